@@ -1,0 +1,62 @@
+"""Typed errors. Every failure a caller can cause has its own class, so hosts can
+catch precisely and the CLI can print one line instead of a traceback."""
+
+from __future__ import annotations
+
+
+class RecallError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+# --- identity -------------------------------------------------------------
+
+
+class WorkspaceError(RecallError):
+    """A workspace could not be resolved (bad override, $HOME or / as root, ...)."""
+
+
+# --- the database file ----------------------------------------------------
+
+
+class StoreError(RecallError):
+    """The database file cannot be used as a recall-sqlite store."""
+
+
+class NotAStoreError(StoreError):
+    """The file exists but is not an SQLite database."""
+
+
+class ForeignDatabaseError(StoreError):
+    """The file is SQLite but belongs to another application."""
+
+
+class SchemaTooNewError(StoreError):
+    """The file was written by a newer recall-sqlite; this code must not touch it."""
+
+
+class ReadOnlyStoreError(StoreError):
+    """A write was attempted on a store opened (or only openable) read-only."""
+
+
+class BusyError(StoreError):
+    """Another process held the write lock for longer than the busy timeout."""
+
+
+# --- input ----------------------------------------------------------------
+
+
+class InvalidInputError(RecallError, ValueError):
+    """Caller-supplied data was rejected; nothing was written."""
+
+
+class InvalidEntryError(InvalidInputError):
+    """A journal entry has a wrong field type, a bad timestamp, or forbidden text."""
+
+
+class JournalFieldCollapse(InvalidEntryError):
+    """A journal text field carries tool-call markup from an unclosed parameter
+    (synapt refuses these on write; so do we)."""
+
+
+class NotFoundError(RecallError, LookupError):
+    """A referenced entry, summary or other object does not exist in this workspace."""

@@ -1,0 +1,59 @@
+"""Journal timestamps as found in real buckets: `Z`, `+00:00`, other offsets, naive (= UTC,
+as synapt reads them), minute or second precision, any fraction. One parser, written for
+Python 3.10 too (whose fromisoformat rejects most of these)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from .errors import InvalidEntryError
+
+_ISO = re.compile(
+    r"""^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
+        (?:[T ](?P<h>\d{2}):(?P<mi>\d{2})
+            (?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?
+            (?P<tz>Z|z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?
+        )?$""",
+    re.VERBOSE,
+)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def parse_timestamp(text: object) -> int:
+    """The instant `text` names, in epoch microseconds UTC. Raises InvalidEntryError."""
+    if not isinstance(text, str):
+        raise InvalidEntryError(f"timestamp must be an ISO-8601 string, got {type(text).__name__}")
+    m = _ISO.match(text.strip())
+    if m is None:
+        raise InvalidEntryError(f"unparseable timestamp {text!r}")
+    try:
+        frac = (m.group("f") or "").ljust(6, "0")[:6]
+        naive = datetime(
+            int(m.group("y")), int(m.group("mo")), int(m.group("d")),
+            int(m.group("h") or 0), int(m.group("mi") or 0), int(m.group("s") or 0),
+            int(frac),
+        )
+        offset = _offset(m.group("tz"))
+        aware = naive.replace(tzinfo=offset)
+        delta = aware - _EPOCH
+    except (ValueError, OverflowError) as exc:
+        raise InvalidEntryError(f"invalid timestamp {text!r}: {exc}") from None
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _offset(tz: str | None) -> timezone:
+    if not tz or tz in ("Z", "z"):
+        return timezone.utc
+    sign = -1 if tz[0] == "-" else 1
+    digits = tz[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+    seconds = int(digits[4:6] or 0)
+    if hours > 23 or minutes > 59 or seconds > 59:
+        raise ValueError(f"offset {tz} out of range")
+    return timezone(sign * timedelta(hours=hours, minutes=minutes, seconds=seconds))
+
+
+def iso_utc(us: int) -> str:
+    return (_EPOCH + timedelta(microseconds=us)).isoformat(timespec="microseconds")

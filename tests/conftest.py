@@ -1,0 +1,51 @@
+"""Shared fixtures: every test runs with a private HOME and none of the identity
+environment variables of the machine it runs on."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recall_sqlite import Store, open_store
+
+IDENTITY_ENV = ("SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE", "RECALL_SQLITE_DB")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in IDENTITY_ENV:
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+
+
+def make_workspace(base: Path, name: str = "proj") -> Path:
+    """A gr2-style workspace (a `.grip/` marker) at base/name."""
+    root = base / name
+    (root / ".grip").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.fixture
+def workspace_root(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path)
+
+
+@pytest.fixture
+def store(workspace_root: Path) -> Iterator[Store]:
+    s = open_store(workspace_root)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def entry(ts: str = "2026-01-01T00:00:00+00:00", **fields: object) -> dict[str, object]:
+    return {"timestamp": ts, **fields}
+
+
+__all__ = ["make_workspace", "entry", "os"]
