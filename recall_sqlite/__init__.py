@@ -4,35 +4,32 @@
     store = open_store()                 # any directory of the workspace
     store.journal.append({...})
     result = store.journal.read(n=5)     # entries + scope + total + elsewhere
+
+Names are loaded on first use (PEP 562), so `import recall_sqlite` in a hook or an MCP
+server costs almost nothing until the store is opened.
 """
 
-from .carry import CarryReport
-from .errors import (
-    BusyError,
-    ForeignDatabaseError,
-    InvalidEntryError,
-    InvalidInputError,
-    JournalFieldCollapse,
-    NotAStoreError,
-    NotFoundError,
-    ReadOnlyStoreError,
-    RecallError,
-    SchemaTooNewError,
-    StoreError,
-    WorkspaceError,
-)
-from .journal import (
-    AppendResult,
-    Elsewhere,
-    JournalEntry,
-    PendingResult,
-    ReadResult,
-    Scope,
-    WriteResult,
-)
-from .store import Store, WorkspaceInfo, open_store
+from __future__ import annotations
+
+import importlib
+
+# Not typing.TYPE_CHECKING: importing typing alone costs more than the rest of this module.
+# mypy honours any constant of this name.
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "open_store": "store", "Store": "store", "WorkspaceInfo": "store",
+    "JournalEntry": "journal", "ReadResult": "journal", "PendingResult": "journal",
+    "AppendResult": "journal", "WriteResult": "journal", "Scope": "journal",
+    "Elsewhere": "journal", "CarryReport": "carry",
+    "RecallError": "errors", "WorkspaceError": "errors", "StoreError": "errors",
+    "NotAStoreError": "errors", "ForeignDatabaseError": "errors",
+    "SchemaTooNewError": "errors", "ReadOnlyStoreError": "errors", "BusyError": "errors",
+    "InvalidInputError": "errors", "InvalidEntryError": "errors",
+    "JournalFieldCollapse": "errors", "NotFoundError": "errors",
+}
 
 __all__ = [
     "AppendResult", "BusyError", "CarryReport", "Elsewhere", "ForeignDatabaseError",
@@ -41,3 +38,46 @@ __all__ = [
     "RecallError", "SchemaTooNewError", "Scope", "Store", "StoreError", "WorkspaceError",
     "WorkspaceInfo", "WriteResult", "open_store",
 ]
+
+
+def __getattr__(name: str) -> Any:  # noqa: F821 - Any is only for type checkers
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recall_sqlite' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .carry import CarryReport
+    from .errors import (
+        BusyError,
+        ForeignDatabaseError,
+        InvalidEntryError,
+        InvalidInputError,
+        JournalFieldCollapse,
+        NotAStoreError,
+        NotFoundError,
+        ReadOnlyStoreError,
+        RecallError,
+        SchemaTooNewError,
+        StoreError,
+        WorkspaceError,
+    )
+    from .journal import (
+        AppendResult,
+        Elsewhere,
+        JournalEntry,
+        PendingResult,
+        ReadResult,
+        Scope,
+        WriteResult,
+    )
+    from .store import Store, WorkspaceInfo, open_store

@@ -45,13 +45,20 @@ def load_schema_sql() -> str:
     raise StoreError("schema.sql is missing from the installation")
 
 
+def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
+    """The first column of the first row, or None."""
+    rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
+    return rows[0][0] if rows else None
+
+
 def now_us() -> int:
     return time.time_ns() // 1000
 
 
 def iso_from_us(us: int) -> str:
     """ISO-8601 UTC with microseconds, e.g. 2026-11-29T20:46:35.123456+00:00."""
-    return datetime.fromtimestamp(us / 1_000_000, tz=timezone.utc).isoformat(timespec="microseconds")
+    when = datetime.fromtimestamp(us / 1_000_000, tz=timezone.utc)
+    return when.isoformat(timespec="microseconds")
 
 
 def utc_now_iso() -> str:
@@ -126,17 +133,17 @@ class Database:
 
     @staticmethod
     def _user_version(conn: apsw.Connection) -> int:
-        return int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+        return int(scalar(conn, "PRAGMA user_version"))
 
     def _check_identity(self, conn: apsw.Connection) -> None:
-        app_id = int(conn.execute("PRAGMA application_id").fetchall()[0][0])
+        app_id = int(scalar(conn, "PRAGMA application_id"))
         version = self._user_version(conn)
         if app_id not in (0, APPLICATION_ID):
             raise ForeignDatabaseError(
                 f"{self.path} belongs to another application (application_id {app_id:#x})"
             )
         if app_id == 0:
-            tables = conn.execute("SELECT count(*) FROM sqlite_schema").fetchall()[0][0]
+            tables = scalar(conn, "SELECT count(*) FROM sqlite_schema")
             if tables:
                 raise ForeignDatabaseError(
                     f"{self.path} is an SQLite database of another application "
@@ -181,6 +188,16 @@ class Database:
                     yield conn
                 finally:
                     conn.execute("COMMIT")
+            except apsw.Error as exc:
+                raise translate(exc, self.path) from None
+
+    @contextlib.contextmanager
+    def autocommit(self) -> Iterator[apsw.Connection]:
+        """Statements under the lock with no explicit transaction: each one sees the latest
+        commit. For reads whose statements need not share one snapshot."""
+        with self._lock:
+            try:
+                yield self.conn
             except apsw.Error as exc:
                 raise translate(exc, self.path) from None
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import workspace as ws
 from .context import StoreContext
-from .db import Database, now_us, utc_now_iso
+from .db import Database, now_us, scalar, utc_now_iso
 from .errors import StoreError, WorkspaceError
 from .journal import Journal
 
@@ -154,7 +154,7 @@ def _register(db: Database, w: ws.Workspace, uuid: str) -> tuple[int, int, list[
     seen at another root that still carries the same id) instead of merging silently."""
     root, stale_before = str(w.root), now_us() - _SEEN_REFRESH_US
     with db.read() as conn:
-        rows = conn.execute(
+        rows: list[tuple[Any, ...]] = conn.execute(
             "SELECT w.id, t.id, r.last_seen, t.last_seen FROM workspaces w"
             " LEFT JOIN workspace_roots r ON r.workspace_id = w.id AND r.root = ?"
             " LEFT JOIN worktrees t ON t.workspace_id = w.id AND t.key = ?"
@@ -179,8 +179,7 @@ def _register(db: Database, w: ws.Workspace, uuid: str) -> tuple[int, int, list[
         conn.execute(
             "INSERT INTO workspaces (uuid, first_seen, last_seen) VALUES (?, ?, ?)"
             " ON CONFLICT (uuid) DO UPDATE SET last_seen = excluded.last_seen", (uuid, now, now))
-        workspace_pk = int(conn.execute(
-            "SELECT id FROM workspaces WHERE uuid = ?", (uuid,)).fetchall()[0][0])
+        workspace_pk = int(scalar(conn, "SELECT id FROM workspaces WHERE uuid = ?", (uuid,)))
         conn.execute(
             "INSERT INTO workspace_roots (workspace_id, root, first_seen, last_seen)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, root)"
@@ -190,9 +189,9 @@ def _register(db: Database, w: ws.Workspace, uuid: str) -> tuple[int, int, list[
             " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, key)"
             " DO UPDATE SET last_seen = excluded.last_seen, root = excluded.root",
             (workspace_pk, w.worktree, w.worktree_name, str(w.worktree_root), now, now))
-        worktree_pk = int(conn.execute(
-            "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?",
-            (workspace_pk, w.worktree)).fetchall()[0][0])
+        worktree_pk = int(scalar(
+            conn, "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?",
+            (workspace_pk, w.worktree)))
     return workspace_pk, worktree_pk, warnings
 
 

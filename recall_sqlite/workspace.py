@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import time
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -647,14 +647,23 @@ def read_workspace_id(root: Path) -> str | None:
     value = data.get("workspace_id")
     if not isinstance(value, str):
         raise _corrupt(path, "no string 'workspace_id'")
-    try:
-        canonical = str(uuid.UUID(value))
-    except ValueError:
-        raise _corrupt(path, f"workspace_id {value!r} is not a UUID") from None
     # Canonical text only, so one id never has two spellings in the database.
-    if canonical != value or canonical in _NIL_UUIDS:
+    if not _CANONICAL_UUID.match(value) or value in _NIL_UUIDS:
         raise _corrupt(path, f"workspace_id {value!r} is not a canonical lowercase UUID")
     return value
+
+
+# The stdlib uuid module imports platform and costs milliseconds at import; a version-4 UUID
+# is 122 random bits with fixed version/variant bits, so it is built here directly.
+_CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
+def _uuid4() -> str:
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def ensure_workspace_id(root: Path) -> str:
@@ -679,12 +688,12 @@ def _mint(path: Path) -> str | None:
     """Publish a new id at `path`; None if another process published first."""
     directory = path.parent
     ensure_private_dir(directory)
-    new_id = str(uuid.uuid4())
+    new_id = _uuid4()
     created_at = datetime.now(timezone.utc).isoformat(timespec="microseconds")
     payload = (
         json.dumps({"workspace_id": new_id, "created_at": created_at}, indent=2) + "\n"
     ).encode("utf-8")
-    tmp = directory / f".{WORKSPACE_FILE}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+    tmp = directory / f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
     try:
         _write_private(tmp, payload, exclusive=True)
         try:

@@ -1,0 +1,250 @@
+"""Journal benchmarks (issue 2): recall-sqlite against synapt 0.30.0 (the peer) and a bare
+hand-written apsw query on the same database (the limit), side by side in one run.
+
+    python bench/bench_journal.py [--quick]      # prints JSON rows
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import apsw  # noqa: E402
+from _util import median_time, row  # noqa: E402
+
+from recall_sqlite import open_store  # noqa: E402
+
+BRANCHES = ("main", "feature/a", "feature/b", "release")
+WORDS = ("store", "journal", "cursor", "vector", "import", "bucket", "session", "schema",
+         "index", "branch", "worktree", "summary", "query", "refactor", "test", "bench")
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words))
+
+
+def make_entries(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    """n journal lines shaped like real ones: ~70% sessions with one version, the rest with
+    an auto stub plus an enriched/manual version; 4 branches; ~600 bytes of JSON each."""
+    rng = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    base = 1_700_000_000
+    session = 0
+    while len(out) < n:
+        session += 1
+        sid = f"{session:08x}-5e55-4b1d-9c0d-{rng.getrandbits(48):012x}"
+        branch = rng.choice(BRANCHES)
+        t = base + session * 60
+        files = [f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py" for _ in range(3)]
+        git_log = [f"{rng.getrandbits(28):07x} {_sentence(rng, 5)}" for _ in range(3)]
+        if rng.random() < 0.3 and len(out) + 1 < n:
+            out.append({"timestamp": _iso(t), "session_id": sid, "branch": branch,
+                        "focus": _sentence(rng, 8), "done": [], "decisions": [], "next_steps": [],
+                        "files_modified": files, "git_log": git_log, "auto": True,
+                        "enriched": False, "griptree": "", "agent_id": "", "repair": False})
+        out.append({"timestamp": _iso(t + 30), "session_id": sid, "branch": branch,
+                    "focus": _sentence(rng, 10),
+                    "done": [_sentence(rng, 7) for _ in range(rng.randint(1, 3))],
+                    "decisions": [_sentence(rng, 9)],
+                    "next_steps": [_sentence(rng, 6) for _ in range(rng.randint(1, 3))],
+                    "files_modified": files, "git_log": git_log, "auto": False,
+                    "enriched": rng.random() < 0.5, "griptree": "", "agent_id": "",
+                    "repair": False})
+    return out[:n]
+
+
+def _iso(t: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + "+00:00"
+
+
+def build(root: Path, n: int, *, jsonl: bool) -> tuple[Path, Path | None]:
+    (root / ".grip").mkdir(parents=True, exist_ok=True)
+    entries = make_entries(n)
+    with open_store(root) as s:
+        for start in range(0, n, 50_000):
+            s.journal.append_many(entries[start:start + 50_000])
+        s.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db = s.workspace.db_path
+    bucket = None
+    if jsonl:
+        bucket = root / ".synapt" / "recall" / "worktrees" / root.name / "journal.jsonl"
+        bucket.parent.mkdir(parents=True, exist_ok=True)
+        with open(bucket, "w", encoding="utf-8") as f:
+            for e in entries:
+                f.write(json.dumps(e) + "\n")
+    return db, bucket
+
+
+BARE_READ = (
+    "SELECT seq, id, worktree_id, session_id, branch, timestamp, focus, done, decisions,"
+    " next_steps, files_modified, git_log, auto, enriched, repair, griptree, agent_id, extra"
+    " FROM journal_entries WHERE workspace_id = ? AND worktree_id = ? AND head_wt = 1"
+    " AND branch = ? ORDER BY ts_us DESC, sid_order LIMIT 5"
+)
+
+
+def bench_reads(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, Any]]:
+    from synapt.recall.journal import read_entries
+
+    rows: list[dict[str, Any]] = []
+    read_at: dict[int, float] = {}
+    for n in sizes:
+        root = tmp / f"read{n}"
+        db, bucket = build(root, n, jsonl=n <= peer_max)
+        with open_store(root) as s:
+            ctx = s.context
+            ours = median_time(lambda: s.journal.read(5, branch="main"), repeat=9,
+                               min_time=0.05)
+            bare_conn = apsw.Connection(str(db))
+            params = (ctx.workspace_pk, ctx.worktree_pk, "main")
+            bare = median_time(lambda: bare_conn.execute(BARE_READ, params).fetchall(),
+                               repeat=9, min_time=0.05)
+            bare_conn.close()
+            got = [e.session_id for e in s.journal.read(5, branch="main").entries]
+        peer = None
+        if bucket is not None:
+            def synapt_read() -> list[Any]:
+                return [e for e in read_entries(bucket, n=10**9) if e.branch == "main"][:5]
+            peer = median_time(synapt_read, repeat=3 if n >= 100_000 else 5)
+            assert [e.session_id for e in synapt_read()] == got, "peer disagrees"
+        read_at[n] = ours
+        speedup_target = {10_000: 1_000, 100_000: 10_000}.get(n)
+        ok = ours <= 2 * bare and (peer is None or speedup_target is None
+                                    or peer / ours >= speedup_target)
+        rows.append(row("journal", "read newest 5, deduplicated, branch-filtered", n=n,
+                        ours=ours, limit=bare, limit_name="bare apsw query", peer=peer,
+                        peer_name="synapt 0.30.0 read_entries" if peer else "",
+                        target=f"<= 2x bare{f'; >= {speedup_target:,}x faster than synapt' if speedup_target else ''}",
+                        ok=ok))
+        if n == sizes[-1] and sizes[0] in read_at:
+            flat = ours / read_at[sizes[0]]
+            rows.append(row("journal", f"read time at {n:,} / at {sizes[0]:,}", n=n, ours=flat,
+                            unit="ratio", target="<= 1.5", ok=flat <= 1.5))
+    return rows
+
+
+def bench_append(tmp: Path, quick: bool) -> list[dict[str, Any]]:
+    root = tmp / "append"
+    build(root, 1_000 if quick else 10_000, jsonl=False)
+    fresh = make_entries(3_000, seed=99)
+    for i, e in enumerate(fresh):
+        e["session_id"] = f"append-{i}"
+    it = iter(fresh)
+    with open_store(root) as s:
+        ours = median_time(lambda: s.journal.append(next(it)), repeat=9, min_time=0.02)
+    # The limit: the same columns, one unique key, no derived state, BEGIN IMMEDIATE + COMMIT.
+    bare_db = tmp / "bare.db"
+    conn = apsw.Connection(str(bare_db))
+    conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    conn.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, id BLOB UNIQUE, session_id TEXT,"
+                 " branch TEXT, timestamp TEXT, ts_us INTEGER, focus TEXT, done TEXT,"
+                 " decisions TEXT, next_steps TEXT, files_modified TEXT, git_log TEXT,"
+                 " auto INTEGER, enriched INTEGER) STRICT")
+    counter = iter(range(10**9))
+    sample = fresh[0]
+
+    def bare_insert() -> None:
+        i = next(counter)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO t (id, session_id, branch, timestamp, ts_us, focus, done,"
+                     " decisions, next_steps, files_modified, git_log, auto, enriched)"
+                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     (i.to_bytes(16, "big"), f"s{i}", sample["branch"], sample["timestamp"], i,
+                      sample["focus"], json.dumps(sample["done"]),
+                      json.dumps(sample["decisions"]), json.dumps(sample["next_steps"]),
+                      json.dumps(sample["files_modified"]), json.dumps(sample["git_log"]), 0, 0))
+        conn.execute("COMMIT")
+
+    bare = median_time(bare_insert, repeat=9, min_time=0.02)
+    conn.close()
+    return [row("journal", "single append with commit", n=None, ours=ours, limit=bare,
+                limit_name="bare apsw INSERT + COMMIT", target="<= 2x bare", ok=ours <= 2 * bare)]
+
+
+def _proc_time(cmd: list[str], env: dict[str, str], repeat: int) -> float:
+    def run() -> None:
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+    return median_time(run, repeat=repeat, warmup=1)
+
+
+def bench_cli(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
+    root = tmp / "cli"
+    _, bucket = build(root, n, jsonl=True)
+    assert bucket is not None
+    env = {**os.environ, "HOME": str(tmp)}
+    exe = str(Path(sys.executable).with_name("recall-sqlite"))
+    ours_cmd = [exe, "--cwd", str(root), "journal", "read", "-n", "5", "--json"]
+    if not Path(exe).exists():
+        ours_cmd = [sys.executable, "-m", "recall_sqlite.cli", *ours_cmd[1:]]
+    synapt_cmd = [sys.executable, "-c",
+                  "import json,sys; from pathlib import Path;"
+                  "from synapt.recall.journal import read_entries;"
+                  f"print(json.dumps([e.to_dict() for e in read_entries(Path({str(bucket)!r}), n=5)]))"]
+    ours = _proc_time(ours_cmd, env, repeat)
+    peer = _proc_time(synapt_cmd, env, repeat)
+    bare = _proc_time([sys.executable, "-c", "import apsw"], env, repeat)
+    return [row("journal", "whole-process CLI read --json", n=n, ours=ours, peer=peer,
+                peer_name="python -c synapt read_entries", limit=bare,
+                limit_name="python -c 'import apsw'", target="<= 0.5x synapt",
+                ok=ours <= 0.5 * peer)]
+
+
+def bench_size(tmp: Path, n: int) -> list[dict[str, Any]]:
+    root = tmp / "size"
+    db, bucket = build(root, n, jsonl=True)
+    assert bucket is not None
+    conn = apsw.Connection(str(db))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    db_bytes = db.stat().st_size
+    jsonl_bytes = bucket.stat().st_size
+    ratio = db_bytes / jsonl_bytes
+    return [row("journal", "database bytes / JSONL bytes", n=n, ours=ratio, unit="ratio",
+                db_bytes=db_bytes, jsonl_bytes=jsonl_bytes, target="<= 1.3", ok=ratio <= 1.3)]
+
+
+def bench_import_time() -> list[dict[str, Any]]:
+    samples = []
+    leaked: set[str] = set()
+    for _ in range(7):
+        res = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c",
+             "import sys, recall_sqlite; print(','.join(m for m in ('numpy', 'sqlite_utils')"
+             " if m in sys.modules))"],
+            check=True, capture_output=True, text=True)
+        leaked.update(m for m in res.stdout.strip().split(",") if m)
+        for line in res.stderr.splitlines():
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) == 3 and parts[2] == "recall_sqlite":
+                samples.append(int(parts[1]) / 1e6)
+    samples.sort()
+    ours = samples[len(samples) // 2]
+    return [row("journal", "import recall_sqlite (-X importtime, cumulative)", n=None, ours=ours,
+                target="<= 30 ms, no numpy/sqlite_utils", ok=ours <= 0.030 and not leaked,
+                imported_heavy=sorted(leaked))]
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="recall-bench-") as d:
+        tmp = Path(d)
+        sizes = [1_000, 5_000] if quick else [10_000, 100_000, 1_000_000]
+        rows = bench_reads(tmp, sizes, peer_max=100_000)
+        rows += bench_append(tmp, quick)
+        rows += bench_cli(tmp, 1_000 if quick else 10_000, 3 if quick else 7)
+        rows += bench_size(tmp, 1_000 if quick else 100_000)
+        rows += bench_import_time()
+    return rows
+
+
+if __name__ == "__main__":
+    print(json.dumps(run("--quick" in sys.argv), indent=2))
