@@ -113,12 +113,15 @@ CREATE TABLE journal_counts_ws (
 -- session when it is non-auto and the head is auto; else, within the same class, when it is
 -- newer; else, at the same instant, when it has more rich fields. A full tie keeps the
 -- earlier version. Entries without a session id are never merged: each is its own head.
+-- The unary plus on head_ws/head_wt keeps the planner off the partial head indexes here:
+-- they would match `head_ws = 1` and turn each insert into a walk of every head in the
+-- workspace (quadratic imports); the session index is the right one.
 CREATE TRIGGER journal_entries_after_insert AFTER INSERT ON journal_entries
 BEGIN
     UPDATE journal_entries SET head_ws = 0
      WHERE NEW.session_id <> '' AND session_id <> ''
        AND workspace_id = NEW.workspace_id AND session_id = NEW.session_id
-       AND head_ws = 1 AND seq <> NEW.seq
+       AND +head_ws = 1 AND seq <> NEW.seq
        AND (NEW.auto < auto
             OR (NEW.auto = auto AND (NEW.ts_us > ts_us
                                      OR (NEW.ts_us = ts_us AND NEW.rich > rich))));
@@ -126,7 +129,7 @@ BEGIN
      WHERE NEW.session_id <> '' AND session_id <> ''
        AND workspace_id = NEW.workspace_id AND session_id = NEW.session_id
        AND worktree_id = NEW.worktree_id
-       AND head_wt = 1 AND seq <> NEW.seq
+       AND +head_wt = 1 AND seq <> NEW.seq
        AND (NEW.auto < auto
             OR (NEW.auto = auto AND (NEW.ts_us > ts_us
                                      OR (NEW.ts_us = ts_us AND NEW.rich > rich))));
@@ -142,7 +145,7 @@ BEGIN
                ELSE NOT EXISTS (SELECT 1 FROM journal_entries
                                  WHERE workspace_id = NEW.workspace_id AND session_id = NEW.session_id
                                    AND session_id <> ''
-                                   AND head_ws = 1 AND seq <> NEW.seq)
+                                   AND +head_ws = 1 AND seq <> NEW.seq)
            END,
            head_wt = CASE
                WHEN NEW.session_id = '' THEN 1
@@ -150,7 +153,7 @@ BEGIN
                                  WHERE workspace_id = NEW.workspace_id AND session_id = NEW.session_id
                                    AND session_id <> ''
                                    AND worktree_id = NEW.worktree_id
-                                   AND head_wt = 1 AND seq <> NEW.seq)
+                                   AND +head_wt = 1 AND seq <> NEW.seq)
            END
      WHERE seq = NEW.seq;
 END;

@@ -171,9 +171,10 @@ def _check_nested_text(name: str, value: object) -> None:
             _check_nested_text(name, v)
 
 
-def _canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+# Built once: json.dumps with non-default options constructs a new encoder on every call.
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                   allow_nan=False).encode
+_list_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def entry_id(workspace_uuid: str, entry: JournalEntry) -> bytes:
@@ -574,7 +575,7 @@ def _load(text: str) -> list[str]:
 
 
 def _dump(items: list[str]) -> str:
-    return json.dumps(items, ensure_ascii=False) if items else "[]"
+    return _list_json(items) if items else "[]"
 
 
 _INSERT = (

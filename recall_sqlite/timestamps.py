@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 from .errors import InvalidEntryError
 
@@ -25,6 +26,13 @@ def parse_timestamp(text: object) -> int:
     """The instant `text` names, in epoch microseconds UTC. Raises InvalidEntryError."""
     if not isinstance(text, str):
         raise InvalidEntryError(f"timestamp must be an ISO-8601 string, got {type(text).__name__}")
+    return _parse(text)
+
+
+# Cached: validation and the row builder both parse the same text, and legacy imports
+# repeat timestamps across buckets. Errors are raised, never cached.
+@lru_cache(maxsize=8192)
+def _parse(text: str) -> int:
     m = _ISO.match(text.strip())
     if m is None:
         raise InvalidEntryError(f"unparseable timestamp {text!r}")
