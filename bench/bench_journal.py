@@ -93,6 +93,15 @@ BARE_READ = (
 )
 
 
+def _bare_read(db: Path, params: tuple[Any, ...]) -> float:
+    conn = apsw.Connection(str(db))
+    try:
+        return median_time(lambda: conn.execute(BARE_READ, params).fetchall(), repeat=9,
+                           min_time=0.05)
+    finally:
+        conn.close()
+
+
 def bench_reads(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, Any]]:
     from synapt.recall.journal import read_entries
 
@@ -105,16 +114,12 @@ def bench_reads(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, An
             ctx = s.context
             ours = median_time(lambda: s.journal.read(5, branch="main"), repeat=9,
                                min_time=0.05)
-            bare_conn = apsw.Connection(str(db))
-            params = (ctx.workspace_pk, ctx.worktree_pk, "main")
-            bare = median_time(lambda: bare_conn.execute(BARE_READ, params).fetchall(),
-                               repeat=9, min_time=0.05)
-            bare_conn.close()
+            bare = _bare_read(db, (ctx.workspace_pk, ctx.worktree_pk, "main"))
             got = [e.session_id for e in s.journal.read(5, branch="main").entries]
         peer = None
         if bucket is not None:
-            def synapt_read() -> list[Any]:
-                return [e for e in read_entries(bucket, n=10**9) if e.branch == "main"][:5]
+            def synapt_read(path: Path = bucket) -> list[Any]:
+                return [e for e in read_entries(path, n=10**9) if e.branch == "main"][:5]
             peer = median_time(synapt_read, repeat=3 if n >= 100_000 else 5)
             assert [e.session_id for e in synapt_read()] == got, "peer disagrees"
         read_at[n] = ours
@@ -124,7 +129,8 @@ def bench_reads(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, An
         rows.append(row("journal", "read newest 5, deduplicated, branch-filtered", n=n,
                         ours=ours, limit=bare, limit_name="bare apsw query", peer=peer,
                         peer_name="synapt 0.30.0 read_entries" if peer else "",
-                        target=f"<= 2x bare{f'; >= {speedup_target:,}x faster than synapt' if speedup_target else ''}",
+                        target="<= 2x bare" + (f"; >= {speedup_target:,}x faster than synapt"
+                                               if speedup_target else ""),
                         ok=ok))
         if n == sizes[-1] and sizes[0] in read_at:
             flat = ours / read_at[sizes[0]]
@@ -189,7 +195,8 @@ def bench_cli(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     synapt_cmd = [sys.executable, "-c",
                   "import json,sys; from pathlib import Path;"
                   "from synapt.recall.journal import read_entries;"
-                  f"print(json.dumps([e.to_dict() for e in read_entries(Path({str(bucket)!r}), n=5)]))"]
+                  f"b = Path({str(bucket)!r});"
+                  "print(json.dumps([e.to_dict() for e in read_entries(b, n=5)]))"]
     ours = _proc_time(ours_cmd, env, repeat)
     peer = _proc_time(synapt_cmd, env, repeat)
     bare = _proc_time([sys.executable, "-c", "import apsw"], env, repeat)

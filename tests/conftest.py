@@ -11,7 +11,9 @@ import pytest
 
 from recall_sqlite import Store, open_store
 
-IDENTITY_ENV = ("SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE", "RECALL_SQLITE_DB")
+IDENTITY_ENV = (
+    "SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE", "RECALL_SQLITE_DB",
+)
 
 
 @pytest.fixture(autouse=True)

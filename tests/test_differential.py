@@ -63,7 +63,8 @@ def _oracle_input(entries: list[JournalEntry]) -> list[JournalEntry]:
     return out
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_entry(), max_size=14), st.integers(1, 8))
 def test_reads_match_synapt(tmp_path: Path, entries: list[JournalEntry], n: int) -> None:
     case = tmp_path / f"c{next(_counter)}"
@@ -95,7 +96,8 @@ def test_reads_match_synapt(tmp_path: Path, entries: list[JournalEntry], n: int)
             assert (o_prev and _key(o_prev)) == (t_prev and _key(t_prev))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_entry(), max_size=6), st.lists(_item, max_size=4), st.lists(_item, max_size=4),
        st.sampled_from(["", "s1", "s9"]))
 def test_carry_forward_matches_synapt(tmp_path: Path, history: list[JournalEntry],

@@ -224,13 +224,14 @@ _entries = st.builds(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_entries, max_size=8))
 def test_append_read_round_trip(tmp_path: Path, batch: list[JournalEntry]) -> None:
     root = make_workspace(tmp_path / str(abs(hash(tuple(map(repr, batch))))))
     with open_store(root) as s:
         ids = [s.journal.append(e).id for e in batch]
-        for e, eid in zip(batch, ids):
+        for e, eid in zip(batch, ids, strict=True):
             got = s.journal.get(eid)
             assert got is not None
             assert got.synapt_dict() == e.synapt_dict() and got.extra == e.extra

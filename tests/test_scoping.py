@@ -53,8 +53,9 @@ def test_equal_basenames_in_one_shared_database_never_mix(tmp_path: Path) -> Non
 
 def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin:/usr/local/bin",
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+                        "PATH": "/usr/bin:/bin:/usr/local/bin",
                         "HOME": str(cwd)})
 
 
@@ -133,7 +134,8 @@ def test_cli_user_errors_are_one_line_and_nonzero(tmp_path: Path) -> None:
     assert "Traceback" not in notdb.stderr
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["", "x", "y"]),
                           st.integers(0, 50)), max_size=20))
 def test_scopes_partition_the_workspace(tmp_path: Path,
