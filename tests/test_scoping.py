@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,19 @@ def test_scopes_partition_the_workspace(tmp_path: Path,
     finally:
         for s in stores.values():
             s.close()
+
+
+def test_copied_workspace_is_reported_not_merged(tmp_path: Path) -> None:
+    shared = tmp_path / "shared.db"
+    original = make_workspace(tmp_path / "a")
+    with open_store(original, db_path=shared) as s:
+        s.journal.append(entry(session_id="a", focus="original"))
+        assert s.workspace.warnings == ()
+    copy = tmp_path / "b" / "proj"
+    shutil.copytree(original, copy)
+    with open_store(copy, db_path=shared) as c:
+        assert c.workspace.id == s.workspace.id
+        assert any("copied workspace" in w and str(original.resolve()) in w
+                   for w in c.workspace.warnings)
+    roots = sqlite3.connect(shared).execute("SELECT root FROM workspace_roots").fetchall()
+    assert {r for (r,) in roots} == {str(original.resolve()), str(copy.resolve())}
