@@ -23,6 +23,8 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
         monkeypatch.delenv(name, raising=False)
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    # A test that forgets --cwd must not mint a store inside the checkout it runs from.
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
 def make_workspace(base: Path, name: str = "proj") -> Path:
