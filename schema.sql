@@ -193,25 +193,36 @@ END;
 -- summaries
 -- ===========================================================================
 
+-- A text summary of some of the journal. `branch` NULL = workspace-wide. Rows are
+-- immutable except `superseded_by`: a new summary of the same scope (workspace, branch,
+-- kind) points the previous current one at itself, so the history stays a visible chain
+-- and "current" is `superseded_by IS NULL` (exactly one per scope).
 CREATE TABLE summaries (
     id             INTEGER PRIMARY KEY AUTOINCREMENT,
     workspace_id   INTEGER NOT NULL REFERENCES workspaces(id),
     branch         TEXT,                       -- NULL = workspace-wide
-    kind           TEXT NOT NULL,
+    kind           TEXT NOT NULL CHECK (length(kind) > 0),
     text           TEXT NOT NULL CHECK (length(text) > 0),
     created_at     TEXT NOT NULL,              -- ISO-8601 UTC with microseconds, assigned by the store
     created_us     INTEGER NOT NULL,           -- the same instant; strictly increasing per workspace
     author         TEXT,                       -- who or which model wrote it, when given
     covers_from    INTEGER,                    -- covered range of journal seq (inclusive), when given
     covers_to      INTEGER,
+    source_count   INTEGER NOT NULL DEFAULT 0, -- rows in summary_sources (0: nothing to join)
     covered_seq    INTEGER NOT NULL DEFAULT 0, -- highest journal seq the summary accounts for (staleness)
     superseded_by  INTEGER REFERENCES summaries(id) ON DELETE SET NULL,
-    UNIQUE (workspace_id, created_us)
+    UNIQUE (workspace_id, created_us),         -- also the index of "newest first" over all scopes
+    CHECK ((covers_from IS NULL) = (covers_to IS NULL)),
+    CHECK (covers_from IS NULL OR (covers_from >= 0 AND covers_from <= covers_to))
 ) STRICT;
 
-CREATE INDEX summaries_scope ON summaries (workspace_id, kind, branch, created_us DESC);
-CREATE INDEX summaries_by_time ON summaries (workspace_id, created_us DESC);
+-- latest/list of one branch (or workspace-wide: branch IS NULL), optionally one kind.
+CREATE INDEX summaries_scope ON summaries (workspace_id, branch, kind, created_us DESC);
+-- Removing a summary re-links the one it superseded; the FK action needs this too.
+CREATE INDEX summaries_superseded_by ON summaries (superseded_by) WHERE superseded_by IS NOT NULL;
 
+-- The entries a summary names (when covers was a list of ids). Entries are never deleted
+-- through a summary: removing the summary removes only these links (and its vectors).
 CREATE TABLE summary_sources (
     summary_id  INTEGER NOT NULL REFERENCES summaries(id) ON DELETE CASCADE,
     entry_seq   INTEGER NOT NULL REFERENCES journal_entries(seq),
@@ -225,13 +236,14 @@ CREATE INDEX summary_sources_by_entry ON summary_sources (entry_seq);
 -- ===========================================================================
 
 -- How far a consumer has read a branch, as a journal insertion seq (never a timestamp),
--- so a late-arriving entry is still unread.
+-- so a late-arriving entry is still unread. Entries with seq <= position on the branch
+-- count as read. `position` only grows, except through an explicit reset.
 CREATE TABLE cursors (
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
-    branch       TEXT NOT NULL,
+    branch       TEXT NOT NULL,                -- any text, '' = detached HEAD / no git
     consumer     TEXT NOT NULL CHECK (length(consumer) > 0),
     position     INTEGER NOT NULL DEFAULT 0 CHECK (position >= 0),
-    updated_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL,                -- when position last changed (ISO-8601 UTC)
     PRIMARY KEY (workspace_id, branch, consumer)
 ) STRICT, WITHOUT ROWID;
 
@@ -239,70 +251,189 @@ CREATE TABLE cursors (
 -- vectors
 -- ===========================================================================
 
--- The dimension of a (workspace, model) is fixed by its first vector.
+-- Embeddings that hosts supply (the store never computes them), searched with numpy after
+-- SQL has chosen the rows (workspace, model, kind, branch, worktree, shown versions).
+-- Everything the search relies on is enforced here by triggers, so rows written from a
+-- sqlite3 shell are held to the same rules as rows written by recall_sqlite/vectors.py.
+
+-- The dimension of a (workspace, model) is fixed by its first vector, and stays fixed even
+-- if every vector of the model is later deleted (a model's dimension never changes).
 CREATE TABLE vector_models (
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
-    model        TEXT NOT NULL,
+    model        TEXT NOT NULL CHECK (length(model) > 0),
     dim          INTEGER NOT NULL CHECK (dim > 0),
     PRIMARY KEY (workspace_id, model)
 ) STRICT, WITHOUT ROWID;
 
--- Embeddings as little-endian float32 BLOBs. The owner is exactly one of an entry or a
--- summary; deleting the owner deletes its vectors (no orphans in any top k).
+-- Embeddings as little-endian float32 BLOBs (finite, non-zero: checked on write by
+-- vectors.py). The owner is exactly one of an entry version or a summary, at most one
+-- vector per (owner, model). `branch` and `worktree_id` are copies of the owner's, kept
+-- equal to it by the triggers below, so scoping is an index range in SQL and readable here.
+-- AUTOINCREMENT: ids never come back, so "rows added since a cache was built" is exactly
+-- `id > the highest id it saw` and inserts need no change log.
 CREATE TABLE vectors (
-    id           INTEGER PRIMARY KEY,
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
     model        TEXT NOT NULL,
     dim          INTEGER NOT NULL CHECK (dim > 0),
     entry_seq    INTEGER REFERENCES journal_entries(seq) ON DELETE CASCADE,
     summary_id   INTEGER REFERENCES summaries(id) ON DELETE CASCADE,
     owner_kind   TEXT NOT NULL CHECK (owner_kind IN ('entry', 'summary')),
-    branch       TEXT,                         -- the owner's branch, copied for filtering in SQL
+    branch       TEXT,                         -- the owner's branch (NULL: a workspace-wide summary)
     worktree_id  INTEGER,                      -- the owner's worktree (entries only)
     embedding    BLOB NOT NULL CHECK (length(embedding) = 4 * dim),
-    created_at   TEXT NOT NULL,
+    created_at   TEXT NOT NULL,                -- when this embedding was stored (ISO-8601 UTC)
     CHECK ((entry_seq IS NULL) <> (summary_id IS NULL)),
     CHECK ((owner_kind = 'entry') = (entry_seq IS NOT NULL)),
-    UNIQUE (entry_seq, model),
-    UNIQUE (summary_id, model)
+    CHECK (owner_kind = 'entry' OR worktree_id IS NULL)
 ) STRICT;
 
+-- One vector per (owner, model); also the owner lookups of puts and of the delete cascades.
+-- Partial, so an entry's vector does not carry a (NULL, model) entry in the summaries'
+-- index and the other way round (a fifth of the cost of a bulk put).
+CREATE UNIQUE INDEX vectors_entry_owner ON vectors (entry_seq, model) WHERE entry_seq IS NOT NULL;
+CREATE UNIQUE INDEX vectors_summary_owner ON vectors (summary_id, model) WHERE summary_id IS NOT NULL;
 CREATE INDEX vectors_scope ON vectors (workspace_id, model, branch);
 
--- A per-(workspace, model) generation bumped by every write to `vectors`, so a search cache
--- in any process can tell cheaply that its matrix is stale.
+-- Per (workspace, model): `generation` is bumped by every change that can alter any search
+-- result (a vector written or deleted, its owner shown or hidden), so a search cache in any
+-- process tells with one primary-key read that it is stale. `vectors` counts the rows, so a
+-- search can say how many vectors it did not look at without counting them.
 CREATE TABLE vector_generations (
-    workspace_id INTEGER NOT NULL,
-    model        TEXT NOT NULL,
-    generation   INTEGER NOT NULL DEFAULT 0,
+    workspace_id   INTEGER NOT NULL,
+    model          TEXT NOT NULL,
+    generation     INTEGER NOT NULL DEFAULT 0,
+    vectors        INTEGER NOT NULL DEFAULT 0,
+    pruned_through INTEGER NOT NULL DEFAULT 0, -- vector_changes no longer holds generations <= this
     PRIMARY KEY (workspace_id, model)
 ) STRICT, WITHOUT ROWID;
 
-CREATE TRIGGER vectors_after_insert AFTER INSERT ON vectors BEGIN
-    INSERT INTO vector_generations (workspace_id, model, generation) VALUES (NEW.workspace_id, NEW.model, 1)
-    ON CONFLICT (workspace_id, model) DO UPDATE SET generation = generation + 1;
+-- Which vector each update, delete or change of owner visibility touched (inserts are found
+-- by id, see above): a cache a few generations behind re-reads just those rows instead of
+-- the whole matrix. Pruned by vectors.py to the recent past; an older cache rebuilds.
+CREATE TABLE vector_changes (
+    workspace_id INTEGER NOT NULL,
+    model        TEXT NOT NULL,
+    generation   INTEGER NOT NULL,
+    vector_id    INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, model, generation, vector_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER vectors_check_insert BEFORE INSERT ON vectors
+BEGIN
+    SELECT RAISE(ABORT, 'vector dimension differs from the dimension fixed for this model in this workspace')
+     WHERE EXISTS (SELECT 1 FROM vector_models
+                    WHERE workspace_id = NEW.workspace_id AND model = NEW.model AND dim <> NEW.dim);
+    SELECT RAISE(ABORT, 'vector owner entry is not in this workspace, or branch/worktree_id differ from the entry''s')
+     WHERE NEW.entry_seq IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM journal_entries
+                        WHERE seq = NEW.entry_seq AND workspace_id = NEW.workspace_id
+                          AND branch IS NEW.branch AND worktree_id IS NEW.worktree_id);
+    SELECT RAISE(ABORT, 'vector owner summary is not in this workspace, or branch differs from the summary''s')
+     WHERE NEW.summary_id IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM summaries
+                        WHERE id = NEW.summary_id AND workspace_id = NEW.workspace_id
+                          AND branch IS NEW.branch);
 END;
-CREATE TRIGGER vectors_after_update AFTER UPDATE ON vectors BEGIN
-    INSERT INTO vector_generations (workspace_id, model, generation) VALUES (NEW.workspace_id, NEW.model, 1)
-    ON CONFLICT (workspace_id, model) DO UPDATE SET generation = generation + 1;
-    INSERT INTO vector_generations (workspace_id, model, generation) VALUES (OLD.workspace_id, OLD.model, 1)
-    ON CONFLICT (workspace_id, model) DO UPDATE SET generation = generation + 1;
+
+-- Only the embedding (and the owner's copied branch, see below) may change in place; moving a
+-- vector to another owner, model or workspace is a delete and a put.
+CREATE TRIGGER vectors_check_update BEFORE UPDATE OF
+    workspace_id, model, dim, entry_seq, summary_id, owner_kind, branch, worktree_id ON vectors
+BEGIN
+    SELECT RAISE(ABORT, 'a vector''s workspace, model, dimension and owner cannot change: delete it and put it again')
+     WHERE NEW.workspace_id IS NOT OLD.workspace_id OR NEW.model IS NOT OLD.model
+        OR NEW.dim IS NOT OLD.dim OR NEW.entry_seq IS NOT OLD.entry_seq
+        OR NEW.summary_id IS NOT OLD.summary_id OR NEW.owner_kind IS NOT OLD.owner_kind;
+    SELECT RAISE(ABORT, 'a vector''s branch and worktree_id are copies of its owner''s')
+     WHERE (NEW.entry_seq IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM journal_entries WHERE seq = NEW.entry_seq
+                             AND branch IS NEW.branch AND worktree_id IS NEW.worktree_id))
+        OR (NEW.summary_id IS NOT NULL
+            AND (NEW.worktree_id IS NOT NULL
+                 OR NOT EXISTS (SELECT 1 FROM summaries WHERE id = NEW.summary_id
+                                 AND branch IS NEW.branch)));
 END;
-CREATE TRIGGER vectors_after_delete AFTER DELETE ON vectors BEGIN
-    INSERT INTO vector_generations (workspace_id, model, generation) VALUES (OLD.workspace_id, OLD.model, 1)
-    ON CONFLICT (workspace_id, model) DO UPDATE SET generation = generation + 1;
+
+CREATE TRIGGER vectors_after_insert AFTER INSERT ON vectors
+BEGIN
+    INSERT INTO vector_models (workspace_id, model, dim) VALUES (NEW.workspace_id, NEW.model, NEW.dim)
+    ON CONFLICT (workspace_id, model) DO NOTHING;
+    INSERT INTO vector_generations (workspace_id, model, generation, vectors)
+    VALUES (NEW.workspace_id, NEW.model, 1, 1)
+    ON CONFLICT (workspace_id, model) DO UPDATE SET generation = generation + 1, vectors = vectors + 1;
+END;
+
+CREATE TRIGGER vectors_after_update AFTER UPDATE ON vectors
+BEGIN
+    UPDATE vector_generations SET generation = generation + 1
+     WHERE workspace_id = NEW.workspace_id AND model = NEW.model;
+    INSERT INTO vector_changes (workspace_id, model, generation, vector_id)
+    SELECT workspace_id, model, generation, NEW.id FROM vector_generations
+     WHERE workspace_id = NEW.workspace_id AND model = NEW.model;
+END;
+
+CREATE TRIGGER vectors_after_delete AFTER DELETE ON vectors
+BEGIN
+    UPDATE vector_generations SET generation = generation + 1, vectors = vectors - 1
+     WHERE workspace_id = OLD.workspace_id AND model = OLD.model;
+    INSERT INTO vector_changes (workspace_id, model, generation, vector_id)
+    SELECT workspace_id, model, generation, OLD.id FROM vector_generations
+     WHERE workspace_id = OLD.workspace_id AND model = OLD.model;
+END;
+
+-- Deleting an owner deletes its vectors even where foreign keys are off (a stock sqlite3
+-- shell), so no orphan can occupy a top k. With foreign keys on, the cascade got there first.
+CREATE TRIGGER vectors_follow_entry_delete AFTER DELETE ON journal_entries
+BEGIN
+    DELETE FROM vectors WHERE entry_seq = OLD.seq;
+END;
+
+CREATE TRIGGER vectors_follow_summary_delete AFTER DELETE ON summaries
+BEGIN
+    DELETE FROM vectors WHERE summary_id = OLD.id;
+END;
+
+-- Searches show only the versions reads show (see vectors.py). When an entry version gains
+-- or loses that status (a richer version of its session arrived), every search over its
+-- vectors may change: bump the generation and log the vectors, as a vector write would.
+CREATE TRIGGER vectors_follow_entry_heads AFTER UPDATE OF head_wt, head_ws ON journal_entries
+WHEN (OLD.head_wt IS NOT NEW.head_wt OR OLD.head_ws IS NOT NEW.head_ws)
+ AND EXISTS (SELECT 1 FROM vectors WHERE entry_seq = NEW.seq)  -- the common case: none yet
+BEGIN
+    UPDATE vector_generations SET generation = generation + 1
+     WHERE workspace_id = NEW.workspace_id
+       AND model IN (SELECT model FROM vectors WHERE entry_seq = NEW.seq);
+    INSERT INTO vector_changes (workspace_id, model, generation, vector_id)
+    SELECT g.workspace_id, g.model, g.generation, v.id
+      FROM vectors v JOIN vector_generations g ON g.workspace_id = v.workspace_id AND g.model = v.model
+     WHERE v.entry_seq = NEW.seq;
+END;
+
+-- A summary that moves branch, or is superseded or reinstated, changes what searches show:
+-- re-copying its branch onto its vectors is an UPDATE of them, which bumps and logs above.
+CREATE TRIGGER vectors_follow_summary AFTER UPDATE OF branch, superseded_by ON summaries
+WHEN OLD.branch IS NOT NEW.branch OR (OLD.superseded_by IS NULL) <> (NEW.superseded_by IS NULL)
+BEGIN
+    UPDATE vectors SET branch = NEW.branch WHERE summary_id = NEW.id;
 END;
 
 -- ===========================================================================
 -- migration bookkeeping (legacy JSONL buckets)
 -- ===========================================================================
 
+-- One import invocation. Counts are of the lines this run read (a re-run of unchanged
+-- files reads none). A run killed mid-way stays 'running' until the next run finds its
+-- process gone and marks it 'interrupted'; its committed chunks stand.
 CREATE TABLE import_runs (
     id            INTEGER PRIMARY KEY,
     workspace_id  INTEGER NOT NULL REFERENCES workspaces(id),
     started_at    TEXT NOT NULL,
     finished_at   TEXT,                        -- NULL = interrupted or still running
-    status        TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'done', 'failed')),
+    status        TEXT NOT NULL DEFAULT 'running'
+                  CHECK (status IN ('running', 'done', 'failed', 'interrupted')),
+    host          TEXT NOT NULL DEFAULT '',    -- with pid: tells a live run from a killed one
+    pid           INTEGER NOT NULL DEFAULT 0,
     paths         TEXT NOT NULL DEFAULT '[]',  -- JSON list of the paths given
     lines_total   INTEGER NOT NULL DEFAULT 0,
     imported      INTEGER NOT NULL DEFAULT 0,
@@ -310,27 +441,41 @@ CREATE TABLE import_runs (
     quarantined   INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
--- One row per source file: its fingerprint at import and how far it was imported.
+-- One row per version of a source file. The prefix [0, size) of the file is accounted
+-- for line by line; `sha256` fingerprints exactly that prefix, so an append (synapt's only
+-- way of writing) is recognised and resumed from `size`, while a rewrite (e.g. synapt's
+-- compact_journal) makes a new version (`version` + 1) and supersedes this one. Progress
+-- columns are updated in the same transaction as the rows of each chunk, so a killed
+-- import resumes exactly where its last commit left off.
 CREATE TABLE import_sources (
     id              INTEGER PRIMARY KEY,
     workspace_id    INTEGER NOT NULL REFERENCES workspaces(id),
-    path            TEXT NOT NULL,
+    path            TEXT NOT NULL,             -- absolute path of the file
+    version         INTEGER NOT NULL DEFAULT 1,
+    superseded      INTEGER NOT NULL DEFAULT 0 CHECK (superseded IN (0, 1)),
     bucket          TEXT NOT NULL,             -- the legacy bucket name: provenance, not identity
+    layout          TEXT NOT NULL CHECK (layout IN ('worktrees', 'flat', 'file')),
     worktree_id     INTEGER NOT NULL REFERENCES worktrees(id),
-    size            INTEGER NOT NULL,
-    mtime_ns        INTEGER NOT NULL,
-    sha256          TEXT NOT NULL,
-    lines           INTEGER NOT NULL DEFAULT 0,
-    done_through    INTEGER NOT NULL DEFAULT 0, -- last line number fully accounted for
-    complete        INTEGER NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)),
-    run_id          INTEGER REFERENCES import_runs(id),
-    UNIQUE (workspace_id, path)
+    size            INTEGER NOT NULL DEFAULT 0, -- bytes accounted for
+    sha256          TEXT NOT NULL,             -- of those bytes
+    mtime_ns        INTEGER NOT NULL DEFAULT 0, -- when size was the whole file; 0 = unknown
+    lines           INTEGER NOT NULL DEFAULT 0, -- lines in those bytes, each accounted for
+    tail_open       INTEGER NOT NULL DEFAULT 0 CHECK (tail_open IN (0, 1)), -- last line had no newline
+    complete        INTEGER NOT NULL DEFAULT 0 CHECK (complete IN (0, 1)), -- size was the whole file
+    imported        INTEGER NOT NULL DEFAULT 0, -- lines that created a row
+    duplicates      INTEGER NOT NULL DEFAULT 0, -- lines whose entry was already stored
+    quarantined     INTEGER NOT NULL DEFAULT 0, -- lines kept in `quarantine`
+    first_run_id    INTEGER REFERENCES import_runs(id),
+    last_run_id     INTEGER REFERENCES import_runs(id),
+    UNIQUE (workspace_id, path, version),
+    CHECK (imported + duplicates + quarantined = lines)
 ) STRICT;
 
--- Where every imported line went: the row it created ('imported') or the row it duplicated.
+-- Where every imported line went: the row it created ('imported') or the row that already
+-- held the same content ('duplicate').
 CREATE TABLE entry_provenance (
     source_id  INTEGER NOT NULL REFERENCES import_sources(id),
-    line       INTEGER NOT NULL,
+    line       INTEGER NOT NULL CHECK (line >= 1),
     entry_seq  INTEGER NOT NULL REFERENCES journal_entries(seq),
     status     TEXT NOT NULL CHECK (status IN ('imported', 'duplicate')),
     PRIMARY KEY (source_id, line)
@@ -338,15 +483,23 @@ CREATE TABLE entry_provenance (
 
 CREATE INDEX entry_provenance_by_entry ON entry_provenance (entry_seq);
 
--- Lines that could not be imported: raw bytes and the reason, never dropped.
+-- Lines that could not be imported: raw bytes and the reason, never dropped. `reason` is a
+-- stable code (blank, invalid-utf8, truncated, invalid-json, not-an-object,
+-- missing-timestamp, bad-timestamp, wrong-type, bad-text, invalid-entry, too-long),
+-- `detail` the readable message. A rowid table so an enormous line can be streamed in
+-- with incremental blob I/O; `raw_length` is the line's full length and `raw` holds all
+-- of it up to 256 MiB (beyond that, the source file at `offset` keeps the rest).
 CREATE TABLE quarantine (
-    source_id  INTEGER NOT NULL REFERENCES import_sources(id),
-    line       INTEGER NOT NULL,
-    raw        BLOB NOT NULL,
-    reason     TEXT NOT NULL,
-    detail     TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (source_id, line)
-) STRICT, WITHOUT ROWID;
+    id          INTEGER PRIMARY KEY,
+    source_id   INTEGER NOT NULL REFERENCES import_sources(id),
+    line        INTEGER NOT NULL CHECK (line >= 1),
+    offset      INTEGER NOT NULL,              -- byte offset of the line in the file
+    raw         BLOB NOT NULL,
+    raw_length  INTEGER NOT NULL,
+    reason      TEXT NOT NULL,
+    detail      TEXT NOT NULL DEFAULT '',
+    UNIQUE (source_id, line)
+) STRICT;
 
 -- ===========================================================================
 -- views for people at the sqlite3 prompt
@@ -393,10 +546,11 @@ SELECT v.id, w.uuid AS workspace, v.model, v.dim, v.owner_kind,
   JOIN workspaces w ON w.id = v.workspace_id
   LEFT JOIN journal_entries e ON e.seq = v.entry_seq;
 
+-- Per source file version: its lines (each imported, a duplicate or quarantined: a CHECK
+-- holds the sum), how many bytes were read, and whether that was the whole file.
+-- `recall-sqlite verify` compares this with the files as they are now.
 CREATE VIEW import_accounting AS
-SELECT s.path, s.bucket, s.lines,
-       (SELECT count(*) FROM entry_provenance p WHERE p.source_id = s.id AND p.status = 'imported')  AS imported,
-       (SELECT count(*) FROM entry_provenance p WHERE p.source_id = s.id AND p.status = 'duplicate') AS duplicates,
-       (SELECT count(*) FROM quarantine q WHERE q.source_id = s.id)                                  AS quarantined,
-       s.complete
-  FROM import_sources s;
+SELECT s.path, s.version, s.bucket, t.key AS worktree, s.lines, s.imported, s.duplicates,
+       s.quarantined, s.size, s.complete, s.superseded
+  FROM import_sources s
+  JOIN worktrees t ON t.id = s.worktree_id;

@@ -24,6 +24,9 @@ _EXPORTS: dict[str, str] = {
     "JournalEntry": "journal", "ReadResult": "journal", "PendingResult": "journal",
     "AppendResult": "journal", "WriteResult": "journal", "Scope": "journal",
     "Elsewhere": "journal", "CarryReport": "carry",
+    "Summary": "summaries", "CoverRange": "summaries", "ALL_BRANCHES": "summaries",
+    "Cursor": "cursors", "CursorMove": "cursors", "UnreadResult": "cursors",
+    "UnreadEntry": "cursors", "UnknownEntryError": "cursors",
     "RecallError": "errors", "WorkspaceError": "errors", "StoreError": "errors",
     "NotAStoreError": "errors", "ForeignDatabaseError": "errors",
     "SchemaTooNewError": "errors", "ReadOnlyStoreError": "errors", "BusyError": "errors",
@@ -32,6 +35,8 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "ALL_BRANCHES", "CoverRange", "Cursor", "CursorMove", "Summary", "UnknownEntryError",
+    "UnreadEntry", "UnreadResult",
     "AppendResult", "BusyError", "CarryReport", "Elsewhere", "ForeignDatabaseError",
     "InvalidEntryError", "InvalidInputError", "JournalEntry", "JournalFieldCollapse",
     "NotAStoreError", "NotFoundError", "PendingResult", "ReadOnlyStoreError", "ReadResult",
@@ -57,6 +62,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .carry import CarryReport
+    from .cursors import Cursor, CursorMove, UnknownEntryError, UnreadEntry, UnreadResult
     from .errors import (
         BusyError,
         ForeignDatabaseError,
@@ -81,3 +87,4 @@ if TYPE_CHECKING:
         WriteResult,
     )
     from .store import Store, WorkspaceInfo, open_store
+    from .summaries import ALL_BRANCHES, CoverRange, Summary

@@ -22,8 +22,8 @@ class StoreContext:
 
     def worktree_key_of(self, worktree_pk: int) -> str:
         """worktrees.key for a row's worktree_id, cached (worktrees are few and never renamed)."""
-        with self._lock:
-            key = self._worktree_keys.get(worktree_pk)
+        # A dict lookup is atomic in CPython; the lock only guards the refill below.
+        key = self._worktree_keys.get(worktree_pk)
         if key is not None:
             return key
         rows = self.db.query(

@@ -272,7 +272,8 @@ class WriteResult:
                 "carry": self.carry.to_dict(), "explicit_next_steps": self.explicit_next_steps}
 
 
-_COLUMNS = (
+# The columns every entry row starts with, in the order entries_from_rows expects.
+ENTRY_COLUMNS = (
     "seq, id, worktree_id, session_id, branch, timestamp, focus, done, decisions, next_steps,"
     " files_modified, git_log, auto, enriched, repair, griptree, agent_id, extra"
 )
@@ -403,7 +404,7 @@ class Journal:
             rows = self._walk(conn, n, branch, all_worktrees, meaningful)
             total, elsewhere = self._counts(conn, branch, all_worktrees, meaningful)
         scope = self._scope(branch, all_worktrees, meaningful)
-        return ReadResult([self._entry(r) for r in rows], scope, total, elsewhere)
+        return ReadResult(self.entries_from_rows(rows), scope, total, elsewhere)
 
     def latest(self, meaningful: bool = False, *, branch: str | None = None,
                all_worktrees: bool = False) -> ReadResult:
@@ -420,8 +421,8 @@ class Journal:
         wording first; a step is resolved when any version of a session in that window
         lists it as done."""
         with self._ctx.db.read() as conn:
-            heads = [self._entry(r) for r in
-                     self._walk(conn, PENDING_WINDOW, None, all_worktrees, False)]
+            heads = self.entries_from_rows(
+                self._walk(conn, PENDING_WINDOW, None, all_worktrees, False))
             sessions = {e.session_id for e in heads}
             done_keys: set[str] = set()
             for sid in sessions:
@@ -451,10 +452,10 @@ class Journal:
         except (ValueError, TypeError):
             raise InvalidEntryError(f"not an entry id: {entry_id_hex!r}") from None
         rows = self._ctx.db.query(
-            f"SELECT {_COLUMNS} FROM journal_entries WHERE id = ? AND workspace_id = ?",
+            f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE id = ? AND workspace_id = ?",
             (raw, self._ctx.workspace_pk),
         )
-        return self._entry(rows[0]) if rows else None
+        return self.entry_from_row(rows[0]) if rows else None
 
     # -- internals ----------------------------------------------------------------------
 
@@ -479,7 +480,7 @@ class Journal:
         if meaningful:
             where.append("meaningful = 1")
         params.append(n)
-        sql = (f"SELECT {_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
+        sql = (f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
                " ORDER BY ts_us DESC, sid_order LIMIT ?")
         return list(conn.execute(sql, params))
 
@@ -520,10 +521,11 @@ class Journal:
         if current_session_id:
             skip = " AND session_id <> ?"
             params.append(current_session_id)
-        sql = (f"SELECT {_COLUMNS} FROM journal_entries WHERE workspace_id = ? AND worktree_id = ?"
+        sql = (f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
+               " WHERE workspace_id = ? AND worktree_id = ?"
                f" AND head_wt = 1 AND meaningful = 1{skip} ORDER BY ts_us DESC, sid_order LIMIT 1")
         rows = conn.execute(sql, params).fetchall()
-        return self._entry(rows[0]) if rows else None
+        return self.entry_from_row(rows[0]) if rows else None
 
     def _session_done(self, conn: Any, session_id: str) -> list[str]:
         items: list[str] = []
@@ -543,15 +545,26 @@ class Journal:
             params.append(self._ctx.worktree_pk)
         return [json.loads(done) for (done,) in conn.execute(sql, params)]
 
-    def _entry(self, r: tuple[Any, ...]) -> JournalEntry:
-        return JournalEntry(
-            timestamp=r[5], session_id=r[3], branch=r[4], focus=r[6],
-            done=_load(r[7]), decisions=_load(r[8]), next_steps=_load(r[9]),
-            files_modified=_load(r[10]), git_log=_load(r[11]),
-            auto=bool(r[12]), enriched=bool(r[13]), repair=bool(r[14]), griptree=r[15],
-            agent_id=r[16], extra=json.loads(r[17]) if r[17] else {},
-            id=r[1].hex(), worktree=self._ctx.worktree_key_of(r[2]),
-        )
+    def entry_from_row(self, r: Sequence[Any]) -> JournalEntry:
+        """A JournalEntry from a row that starts with ENTRY_COLUMNS."""
+        return self.entries_from_rows([r])[0]
+
+    def entries_from_rows(self, rows: Sequence[Sequence[Any]]) -> list[JournalEntry]:
+        """JournalEntry objects from rows that start with ENTRY_COLUMNS. The JSON of every
+        list and extra field of every row is decoded in one call: per-field json.loads
+        calls were most of the cost of a read."""
+        if not rows:
+            return []
+        blob = ",".join(f"[{r[7]},{r[8]},{r[9]},{r[10]},{r[11]},{r[17] or 'null'}]"
+                        for r in rows)
+        decoded: list[list[Any]] = json.loads(f"[{blob}]")
+        key_of = self._ctx.worktree_key_of
+        return [
+            JournalEntry(r[5], r[3], r[4], r[6], d[0], d[1], d[2], d[3], d[4], bool(r[12]),
+                         bool(r[13]), r[15], r[16], bool(r[14]), d[5] or {}, r[1].hex(),
+                         key_of(r[2]))
+            for r, d in zip(rows, decoded, strict=True)
+        ]
 
 
 def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) -> JournalEntry:
@@ -564,14 +577,6 @@ def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) 
     if not allow_collapsed:
         e.validate(allow_collapsed=False)
     return e
-
-
-def _load(text: str) -> list[str]:
-    # Most list fields are empty; skipping the decoder for them is a third of a read.
-    if text == "[]":
-        return []
-    value: list[str] = json.loads(text)
-    return value
 
 
 def _dump(items: list[str]) -> str:

@@ -1,0 +1,174 @@
+"""`recall-sqlite summary add|latest|list|remove`: summaries with store-assigned times."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from . import cli
+from .summaries import ALL_BRANCHES, DEFAULT_KIND, BranchFilter, CoverRange, Covers, Summary
+
+
+def _scope(s: Summary) -> str:
+    if s.branch is None:
+        return "workspace-wide"
+    return f"branch {s.branch!r}" if s.branch else "branch (none)"
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def format_summary(s: Summary) -> str:
+    state = "current" if s.current else f"superseded by #{s.superseded_by}"
+    lines = [f"## #{s.id}  {s.created_at}  [{_scope(s)}, kind {s.kind!r}, {state}]"]
+    if s.author:
+        lines.append(f"by {s.author}")
+    if s.entry_ids:
+        lines.append(f"covers {_entries(len(s.entry_ids))} (through position {s.covered_through})")
+    elif s.covers_from is not None:
+        lines.append(f"covers positions {s.covers_from}..{s.covers_to}")
+    else:
+        lines.append(f"covers the journal through position {s.covered_through}")
+    if s.stale:
+        lines.append(f"STALE: {_entries(s.newer_entries)} arrived since")
+    lines.append(s.text)
+    return "\n".join(lines)
+
+
+def _filter(args: argparse.Namespace) -> BranchFilter:
+    if args.all_branches:
+        if args.branch is not None:
+            raise cli.UsageError("give --branch or --all-branches, not both")
+        return ALL_BRANCHES
+    branch: str | None = args.branch
+    return branch
+
+
+def _filter_text(branch: BranchFilter, kind: str | None) -> str:
+    if branch is ALL_BRANCHES:
+        where = "every scope"
+    elif branch is None:
+        where = "workspace-wide summaries (--branch NAME or --all-branches for others)"
+    else:
+        where = f"branch {branch!r}" if branch else "branch (none)"
+    return f"scope: {where}" + (f", kind {kind!r}" if kind is not None else "")
+
+
+def _range_end(text: str) -> int | str:
+    if len(text) == 32:
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _covers(args: argparse.Namespace) -> Covers:
+    if args.covers and args.range:
+        raise cli.UsageError("give --covers or --range, not both")
+    if args.range:
+        first, sep, last = args.range.partition(":")
+        if not sep:
+            raise cli.UsageError(f"--range must be FIRST:LAST, got {args.range!r}")
+        return CoverRange(_range_end(first), _range_end(last))
+    covers: list[str] = args.covers
+    return covers or None
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    text = sys.stdin.read() if args.text == "-" else args.text
+    covers = _covers(args)
+    with cli.open_from_args(args) as store:
+        summary = store.summaries.add(text, branch=args.branch, kind=args.kind,
+                                      covers=covers, author=args.author)
+    cli.emit(args, summary.to_dict(), "Summary stored.\n" + format_summary(summary))
+    return 0
+
+
+def cmd_latest(args: argparse.Namespace) -> int:
+    branch = _filter(args)
+    with cli.open_from_args(args) as store:
+        summary = store.summaries.latest(branch, args.kind)
+    data = None if summary is None else summary.to_dict()
+    text = "No summary." if summary is None else format_summary(summary)
+    cli.emit(args, data, f"{text}\n({_filter_text(branch, args.kind)})")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    branch = _filter(args)
+    if args.stale and args.branch is None:
+        # Which summaries need rewriting is a question about every scope by default.
+        branch = ALL_BRANCHES
+    with cli.open_from_args(args) as store:
+        if args.stale:
+            found = store.summaries.stale(branch, args.kind)
+        else:
+            found = store.summaries.list(branch, args.kind, since=args.since,
+                                         until=args.until, limit=args.limit,
+                                         current_only=args.current)
+    data = [s.to_dict() for s in found]
+    empty = "No stale summaries." if args.stale else "No summaries."
+    body = "\n\n".join(format_summary(s) for s in found) or empty
+    cli.emit(args, data, f"{body}\n({_filter_text(branch, args.kind)})")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    with cli.open_from_args(args) as store:
+        gone = store.summaries.remove(args.id)
+    cli.emit(args, gone.to_dict(), f"Removed summary #{gone.id} ({_scope(gone)}, kind "
+                                   f"{gone.kind!r}) with its source links and vectors.")
+    return 0
+
+
+def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
+    summary = subparsers.add_parser("summary", help="summaries of the journal")
+    sub = summary.add_subparsers(dest="summary_command", metavar="ACTION")
+    sub.required = True
+    branch_help = "a branch ('' = none); default: workspace-wide summaries"
+
+    add = sub.add_parser("add", parents=[json_parent],
+                         help="store a summary; it supersedes the current one of its scope")
+    add.add_argument("text", help="the summary ('-' reads it from stdin)")
+    add.add_argument("--branch", help=branch_help)
+    add.add_argument("--kind", default=DEFAULT_KIND, help=f"default: {DEFAULT_KIND}")
+    add.add_argument("--covers", action="append", default=[], metavar="ENTRY_ID",
+                     help="an entry it summarises (repeatable)")
+    add.add_argument("--range", metavar="FIRST:LAST",
+                     help="the positions (or entry ids) it summarises, inclusive")
+    add.add_argument("--author", help="who or which model wrote it")
+    add.set_defaults(func=cmd_add)
+
+    for name, func, helptext in (("latest", cmd_latest, "the newest summary of a scope"),
+                                 ("list", cmd_list, "summaries, newest first")):
+        p = sub.add_parser(name, parents=[json_parent], help=helptext)
+        p.add_argument("--branch", help=branch_help)
+        p.add_argument("--all-branches", action="store_true", help="every scope")
+        p.add_argument("--kind")
+        p.set_defaults(func=func)
+        if name == "list":
+            p.add_argument("--since", help="created at or after (ISO-8601)")
+            p.add_argument("--until", help="created before (ISO-8601)")
+            p.add_argument("--limit", type=_positive_int, default=20)
+            p.add_argument("--current", action="store_true", help="hide superseded ones")
+            p.add_argument("--stale", action="store_true",
+                           help="only current summaries with newer entries (every scope "
+                                "unless --branch)")
+
+    remove = sub.add_parser("remove", parents=[json_parent],
+                            help="delete a summary, its source links and vectors")
+    remove.add_argument("id", type=_positive_int)
+    remove.set_defaults(func=cmd_remove)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value

@@ -1,0 +1,372 @@
+"""Text summaries of the journal (of a session, a branch, a day...), with a store-assigned
+creation time, supersede history and staleness.
+
+Semantics:
+
+* Scope = (workspace, branch, kind); branch None = workspace-wide. The same None means
+  workspace-wide in every method; pass `ALL_BRANCHES` to list across every scope.
+* `created_at`/`created_us` are assigned inside the BEGIN IMMEDIATE transaction as
+  max(now, last + 1 us) over the workspace, so they strictly increase within a workspace
+  even for two adds in one microsecond, from two processes, or across a clock step back.
+* A new summary of a scope supersedes the current one of that scope: the old row stays,
+  pointing at its successor (`superseded_by`), so the history is a visible chain and exactly
+  one summary per scope is current. Removing a summary re-links that chain.
+* Staleness follows insertion order, like cursors: a summary accounts for the journal up to
+  `covered_through` (the last covered entry's seq, the end of a covered range, or -- when
+  nothing is named -- the whole journal as it stood when it was added). `newer_entries`
+  counts the entries a cursor standing there would find unread on the summary's branch
+  (every branch for a workspace-wide one): versions reads show, arrived later.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Final, Literal
+
+from .context import StoreContext
+from .cursors import (
+    UnknownEntryError,
+    journal_end,
+    parse_entry_id,
+    require_int,
+    require_text,
+    resolve_position,
+    scalar,
+)
+from .db import iso_from_us, now_us
+from .errors import InvalidInputError, NotFoundError, RecallError
+from .timestamps import parse_timestamp
+
+DEFAULT_KIND = "summary"
+DEFAULT_LIMIT = 20
+
+
+class _AllBranches(enum.Enum):
+    ALL_BRANCHES = "all branches"
+
+
+# A sentinel, not a string: every string (even "*") is a possible branch name.
+ALL_BRANCHES: Final = _AllBranches.ALL_BRANCHES
+BranchFilter = str | None | Literal[_AllBranches.ALL_BRANCHES]
+
+
+@dataclass(frozen=True)
+class CoverRange:
+    """An inclusive range of journal positions (insertion seqs, as cursors use them); each
+    end may also be given as an entry id, meaning that entry's position."""
+
+    first: int | str
+    last: int | str
+
+
+Covers = CoverRange | str | Iterable[str] | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    id: int
+    workspace_id: str
+    branch: str | None          # None = workspace-wide
+    kind: str
+    text: str
+    created_at: str             # ISO-8601 UTC with microseconds
+    created_us: int
+    author: str | None
+    entry_ids: tuple[str, ...]  # the entries covers named, in insertion order
+    covers_from: int | None     # the covered position range, when covers was a range
+    covers_to: int | None
+    covered_through: int        # the position staleness is measured from
+    superseded_by: int | None   # the summary that replaced this one in its scope
+    newer_entries: int          # entries (as reads show them) that arrived after covered_through
+
+    @property
+    def current(self) -> bool:
+        return self.superseded_by is None
+
+    @property
+    def stale(self) -> bool:
+        return self.newer_entries > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "workspace_id": self.workspace_id, "branch": self.branch,
+                "kind": self.kind, "text": self.text, "created_at": self.created_at,
+                "created_us": self.created_us, "author": self.author,
+                "entry_ids": list(self.entry_ids),
+                "covers_range": None if self.covers_from is None
+                else [self.covers_from, self.covers_to],
+                "covered_through": self.covered_through, "current": self.current,
+                "superseded_by": self.superseded_by, "stale": self.stale,
+                "newer_entries": self.newer_entries}
+
+
+# One statement per read: the row, its source ids and its staleness come from one snapshot.
+# Source ids come through an ordered subquery: SQLite does not flatten a subquery with
+# ORDER BY into an aggregate, so the order holds, and the primary key supplies it without a
+# sort. Staleness walks journal_by_branch_seq from covered_seq, or, for a workspace-wide
+# summary, the seq (rowid) range after it -- the unary + keeps the planner off the head
+# indexes, which would scan the workspace's whole history -- so it costs the newer entries
+# only. Reads of one kind of scope use only the count that applies to it.
+_BRANCH_NEWER = """(SELECT count(*) FROM journal_entries e
+         WHERE e.workspace_id = s.workspace_id AND e.branch = s.branch
+           AND e.seq > s.covered_seq AND e.head_ws = 1)"""
+_WORKSPACE_NEWER = """(SELECT count(*) FROM journal_entries e
+         WHERE e.seq > s.covered_seq AND +e.workspace_id = s.workspace_id
+           AND +e.head_ws = 1)"""
+_ANY_NEWER = f"""CASE WHEN s.branch IS NULL THEN {_WORKSPACE_NEWER} ELSE {_BRANCH_NEWER} END"""
+
+
+def _select(newer: str) -> str:
+    return f"""
+SELECT s.id, s.branch, s.kind, s.text, s.created_at, s.created_us, s.author,
+       s.covers_from, s.covers_to, s.covered_seq, s.superseded_by,
+       (SELECT json_group_array(h) FROM (
+            SELECT lower(hex(e.id)) AS h
+              FROM summary_sources ss JOIN journal_entries e ON e.seq = ss.entry_seq
+             WHERE s.source_count > 0 AND ss.summary_id = s.id ORDER BY ss.entry_seq)),
+       {newer}
+  FROM summaries s
+"""
+
+
+_SELECT = _select(_ANY_NEWER)
+_SELECT_WORKSPACE_WIDE = _select(_WORKSPACE_NEWER)
+_SELECT_ONE_BRANCH = _select(_BRANCH_NEWER)
+
+
+def _branch_clause(branch: BranchFilter, where: list[str], params: list[Any]) -> str:
+    """Add the branch filter; return the SELECT whose staleness count fits the rows."""
+    if branch is ALL_BRANCHES:
+        return _SELECT
+    if branch is None:
+        where.append("s.branch IS NULL")
+        return _SELECT_WORKSPACE_WIDE
+    where.append("s.branch = ?")
+    params.append(require_text("branch", branch))
+    return _SELECT_ONE_BRANCH
+
+
+def _check_branch_arg(branch: object) -> str | None:
+    if branch is None:
+        return None
+    return require_text("branch", branch)
+
+
+def _optional_text(name: str, value: object) -> str | None:
+    if value is None:
+        return None
+    return require_text(name, value, allow_empty=False)
+
+
+def _instant(name: str, value: object) -> int:
+    """since/until as epoch microseconds: an ISO-8601 string (naive = UTC) or a datetime."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        delta = aware - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if isinstance(value, str):
+        try:
+            return parse_timestamp(value)
+        except RecallError as exc:
+            raise InvalidInputError(f"{name}: {exc}") from None
+    raise InvalidInputError(f"{name} must be an ISO-8601 string or a datetime, got {value!r}")
+
+
+def _entry_ids(covers: str | Iterable[str]) -> list[bytes]:
+    items: Iterable[object] = [covers] if isinstance(covers, str) else covers
+    seen: dict[bytes, None] = {}
+    for item in items:
+        seen[parse_entry_id(item)] = None
+    if not seen:
+        raise InvalidInputError("covers names no entries (give ids, a CoverRange, or None)")
+    return list(seen)
+
+
+class Summaries:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def add(
+        self,
+        text: str,
+        *,
+        branch: str | None = None,
+        kind: str = DEFAULT_KIND,
+        covers: Covers = None,
+        author: str | None = None,
+    ) -> Summary:
+        """Store a summary of `branch` (None: the whole workspace) and make it the current one
+        of its (branch, kind) scope. `covers` names what it summarises: entry ids, a
+        CoverRange of positions, or None (the journal as it stands now). Bad input raises
+        InvalidInputError (UnknownEntryError for ids not in this workspace); nothing is
+        written then."""
+        require_text("text", text, allow_empty=False)
+        branch = _check_branch_arg(branch)
+        require_text("kind", kind, allow_empty=False)
+        author = _optional_text("author", author)
+        if covers is not None and not isinstance(covers, (CoverRange, str)) \
+                and not isinstance(covers, Iterable):
+            raise InvalidInputError(
+                f"covers must be entry ids, a CoverRange or None, got {type(covers).__name__}"
+            )
+        raw_ids = None if covers is None or isinstance(covers, CoverRange) else _entry_ids(covers)
+        ctx = self._ctx
+        with ctx.db.write() as conn:
+            covers_from = covers_to = None
+            seqs: list[int] = []
+            if raw_ids is not None:
+                seqs = self._resolve_ids(conn, raw_ids)
+                covered = max(seqs)
+            elif isinstance(covers, CoverRange):
+                covers_from = resolve_position(conn, ctx, covers.first, what="covers first")
+                covers_to = resolve_position(conn, ctx, covers.last, what="covers last")
+                if covers_from > covers_to:
+                    raise InvalidInputError(
+                        f"covers range is backwards: first {covers_from} > last {covers_to}"
+                    )
+                covered = covers_to
+            else:
+                covered = journal_end(conn)
+            # Under the write lock no other process can add between this read and the
+            # insert, so max(now, last + 1) is strictly increasing across processes too.
+            (last,) = conn.execute(
+                "SELECT max(created_us) FROM summaries WHERE workspace_id = ?",
+                (ctx.workspace_pk,),
+            ).fetchall()[0]
+            created_us = now_us() if last is None else max(now_us(), int(last) + 1)
+            new_id = scalar(
+                conn,
+                "INSERT INTO summaries (workspace_id, branch, kind, text, created_at, created_us,"
+                " author, covers_from, covers_to, source_count, covered_seq)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (ctx.workspace_pk, branch, kind, text, iso_from_us(created_us), created_us,
+                 author, covers_from, covers_to, len(seqs), covered),
+            )
+            if seqs:
+                conn.executemany(
+                    "INSERT INTO summary_sources (summary_id, entry_seq) VALUES (?, ?)",
+                    [(new_id, seq) for seq in seqs],
+                )
+            conn.execute(
+                "UPDATE summaries SET superseded_by = ? WHERE workspace_id = ? AND branch IS ?"
+                " AND kind = ? AND superseded_by IS NULL AND id <> ?",
+                (new_id, ctx.workspace_pk, branch, kind, new_id),
+            )
+            return self._one(conn, new_id)
+
+    def remove(self, summary_id: int) -> Summary:
+        """Delete a summary with its source links and its vectors (never the entries).
+        The summary it had superseded takes its place in the chain (and becomes current
+        again if the removed one was). Returns the summary as it was."""
+        require_int("summary id", summary_id, minimum=1)
+        with self._ctx.db.write() as conn:
+            gone = self._one(conn, summary_id)
+            # Re-link before deleting: ON DELETE SET NULL alone would make an older
+            # summary current beside a newer one when a middle link is removed.
+            conn.execute(
+                "UPDATE summaries SET superseded_by = ? WHERE superseded_by = ?",
+                (gone.superseded_by, summary_id),
+            )
+            conn.execute("DELETE FROM summaries WHERE id = ?", (summary_id,))
+        return gone
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def get(self, summary_id: int) -> Summary:
+        require_int("summary id", summary_id, minimum=1)
+        found = self._many(f"{_SELECT} WHERE s.id = ? AND s.workspace_id = ?",
+                           [summary_id, self._ctx.workspace_pk])
+        if not found:
+            raise NotFoundError(f"no summary {summary_id} in this workspace")
+        return found[0]
+
+    def latest(self, branch: BranchFilter = None, kind: str | None = None) -> Summary | None:
+        """The newest summary of `branch` (None: the workspace-wide ones; ALL_BRANCHES: any
+        scope), of `kind` or of any kind. Being the newest, it is the current one."""
+        found = self.list(branch, kind, limit=1)
+        return found[0] if found else None
+
+    def list(
+        self,
+        branch: BranchFilter = None,
+        kind: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        limit: int | None = DEFAULT_LIMIT,
+        *,
+        current_only: bool = False,
+    ) -> builtins.list[Summary]:
+        """Summaries newest first by created_at, superseded ones included (marked) unless
+        `current_only`; `since` <= created_at < `until`."""
+        where = ["s.workspace_id = ?"]
+        params: list[Any] = [self._ctx.workspace_pk]
+        select = _branch_clause(branch, where, params)
+        if kind is not None:
+            where.append("s.kind = ?")
+            params.append(require_text("kind", kind, allow_empty=False))
+        if since is not None:
+            where.append("s.created_us >= ?")
+            params.append(_instant("since", since))
+        if until is not None:
+            where.append("s.created_us < ?")
+            params.append(_instant("until", until))
+        if current_only:
+            where.append("s.superseded_by IS NULL")
+        sql = f"{select} WHERE {' AND '.join(where)} ORDER BY s.created_us DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(require_int("limit", limit, minimum=1))
+        return self._many(sql, params)
+
+    def stale(self, branch: BranchFilter = ALL_BRANCHES, kind: str | None = None) \
+            -> builtins.list[Summary]:
+        """The current summaries that entries have arrived after, newest first: the ones
+        worth rewriting. Across every scope unless narrowed."""
+        where = ["s.workspace_id = ?", "s.superseded_by IS NULL"]
+        params: list[Any] = [self._ctx.workspace_pk]
+        select = _branch_clause(branch, where, params)
+        if kind is not None:
+            where.append("s.kind = ?")
+            params.append(require_text("kind", kind, allow_empty=False))
+        sql = f"{select} WHERE {' AND '.join(where)} ORDER BY s.created_us DESC"
+        return [s for s in self._many(sql, params) if s.stale]
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _resolve_ids(self, conn: Any, raw_ids: builtins.list[bytes]) -> builtins.list[int]:
+        found = dict(conn.execute(
+            "SELECT id, seq FROM journal_entries WHERE workspace_id = ?"
+            " AND id IN (SELECT unhex(value) FROM json_each(?))",
+            (self._ctx.workspace_pk, json.dumps([r.hex() for r in raw_ids])),
+        ).fetchall())
+        missing = [r.hex() for r in raw_ids if r not in found]
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3
+                                               else "")
+            raise UnknownEntryError(f"covers names entries not in this workspace: {shown}")
+        return sorted(int(found[r]) for r in raw_ids)
+
+    def _one(self, conn: Any, summary_id: int) -> Summary:
+        rows = conn.execute(f"{_SELECT} WHERE s.id = ? AND s.workspace_id = ?",
+                            (summary_id, self._ctx.workspace_pk)).fetchall()
+        if not rows:
+            raise NotFoundError(f"no summary {summary_id} in this workspace")
+        return self._summary(rows[0])
+
+    def _many(self, sql: str, params: builtins.list[Any]) -> builtins.list[Summary]:
+        return [self._summary(r) for r in self._ctx.db.query(sql, params)]
+
+    def _summary(self, r: tuple[Any, ...]) -> Summary:
+        return Summary(
+            id=int(r[0]), workspace_id=self._ctx.workspace_uuid, branch=r[1], kind=r[2],
+            text=r[3], created_at=r[4], created_us=int(r[5]), author=r[6],
+            entry_ids=tuple(json.loads(r[11])) if r[11] != "[]" else (),
+            covers_from=r[7], covers_to=r[8], covered_through=int(r[9]),
+            superseded_by=r[10], newer_entries=int(r[12]),
+        )
