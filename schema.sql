@@ -256,8 +256,9 @@ CREATE TABLE cursors (
 -- Everything the search relies on is enforced here by triggers, so rows written from a
 -- sqlite3 shell are held to the same rules as rows written by recall_sqlite/vectors.py.
 
--- The dimension of a (workspace, model) is fixed by its first vector, and stays fixed even
--- if every vector of the model is later deleted (a model's dimension never changes).
+-- The dimension of a (workspace, model), declared by its first put (or by hand, before
+-- inserting vectors from a shell) and fixed from then on, even if every vector of the model
+-- is later deleted.
 CREATE TABLE vector_models (
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
     model        TEXT NOT NULL CHECK (length(model) > 0),
@@ -321,9 +322,9 @@ CREATE TABLE vector_changes (
 
 CREATE TRIGGER vectors_check_insert BEFORE INSERT ON vectors
 BEGIN
-    SELECT RAISE(ABORT, 'vector dimension differs from the dimension fixed for this model in this workspace')
-     WHERE EXISTS (SELECT 1 FROM vector_models
-                    WHERE workspace_id = NEW.workspace_id AND model = NEW.model AND dim <> NEW.dim);
+    SELECT RAISE(ABORT, 'vector dimension differs from its model''s, or the model is not declared in vector_models (workspace_id, model, dim) yet')
+     WHERE NOT EXISTS (SELECT 1 FROM vector_models
+                        WHERE workspace_id = NEW.workspace_id AND model = NEW.model AND dim = NEW.dim);
     SELECT RAISE(ABORT, 'vector owner entry is not in this workspace, or branch/worktree_id differ from the entry''s')
      WHERE NEW.entry_seq IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM journal_entries
@@ -357,8 +358,6 @@ END;
 
 CREATE TRIGGER vectors_after_insert AFTER INSERT ON vectors
 BEGIN
-    INSERT INTO vector_models (workspace_id, model, dim) VALUES (NEW.workspace_id, NEW.model, NEW.dim)
-    ON CONFLICT (workspace_id, model) DO NOTHING;
     INSERT INTO vector_generations (workspace_id, model, generation, vectors)
     VALUES (NEW.workspace_id, NEW.model, 1, 1)
     ON CONFLICT (workspace_id, model) DO UPDATE SET generation = generation + 1, vectors = vectors + 1;

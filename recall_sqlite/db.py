@@ -123,6 +123,9 @@ class Database:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            # 64 MiB of page cache, allocated only as pages are used: bulk imports and vector
+            # batches touch many index pages; the default 2 MiB thrashes on them.
+            conn.execute("PRAGMA cache_size=-65536")
             if not self.read_only:
                 self._apply_schema(conn)
             elif self._user_version(conn) == 0:

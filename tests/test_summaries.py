@@ -266,11 +266,12 @@ def test_stale_lists_current_stale_summaries_of_every_scope(store: Store) -> Non
 
 
 def _vector_for(store: Store, summary_id: int, branch: str | None) -> None:
-    with store.db.write() as conn:
-        conn.execute(
-            "INSERT INTO vectors (workspace_id, model, dim, summary_id, owner_kind, branch,"
-            " embedding, created_at) VALUES (?, 'm', 2, ?, 'summary', ?, ?, 'now')",
-            (store.context.workspace_pk, summary_id, branch, b"\x00\x00\x80?" * 2))
+    # Through the vector API, so the test follows its rules (model declared, dim fixed).
+    from recall_sqlite.vectors import Owner
+
+    store.vectors.put(Owner.summary(summary_id), [1.0, 0.5], model="m")
+    rows = store.db.query("SELECT branch FROM vectors WHERE summary_id = ?", (summary_id,))
+    assert rows == [(branch,)]
 
 
 def test_remove_deletes_links_and_vectors_but_never_entries(store: Store) -> None:
