@@ -192,13 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_journal_pending)
 
     for name in EXTENSIONS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register(sub, jp)
+        importlib.import_module(name).register(sub, jp)
     return parser
 
 

@@ -1,0 +1,310 @@
+"""`recall-sqlite survey | import | verify | demo`: migrating legacy JSONL buckets.
+
+Thin, like the rest of the CLI: each command is one call into `legacy.py` plus formatting.
+Exit status: 0 when everything given was handled, 1 when something needs attention (a path
+with no journal, an unreadable file, a failed or unverifiable source), 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import cli
+from .errors import RecallError
+
+
+def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
+    s = subparsers.add_parser(
+        "survey", parents=[json_parent],
+        help="characterise legacy JSONL buckets (writes nothing)",
+        description="Per bucket: lines, valid entries, malformed lines by reason, sessions, "
+                    "date range, branches, auto/enriched; across buckets: duplicates, shared "
+                    "sessions, differing versions and the rows an import would create.")
+    s.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a workspace root, a .synapt/recall directory or journal.jsonl files")
+    s.add_argument("--map", action="append", default=[], metavar="BUCKET=WORKTREE")
+    s.set_defaults(func=cmd_survey)
+
+    i = subparsers.add_parser(
+        "import", parents=[json_parent], help="import legacy JSONL buckets into the store",
+        description="Import every line: new entries, duplicates of stored ones, or "
+                    "quarantined with the reason. Re-runnable, resumable after a kill; "
+                    "never modifies the source files.")
+    i.add_argument("paths", nargs="+", metavar="PATH")
+    i.add_argument("--map", action="append", default=[], metavar="BUCKET=WORKTREE",
+                   help="put a bucket's entries in this worktree (key or name)")
+    i.set_defaults(func=cmd_import)
+
+    v = subparsers.add_parser(
+        "verify", parents=[json_parent], help="check an import against the files as they are",
+        description="Exit 1 when any line is unaccounted for or a file changed since import.")
+    v.add_argument("paths", nargs="+", metavar="PATH")
+    v.add_argument("--deep", action="store_true",
+                   help="also re-read every line and match it to its recorded row")
+    v.set_defaults(func=cmd_verify)
+
+    d = subparsers.add_parser(
+        "demo", parents=[json_parent],
+        help="reproduce synapt's bucket split in a scratch workspace and migrate it",
+        description="Builds realistic legacy buckets (a root, a subdirectory slice, a stub "
+                    "and its enriched version, a cut-off line), then runs survey, import and "
+                    "verify, and reads from the subdirectory.")
+    d.add_argument("dir", nargs="?", metavar="DIR",
+                   help="build here (an empty or new directory; kept) instead of a temp dir")
+    d.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    d.set_defaults(func=cmd_demo)
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+class _Bar:
+    """A one-line progress bar on stderr, drawn only on a terminal and never with --json."""
+
+    def __init__(self, args: argparse.Namespace, label: str) -> None:
+        self.on = not getattr(args, "json", False) and sys.stderr.isatty()
+        self.label = label
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.on or (now - self._last < 0.1 and done < total):
+            return
+        self._last = now
+        frac = done / total if total else 1.0
+        width = 30
+        filled = int(frac * width)
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'-' * (width - filled)}]"
+                         f" {frac:4.0%} {done / 2**20:8.1f}/{total / 2**20:.1f} MiB")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.on:
+            sys.stderr.write("\r" + " " * 79 + "\r")
+            sys.stderr.flush()
+
+
+def _root_of(paths: list[str]) -> Path | None:
+    from .legacy import owning_root
+    roots = {r for r in (owning_root(p) for p in paths) if r is not None}
+    if len(roots) > 1:
+        raise cli.UsageError(
+            "the paths belong to different workspaces (" + ", ".join(sorted(map(str, roots)))
+            + "); import one workspace at a time")
+    return next(iter(roots)) if roots else None
+
+
+def _open(args: argparse.Namespace, paths: list[str], *, read_only: bool = False) -> Any:
+    """The store of the workspace that owns the data (an explicit --cwd wins)."""
+    from .store import open_store
+    root = None if args.cwd else _root_of(paths)
+    if root is None:
+        return cli.open_from_args(args, read_only=read_only)
+    return open_store(root, root=root, db_path=args.db, read_only=read_only)
+
+
+def _mapping(args: argparse.Namespace) -> dict[str, str]:
+    from .legacy import parse_mapping
+    return parse_mapping(args.map)
+
+
+def _problems(data: dict[str, Any]) -> list[str]:
+    return [f"  ! {p['path']}: {p['reason']}" for p in data.get("problems", [])]
+
+
+# -- survey ------------------------------------------------------------------------------
+
+
+def cmd_survey(args: argparse.Namespace) -> int:
+    from .legacy import survey
+    mapping = _mapping(args)
+    bar = _Bar(args, "survey")
+    try:
+        try:
+            # Read-only: a store that exists tells the worktrees and what was imported.
+            store = _open(args, args.paths, read_only=True)
+        except RecallError:
+            store = None
+        if store is not None:
+            with store:
+                report = store.legacy.survey(args.paths, mapping=mapping, progress=bar)
+        else:
+            report = survey(args.paths, mapping=mapping, progress=bar)
+    finally:
+        bar.close()
+    data = report.to_dict()
+    cli.emit(args, data, format_survey(data))
+    return 1 if data["problems"] else 0
+
+
+def format_survey(d: dict[str, Any]) -> str:
+    out = [f"Survey of {len(d['buckets'])} legacy bucket file(s)"
+           + (f" of workspace {d['root']}" if d["root"] else "") + " (nothing was written)", ""]
+    head = ("BUCKET", "LINES", "VALID", "BAD", "DUPS", "SESSIONS", "FIRST", "LAST", "AUTO",
+            "ENRICHED", "-> WORKTREE")
+    rows = [head]
+    for b in d["buckets"]:
+        rows.append((b["bucket"], str(b["lines"]), str(b["valid"]), str(b["quarantined"]),
+                     str(b["duplicates"]), str(b["sessions"]), (b["first"] or "-")[:10],
+                     (b["last"] or "-")[:10], str(b["auto"]), str(b["enriched"]),
+                     str(b["worktree"])))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    for r in rows:
+        out.append("  ".join(c.ljust(w) if i in (0, 6, 7, 10) else c.rjust(w)
+                             for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+    out.append("")
+    for b in d["buckets"]:
+        notes = []
+        if b["malformed"]:
+            notes.append("malformed: " + ", ".join(f"{k} {v}" for k, v in b["malformed"].items()))
+        if b["branches"]:
+            notes.append("branches: " + ", ".join(f"{k or '(none)'} {v}"
+                                                  for k, v in b["branches"].items()))
+        if b["note"]:
+            notes.append(b["note"])
+        if b["import_state"]:
+            notes.append(f"store: {b['import_state']}")
+        if b["error"]:
+            notes.append(f"error: {b['error']}")
+        out.append(f"{b['bucket']} ({b['path']})")
+        out.extend(f"    {n}" for n in notes)
+    out.append("")
+    out.append(f"Across buckets: {d['lines_total']} lines, {d['valid']} valid, "
+               f"{d['duplicates']} duplicate(s) of an earlier line, {d['quarantined']} malformed.")
+    out.append(f"Sessions: {d['sessions']}; in several buckets: "
+               f"{d['sessions_in_several_buckets']}; with differing versions: "
+               f"{d['sessions_with_differing_versions']}.")
+    if d["likely_slices"]:
+        out.append("Likely subdirectory slices (named after no worktree): "
+                   + ", ".join(d["likely_slices"]) + ".")
+    out.append(f"An import would create {d['rows_to_create']} row(s), recognise "
+               f"{d['duplicates']} duplicate(s) and quarantine {d['quarantined']} line(s).")
+    out.extend(_problems(d))
+    return "\n".join(out)
+
+
+# -- import ------------------------------------------------------------------------------
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .legacy import discover
+    mapping = _mapping(args)
+    found = discover(args.paths)
+    if not found.buckets:
+        # Nothing to import: say why, and open (or mint) no store for it.
+        data = {"ok": False, "lines_total": 0, "imported": 0, "duplicates": 0,
+                "quarantined": 0, "sources": [], "problems": [p.to_dict() for p in found.problems]}
+        cli.emit(args, data, "Nothing to import.\n" + "\n".join(_problems(data)))
+        return 1
+    bar = _Bar(args, "import")
+    try:
+        with _open(args, args.paths) as store:
+            report = store.legacy.import_paths(args.paths, mapping=mapping, progress=bar)
+    finally:
+        bar.close()
+    data = report.to_dict()
+    cli.emit(args, data, format_import(data))
+    return 0 if report.ok else 1
+
+
+def format_import(d: dict[str, Any]) -> str:
+    out = [f"Import run {d['run_id']} into workspace {d['workspace_id']} ({d['database']})"]
+    for s in d["sources"]:
+        line = (f"  {s['bucket']:<16} -> {s['worktree']:<12} {s['action']:<9} "
+                f"{s['lines']:>7} lines: {s['imported']} new, {s['duplicates']} duplicate,"
+                f" {s['quarantined']} quarantined")
+        out.append(line)
+        if s["note"]:
+            out.append(f"      {s['note']}")
+    out.append(f"Read {d['lines_total']} line(s): {d['imported']} new row(s), {d['duplicates']}"
+               f" duplicate(s), {d['quarantined']} quarantined; {d['unchanged_files']} file(s)"
+               f" unchanged since the last import. {d['accounted_lines']} line(s) accounted for"
+               " in all.")
+    out.extend(_problems(d))
+    return "\n".join(out)
+
+
+# -- verify ------------------------------------------------------------------------------
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    bar = _Bar(args, "verify")
+    try:
+        with _open(args, args.paths, read_only=True) as store:
+            report = store.legacy.verify(args.paths, deep=args.deep, progress=bar)
+    finally:
+        bar.close()
+    data = report.to_dict()
+    cli.emit(args, data, format_verify(data))
+    return 0 if report.ok else 1
+
+
+def format_verify(d: dict[str, Any]) -> str:
+    out = []
+    for s in d["sources"]:
+        out.append(f"  {s['status']:<12} {s['bucket']:<16} {s['file_lines']:>7} lines: "
+                   f"{s['imported']} imported, {s['duplicates']} duplicate, "
+                   f"{s['quarantined']} quarantined, {s['unaccounted']} unaccounted")
+        if s["detail"]:
+            out.append(f"      {s['detail']}")
+    verdict = "OK: every line is accounted for" if d["ok"] else "NOT OK"
+    out.append(f"{verdict} ({d['lines_total']} lines: {d['imported']} imported, "
+               f"{d['duplicates']} duplicates, {d['quarantined']} quarantined, "
+               f"{d['unaccounted']} unaccounted, {d['changed']} file(s) changed).")
+    out.extend(_problems(d))
+    return "\n".join(out)
+
+
+# -- demo --------------------------------------------------------------------------------
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from . import legacy_demo
+    with legacy_demo.demo_dir(args.dir, args.keep or bool(args.json)) as base:
+        data = legacy_demo.run(base)
+        kept = args.dir is not None or args.keep or bool(args.json)
+        data["kept"] = kept
+        cli.emit(args, data, format_demo(data))
+    ok = data["verify"]["ok"] and data["read_from_subdir"]["total"] == \
+        data["survey"]["sessions"]
+    return 0 if ok else 1
+
+
+def format_demo(d: dict[str, Any]) -> str:
+    before = d["before"]
+    sub = os.path.relpath(d["subdir"], d["dir"])
+    out = [
+        "== The defect ==",
+        f"synapt filed each session's journal under the basename of its cwd, so this workspace"
+        f" has {len(d['survey']['buckets'])} buckets. A read from {sub}/ sees bucket 'server'"
+        f" only: {before['synapt_read_from_subdir_sessions']} of"
+        f" {before['sessions_in_all_buckets']} sessions, and the newest is missing.",
+        "",
+        "== recall-sqlite survey " + d["workspace_root"] + " ==",
+        format_survey(d["survey"]),
+        "",
+        "== recall-sqlite import " + d["workspace_root"] + " ==",
+        format_import(d["import"]),
+        "",
+        "== recall-sqlite import (again: nothing new) ==",
+        format_import(d["reimport"]),
+        "",
+        "== recall-sqlite verify --deep ==",
+        format_verify(d["verify"]),
+        "",
+        f"== recall-sqlite journal read -n 20   (run from {sub}/) ==",
+    ]
+    r = d["read_from_subdir"]
+    for e in r["entries"]:
+        out.append(f"  {e['timestamp'][:16]}  {e['session_id']}  {e['focus']}")
+    out.append(f"{len(r['entries'])} of {r['total']} sessions in worktree {r['worktree']!r};"
+               f" {r['elsewhere']['other_worktrees']} elsewhere: the whole history.")
+    out.append("")
+    out.append(f"Files kept in {d['dir']}" if d.get("kept") else
+               "(temporary files removed; pass DIR or --keep to look at them with sqlite3)")
+    return "\n".join(out)

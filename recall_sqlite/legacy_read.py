@@ -1,0 +1,488 @@
+"""Reading legacy JSONL bucket files: lines with their byte offsets, the running fingerprint
+of what was read, and the classification of one line into an entry or a quarantine reason.
+
+Shared by survey, import and verify so the three can never disagree about what a line is.
+The hot path (a well-formed line written by synapt) avoids the general validator and
+builds the journal row directly; `tests/test_legacy_rows.py` proves it produces exactly
+what `JournalEntry.from_mapping` and the journal's own row builder would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import IO, Any, NamedTuple
+
+from .errors import InvalidEntryError
+from .journal import (
+    BOOL_FIELDS,
+    LIST_FIELDS,
+    SYNAPT_FIELDS,
+    TEXT_FIELDS,
+    JournalEntry,
+)
+from .timestamps import parse_timestamp
+
+# A synapt entry is a few KiB at most; a line far beyond that is damage or not a journal,
+# and parsing it would hold hundreds of MiB of objects. Such lines are quarantined whole.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_BLOCK = 1 << 20
+
+# Quarantine reasons: stable codes that scripts and the survey group by (details vary).
+BLANK = "blank"
+INVALID_UTF8 = "invalid-utf8"
+TRUNCATED = "truncated"
+INVALID_JSON = "invalid-json"
+NOT_AN_OBJECT = "not-an-object"
+MISSING_TIMESTAMP = "missing-timestamp"
+BAD_TIMESTAMP = "bad-timestamp"
+WRONG_TYPE = "wrong-type"
+BAD_TEXT = "bad-text"
+INVALID_ENTRY = "invalid-entry"
+TOO_LONG = "too-long"
+REASONS = (BLANK, INVALID_UTF8, TRUNCATED, INVALID_JSON, NOT_AN_OBJECT, MISSING_TIMESTAMP,
+           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG)
+
+_RICH = ("focus", "done", "decisions", "next_steps")
+_FIELD_SET = frozenset(SYNAPT_FIELDS)
+_TEXT_SET = frozenset(TEXT_FIELDS)
+_LIST_SET = frozenset(LIST_FIELDS)
+_BOOL_SET = frozenset(BOOL_FIELDS)
+# Same encoders as the journal's canonical id and list columns (asserted by the tests).
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False).encode
+_list_json = json.JSONEncoder(ensure_ascii=False).encode
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_strict_loads = json.JSONDecoder().decode
+# The C scanner without decode()'s Python wrapper; failures go through decode() again for
+# its exact message. Lines are stripped of ASCII whitespace first, so a value that does not
+# end at the end of the text is "Extra data" exactly when decode() would say so.
+_scan_once: Callable[[str, int], tuple[Any, int]] = (
+    json.JSONDecoder().scan_once)  # type: ignore[attr-defined]  # present, not in typeshed
+# synapt's own timestamps: datetime.now(timezone.utc).isoformat(), or with Z.
+_SYNAPT_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z)\Z")
+
+
+# -- lines ---------------------------------------------------------------------------------
+
+
+class LineReader:
+    """Streams a file's lines from `offset`, hashing every byte it reads so the digest of
+    any prefix that ends inside the current block can be taken at a chunk boundary.
+
+    Yields (offset, data, length, terminated): data is the line without its newline, or
+    None when the line is longer than `max_line` (its bytes are re-read on demand)."""
+
+    def __init__(self, fh: IO[bytes], *, offset: int = 0, hasher: Any = None,
+                 max_line: int = MAX_LINE_BYTES) -> None:
+        self._fh = fh
+        self.start = offset
+        self._hasher = hasher if hasher is not None else hashlib.sha256()
+        self._before = self._hasher.copy()
+        self._block = b""
+        self._block_start = offset
+        self._max = max_line
+        self.end = offset
+
+    def prefix_sha256(self, offset: int) -> str:
+        """sha256 of the file's bytes [0, offset); offset must lie in the current block."""
+        h = self._before.copy()
+        h.update(self._block[: offset - self._block_start])
+        return h.hexdigest()
+
+    def batches(self) -> Iterator[tuple[list[bytes | None], dict[int, int], bool]]:
+        """The lines block by block: (lines, {index: length} of the too-long ones, which are
+        None in `lines`, whether the lines end with a newline). Only the file's last line can
+        lack one, and it then comes alone. Splitting a whole block in C keeps the per-line
+        cost of reading near nothing."""
+        fh, maxlen = self._fh, self._max
+        pending: list[bytes] = []
+        plen = 0
+        oversize = False
+        pos = self.start
+        while True:
+            block = fh.read(_BLOCK)
+            if not block:
+                break
+            self._before = self._hasher.copy()
+            self._hasher.update(block)
+            self._block, self._block_start = block, pos
+            # list[bytes | None] once too-long lines are blanked out
+            parts: list[Any] = block.split(b"\n")
+            tail: bytes = parts.pop()  # no newline after it
+            if parts:
+                big: dict[int, int] = {}
+                if max(map(len, parts)) > maxlen:
+                    for i in range(1, len(parts)):
+                        n = len(parts[i])
+                        if n > maxlen:
+                            big[i], parts[i] = n, None
+                first: bytes = parts[0]
+                first_len = plen + len(first)
+                if plen or oversize:
+                    joined = None if oversize or first_len > maxlen \
+                        else b"".join(pending) + first
+                    pending, plen, oversize = [], 0, False
+                else:
+                    joined = first if first_len <= maxlen else None
+                if joined is None:
+                    big[0] = first_len
+                parts[0] = joined
+                yield parts, big, True
+            if tail:
+                plen += len(tail)
+                if oversize or plen > maxlen:
+                    oversize, pending = True, []
+                else:
+                    pending.append(tail)
+            pos += len(block)
+            self.end = pos
+        if plen or oversize:
+            yield [None if oversize else b"".join(pending)], ({0: plen} if oversize else {}), \
+                False
+
+    def __iter__(self) -> Iterator[tuple[int, bytes | None, int, bool]]:
+        """(offset, data, length, terminated) per line; data None when too long."""
+        pos = self.start
+        for lines, big, terminated in self.batches():
+            if big:
+                for i, data in enumerate(lines):
+                    n = big[i] if data is None else len(data)
+                    yield pos, data, n, terminated
+                    pos += n + 1
+                continue
+            for data in lines:
+                n = len(data)  # type: ignore[arg-type]
+                yield pos, data, n, terminated
+                pos += n + 1
+
+
+# -- classification -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A line that cannot be imported, and why."""
+
+    reason: str
+    detail: str
+
+
+def reason_of(exc: InvalidEntryError) -> str:
+    """Group the journal validator's messages into the survey's reason codes."""
+    msg = str(exc)
+    if msg.startswith("entry has no timestamp"):
+        return MISSING_TIMESTAMP
+    if "timestamp" in msg and not msg.startswith("timestamp must be"):
+        return BAD_TIMESTAMP
+    if "NUL" in msg or "surrogate" in msg:
+        return BAD_TEXT
+    if " must be " in msg:
+        return WRONG_TYPE
+    return INVALID_ENTRY
+
+
+def decode(data: bytes, terminated: bool, stripped: bytes | None = None
+           ) -> tuple[Any, bool] | Bad:
+    """(the parsed JSON value, whether its strings need no NUL/surrogate check) or Bad.
+    Leading and trailing ASCII whitespace is ignored, as synapt's reader strips it."""
+    if stripped is None:
+        stripped = data.strip()
+    if not stripped:
+        return Bad(BLANK, "empty line" if not data else "whitespace-only line")
+    try:
+        text = stripped.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Bad(INVALID_UTF8, f"invalid UTF-8 at byte {exc.start}: {exc.reason}")
+    try:
+        try:
+            value, end = _scan_once(text, 0)
+            if end != len(text):
+                raise ValueError
+        except (StopIteration, ValueError):
+            value = _strict_loads(text)
+    except json.JSONDecodeError as exc:
+        if not terminated:
+            return Bad(TRUNCATED, f"last line has no newline and is not valid JSON"
+                                  f" (an interrupted write?): {exc.msg} at column {exc.colno}")
+        return Bad(INVALID_JSON, f"{exc.msg} at column {exc.colno}")
+    except RecursionError:
+        return Bad(INVALID_JSON, "JSON nested too deeply")
+    return value, _escapes_clean(text)
+
+
+_DAYS: dict[str, int | None] = {}
+
+
+def _day_us(day: str) -> int | None:
+    """Epoch us of a YYYY-MM-DD at midnight UTC (cached: journals span few days), or None
+    for a date that does not exist."""
+    us = _DAYS.get(day, -1)
+    if us == -1:
+        try:
+            delta = datetime.fromisoformat(day).replace(tzinfo=timezone.utc) - _EPOCH
+            us = delta.days * 86_400_000_000
+        except ValueError:
+            us = None
+        if len(_DAYS) > 100_000:
+            _DAYS.clear()
+        _DAYS[day] = us
+    return us
+
+
+def _fast_us(ts: str) -> int | None:
+    """Epoch us for the shapes synapt writes (isoformat with +00:00 or Z, with or without
+    microseconds); None sends anything else to the general parser."""
+    if _SYNAPT_TS.match(ts) is None:
+        return None
+    day = _day_us(ts[:10])
+    h, m, sec = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
+    if day is None or h > 23 or m > 59 or sec > 59:
+        return None
+    us = day + ((h * 60 + m) * 60 + sec) * 1_000_000
+    return us + int(ts[20:26]) if ts[19] == "." else us
+
+
+def _escapes_clean(text: str) -> bool:
+    """True when no string in this JSON text can hold a NUL or a lone surrogate: raw JSON
+    can carry neither, so only \\u0000 and \\uD8xx-\\uDFxx escapes need the full check."""
+    if "\\u" not in text:
+        return True
+    return "\\u0000" not in text and "\\ud" not in text and "\\uD" not in text
+
+
+_EMPTY: list[str] = []
+
+
+def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
+    """_plain + _fast_us in one pass, for the hot loops: every synapt field's value in
+    SYNAPT_FIELDS order plus the epoch us, or None for anything not plainly synapt's."""
+    if not _FIELD_SET.issuperset(obj):
+        return None
+    g = obj.get
+    ts, sid, br, fo = g("timestamp"), g("session_id", ""), g("branch", ""), g("focus", "")
+    do, de, ne = g("done", _EMPTY), g("decisions", _EMPTY), g("next_steps", _EMPTY)
+    fm, gl = g("files_modified", _EMPTY), g("git_log", _EMPTY)
+    au, en, gt, ag, rp = (g("auto", False), g("enriched", False), g("griptree", ""),
+                          g("agent_id", ""), g("repair", False))
+    if not (type(ts) is str and type(sid) is str and type(br) is str and type(fo) is str
+            and type(gt) is str and type(ag) is str and type(au) is bool
+            and type(en) is bool and type(rp) is bool and type(do) is list
+            and type(de) is list and type(ne) is list and type(fm) is list
+            and type(gl) is list):
+        return None
+    try:
+        # join refuses any item that is not a str, in C (json makes no str subclasses)
+        "".join(do), "".join(de), "".join(ne), "".join(fm), "".join(gl)
+    except TypeError:
+        return None
+    us = _fast_us(ts)
+    if us is None:
+        return None
+    return ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us
+
+
+# The journal columns a line determines, in the order of `Parsed.row`; the store adds
+# id, workspace_id, worktree_id and stored_us in front (see INSERT_SQL).
+ROW_COLUMNS = (
+    "session_id", "branch", "timestamp", "ts_us", "focus", "done", "decisions", "next_steps",
+    "files_modified", "git_log", "auto", "enriched", "repair", "griptree", "agent_id", "extra",
+    "rich", "meaningful",
+)
+# The journal's insert (journal.py `_INSERT`) with the columns in this module's order, and
+# the id returned too so a batch tells which of its rows were new.
+INSERT_SQL = (
+    "INSERT INTO journal_entries (id, workspace_id, worktree_id, stored_us, "
+    + ", ".join(ROW_COLUMNS) + ") VALUES (" + ",".join("?" * (4 + len(ROW_COLUMNS)))
+    + ") ON CONFLICT (id) DO NOTHING RETURNING seq, id"
+)
+
+
+class Parsed(NamedTuple):
+    """A valid entry: its content address, what the survey counts, and its journal row
+    (the ROW_COLUMNS values). A NamedTuple: built once per line, it must be cheap."""
+
+    id: bytes
+    session_id: str
+    branch: str
+    ts_us: int
+    auto: bool
+    enriched: bool
+    row: tuple[Any, ...]
+
+
+# JSON string literals exactly as the journal's encoders write them (ensure_ascii=False).
+_enc: Callable[[str], str] = json.encoder.encode_basestring
+_BOOL = {True: "true", False: "false"}
+
+
+def _fast_parsed(f: tuple[Any, ...], workspace_uuid: str) -> Parsed:
+    """parse_entry for _fast_fields' values: the canonical JSON and list columns written
+    directly, byte for byte what the journal's encoders produce, without building an
+    encoder per call (tests/test_legacy_synapt.py holds the two equal)."""
+    ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us = f
+    e = _enc
+    do_i, de_i, ne_i = [e(x) for x in do], [e(x) for x in de], [e(x) for x in ne]
+    fm_i, gl_i = [e(x) for x in fm], [e(x) for x in gl]
+    canon = (
+        f'{{"agent_id":{e(ag)},"auto":{_BOOL[au]},"branch":{e(br)},'
+        f'"decisions":[{",".join(de_i)}],"done":[{",".join(do_i)}],'
+        f'"enriched":{_BOOL[en]},"files_modified":[{",".join(fm_i)}],"focus":{e(fo)},'
+        f'"git_log":[{",".join(gl_i)}],"griptree":{e(gt)},"next_steps":[{",".join(ne_i)}],'
+        f'"repair":{_BOOL[rp]},"session_id":{e(sid)},"timestamp":{e(ts)}}}'
+    )
+    digest = hashlib.sha256(f"{workspace_uuid}\n{canon}".encode()).digest()[:16]
+    rich = (1 if fo else 0) + (1 if do else 0) + (1 if de else 0) + (1 if ne else 0)
+    meaningful = 1 if (do or de or ne or (fo and not au)) else 0
+    row = (
+        sid, br, ts, us, fo,
+        f"[{', '.join(do_i)}]" if do else "[]", f"[{', '.join(de_i)}]" if de else "[]",
+        f"[{', '.join(ne_i)}]" if ne else "[]", f"[{', '.join(fm_i)}]" if fm else "[]",
+        f"[{', '.join(gl_i)}]" if gl else "[]", int(au), int(en), int(rp), gt, ag, None,
+        rich, meaningful,
+    )
+    return Parsed(digest, sid, br, us, au, en, row)
+
+
+def parse_entry(obj: Any, clean: bool, workspace_uuid: str) -> Parsed | Bad:
+    """Validate a decoded line and build its journal row. Anything unusual goes through
+    the journal's own validator, so the accepted set and the messages are the journal's."""
+    if type(obj) is not dict:
+        return not_an_object(obj)
+    f = _fast_fields(obj) if clean else None
+    if f is not None:
+        return _fast_parsed(f, workspace_uuid)
+    valid = _validated(obj, clean)
+    if isinstance(valid, Bad):
+        return valid
+    full, extra, ts_us = valid
+    canon, extra_json = full, None
+    if extra is not None:
+        # entry_id's canonical form: the synapt fields plus "extra" when there is any.
+        canon, extra_json = {**full, "extra": extra}, _canonical(extra)
+    digest = hashlib.sha256(f"{workspace_uuid}\n{_canonical(canon)}".encode()).digest()[:16]
+    focus = full["focus"]
+    done, decisions, next_steps = full["done"], full["decisions"], full["next_steps"]
+    files, git_log = full["files_modified"], full["git_log"]
+    auto = full["auto"]
+    rich = (1 if focus else 0) + (1 if done else 0) + (1 if decisions else 0) \
+        + (1 if next_steps else 0)
+    meaningful = 1 if (done or decisions or next_steps or (focus and not auto)) else 0
+    row = (
+        full["session_id"], full["branch"], full["timestamp"], ts_us, focus,
+        _list_json(done) if done else "[]", _list_json(decisions) if decisions else "[]",
+        _list_json(next_steps) if next_steps else "[]", _list_json(files) if files else "[]",
+        _list_json(git_log) if git_log else "[]", int(auto), int(full["enriched"]),
+        int(full["repair"]), full["griptree"], full["agent_id"], extra_json, rich, meaningful,
+    )
+    return Parsed(digest, full["session_id"], full["branch"], ts_us, bool(auto),
+                  bool(full["enriched"]), row)
+
+
+def _validated(obj: dict[str, Any], clean: bool
+               ) -> tuple[dict[str, Any], dict[str, Any] | None, int] | Bad:
+    """(every synapt field with its value, the unknown fields or None, epoch us) or Bad."""
+    f = _fast_fields(obj) if clean else None
+    if f is not None:
+        # f is the 14 fields in SYNAPT_FIELDS order, then the epoch us
+        return dict(zip(SYNAPT_FIELDS, f[:14], strict=True)), None, f[14]
+    try:
+        e = JournalEntry.from_mapping(obj)
+        ts_us = parse_timestamp(e.timestamp)
+    except InvalidEntryError as exc:
+        return Bad(reason_of(exc), str(exc))
+    except RecursionError:
+        return Bad(INVALID_ENTRY, "entry nested too deeply")
+    return e.synapt_dict(), (e.extra or None), ts_us
+
+
+def not_an_object(obj: Any) -> Bad:
+    if isinstance(obj, list):
+        kind = "an array"
+    elif obj is None:
+        kind = "null"
+    else:
+        kind = f"a {type(obj).__name__}"
+    return Bad(NOT_AN_OBJECT, f"line is {kind}, not a JSON object")
+
+
+# What the survey keeps of a valid line: (content key, session id, branch, epoch us, auto,
+# enriched). The key is a 64-bit hash of the normalised values: the survey only counts
+# distinct contents, and a collision (odds ~1e-8 per million lines) would shift a count by
+# one; the import itself uses the full content address.
+Seen = tuple[int, str, str, int, bool, bool]
+
+
+# A line exactly as synapt's append_entry writes it: json.dumps(asdict(entry)) with default
+# settings (its field order, ", " and ": ", ASCII escapes). Such a line needs no JSON parse
+# for the survey: this pattern proves its shape and types, _CANONICAL_ESCAPE that every
+# escape is valid and the one json.dumps itself would write (so equal content means equal
+# bytes), and neither admits a NUL or a lone surrogate. Anything else takes the parser.
+_JSTR = rb'"[^"\\\x00-\x1f\x7f-\xff]*(?:\\.[^"\\\x00-\x1f\x7f-\xff]*)*"'
+_JLIST = rb"\[(?:" + _JSTR + rb"(?:, " + _JSTR + rb")*)?\]"
+_SYNAPT_LINE = re.compile(
+    rb'\{"timestamp": "(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z))", '
+    rb'"session_id": (' + _JSTR + rb'), "branch": (' + _JSTR + rb'), "focus": ' + _JSTR
+    + rb', "done": ' + _JLIST + rb', "decisions": ' + _JLIST + rb', "next_steps": ' + _JLIST
+    + rb', "files_modified": ' + _JLIST + rb', "git_log": ' + _JLIST
+    + rb', "auto": (true|false), "enriched": (true|false), "griptree": ' + _JSTR
+    + rb', "agent_id": ' + _JSTR + rb', "repair": (?:true|false)\}')
+# A backslash not starting an escape json.dumps(ensure_ascii=True) writes: \u0000, surrogates,
+# \/, upper-case hex, escaped printable ASCII. (It may also flag the second backslash of
+# an escaped backslash: that only sends a valid line to the parser.)
+_NONCANONICAL_ESCAPE = re.compile(
+    rb'\\(?!["\\bfnrt]|u(?:000[1-7bef]|001[0-9a-f]|007f|00[89a-f][0-9a-f]'
+    rb"|0[1-9a-f][0-9a-f]{2}|[1-9a-c][0-9a-f]{3}|d[0-7][0-9a-f]{2}|[ef][0-9a-f]{3}))")
+
+
+def _unquote(token: bytes) -> str:
+    if b"\\" in token:
+        text: str = json.loads(token)
+        return text
+    return token[1:-1].decode("ascii")
+
+
+def _synapt_bytes(full: dict[str, Any]) -> bytes:
+    """The line synapt would write for these field values (the survey's content key)."""
+    return json.dumps({name: full[name] for name in SYNAPT_FIELDS}).encode()
+
+
+def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> Seen | Bad:
+    if stripped is None:
+        stripped = data.strip()
+    m = _SYNAPT_LINE.fullmatch(stripped)
+    if m is not None and (b"\\" not in stripped
+                          or _NONCANONICAL_ESCAPE.search(stripped) is None):
+        us = _fast_us(m.group(1).decode("ascii"))
+        if us is not None:
+            return (hash(stripped), _unquote(m.group(2)), _unquote(m.group(3)), us,
+                    m.group(4) == b"true", m.group(5) == b"true")
+    decoded = decode(data, terminated, stripped)
+    if isinstance(decoded, Bad):
+        return decoded
+    obj, clean = decoded
+    if type(obj) is not dict:
+        return not_an_object(obj)
+    valid = _validated(obj, clean)
+    if isinstance(valid, Bad):
+        return valid
+    full, extra, ts_us = valid
+    canon = _synapt_bytes(full)
+    key = hash(canon) if extra is None else hash((canon, _canonical(extra)))
+    return key, full["session_id"], full["branch"], ts_us, full["auto"], full["enriched"]
+
+
+def classify(data: bytes, terminated: bool, workspace_uuid: str) -> Parsed | Bad:
+    """One line's bytes -> its entry or the reason it cannot be imported."""
+    decoded = decode(data, terminated)
+    if isinstance(decoded, Bad):
+        return decoded
+    return parse_entry(decoded[0], decoded[1], workspace_uuid)
+
+
+def too_long(length: int, limit: int) -> Bad:
+    return Bad(TOO_LONG, f"line of {length} bytes is longer than the {limit}-byte limit")
