@@ -151,7 +151,11 @@ def bench_append(tmp: Path, quick: bool) -> list[dict[str, Any]]:
     # The limit: the same columns, one unique key, no derived state, BEGIN IMMEDIATE + COMMIT.
     bare_db = tmp / "bare.db"
     conn = apsw.Connection(str(bare_db))
-    conn.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    # One statement per call: apsw runs a multi-statement string lazily, so a second pragma
+    # after one that returns a row would never run.
+    conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    conn.execute("PRAGMA synchronous=NORMAL").fetchall()
+    assert conn.execute("PRAGMA synchronous").fetchall()[0][0] == 1
     conn.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, id BLOB UNIQUE, session_id TEXT,"
                  " branch TEXT, timestamp TEXT, ts_us INTEGER, focus TEXT, done TEXT,"
                  " decisions TEXT, next_steps TEXT, files_modified TEXT, git_log TEXT,"
@@ -187,7 +191,10 @@ def bench_cli(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     root = tmp / "cli"
     _, bucket = build(root, n, jsonl=True)
     assert bucket is not None
-    env = {**os.environ, "HOME": str(tmp)}
+    # Bytecode as an installed package has it (pip compiles at install; synapt's is): the
+    # warm-up run writes __pycache__ for the checkout, even where the environment says not to.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["HOME"] = str(tmp)
     exe = str(Path(sys.executable).with_name("recall-sqlite"))
     ours_cmd = [exe, "--cwd", str(root), "journal", "read", "-n", "5", "--json"]
     if not Path(exe).exists():

@@ -40,10 +40,10 @@ from typing import Any
 from .context import StoreContext
 from .db import iso_from_us, now_us
 from .errors import InvalidInputError, NotFoundError
-from .journal import ENTRY_COLUMNS, Journal, JournalEntry
+from .journal import Journal, JournalEntry, entry_columns
 
 # The columns of journal.py's row decoder, prefixed for use beside a correlated subquery.
-_ENTRY_COLUMNS = ", ".join(f"e.{c.strip()}" for c in ENTRY_COLUMNS.split(","))
+_ENTRY_COLUMNS = entry_columns("e")
 
 
 class UnknownEntryError(InvalidInputError, NotFoundError):

@@ -272,11 +272,21 @@ class WriteResult:
                 "carry": self.carry.to_dict(), "explicit_next_steps": self.explicit_next_steps}
 
 
-# The columns every entry row starts with, in the order entries_from_rows expects.
-ENTRY_COLUMNS = (
-    "seq, id, worktree_id, session_id, branch, timestamp, focus, done, decisions, next_steps,"
-    " files_modified, git_log, auto, enriched, repair, griptree, agent_id, extra"
-)
+def entry_columns(alias: str = "") -> str:
+    """The select list every entry row starts with, in the order entries_from_rows expects.
+    The five JSON lists and `extra` arrive as one JSON array built by SQLite (plain text
+    concatenation, no JSON parsing): one Python string per row instead of six, and one
+    json.loads per read instead of one per field."""
+    a = f"{alias}." if alias else ""
+    return (
+        f"{a}seq, {a}id, {a}worktree_id, {a}session_id, {a}branch, {a}timestamp, {a}focus,"
+        f" {a}auto, {a}enriched, {a}repair, {a}griptree, {a}agent_id,"
+        f" '[' || {a}done || ',' || {a}decisions || ',' || {a}next_steps || ','"
+        f" || {a}files_modified || ',' || {a}git_log || ',' || coalesce({a}extra, 'null') || ']'"
+    )
+
+
+ENTRY_COLUMNS = entry_columns()
 # How many heads synapt's pending_next_steps looks at.
 PENDING_WINDOW = 20
 
@@ -555,13 +565,11 @@ class Journal:
         calls were most of the cost of a read."""
         if not rows:
             return []
-        blob = ",".join(f"[{r[7]},{r[8]},{r[9]},{r[10]},{r[11]},{r[17] or 'null'}]"
-                        for r in rows)
-        decoded: list[list[Any]] = json.loads(f"[{blob}]")
+        decoded: list[list[Any]] = json.loads(f"[{','.join([r[12] for r in rows])}]")
         key_of = self._ctx.worktree_key_of
         return [
-            JournalEntry(r[5], r[3], r[4], r[6], d[0], d[1], d[2], d[3], d[4], bool(r[12]),
-                         bool(r[13]), r[15], r[16], bool(r[14]), d[5] or {}, r[1].hex(),
+            JournalEntry(r[5], r[3], r[4], r[6], d[0], d[1], d[2], d[3], d[4], bool(r[7]),
+                         bool(r[8]), r[10], r[11], bool(r[9]), d[5] or {}, r[1].hex(),
                          key_of(r[2]))
             for r, d in zip(rows, decoded, strict=True)
         ]

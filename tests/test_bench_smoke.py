@@ -1,0 +1,33 @@
+"""A smoke run of every benchmark suite at tiny sizes: the harness runs end to end against
+the real peers and reports numbers. No timing is asserted (machines are noisy)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_every_suite_runs_at_tiny_sizes(tmp_path: Path) -> None:
+    pytest.importorskip("synapt")
+    pytest.importorskip("numpy")
+    out = tmp_path / "results.json"
+    res = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--out",
+                          str(out)], capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    report = json.loads(out.read_text())
+    suites = {r["suite"] for r in report["rows"]}
+    assert suites == {"journal", "summaries+cursors", "vectors", "legacy"}
+    for r in report["rows"]:
+        assert isinstance(r["ours"], (int, float)) and math.isfinite(r["ours"]) and r["ours"] > 0
+        for key in ("limit", "peer"):
+            if r.get(key) is not None:
+                assert r[key] > 0
+    assert "| suite | case |" in res.stdout
