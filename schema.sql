@@ -116,7 +116,17 @@ CREATE TABLE journal_counts_ws (
 -- The unary plus on head_ws/head_wt keeps the planner off the partial head indexes here:
 -- they would match `head_ws = 1` and turn each insert into a walk of every head in the
 -- workspace (quadratic imports); the session index is the right one.
+--
+-- A bulk insert (recall_sqlite/journal_bulk.py) replays this trigger for a whole batch at
+-- once: while a `journal_bulk` row names the workspace, the trigger stands aside. That row
+-- exists only inside the bulk writer's own transaction, so no other connection (and no
+-- sqlite3 shell) ever sees it and every other insert keeps the rule right.
+CREATE TABLE journal_bulk (
+    workspace_id INTEGER PRIMARY KEY
+) STRICT;
+
 CREATE TRIGGER journal_entries_after_insert AFTER INSERT ON journal_entries
+WHEN NOT EXISTS (SELECT 1 FROM journal_bulk WHERE workspace_id = NEW.workspace_id)
 BEGIN
     UPDATE journal_entries SET head_ws = 0
      WHERE NEW.session_id <> '' AND session_id <> ''

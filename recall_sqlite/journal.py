@@ -287,6 +287,8 @@ def entry_columns(alias: str = "") -> str:
 
 
 ENTRY_COLUMNS = entry_columns()
+# From this many rows on, append_many writes through journal_bulk.py (measured break-even).
+BULK_MIN_ROWS = 32
 # How many heads synapt's pending_next_steps looks at.
 PENDING_WINDOW = 20
 
@@ -320,7 +322,21 @@ class Journal:
         worktree_pk = self._worktree_pk(worktree)
         rows = [self._row(_prepare(e, allow_collapsed=True), worktree_pk) for e in entries]
         with self._ctx.db.write() as conn:
-            return [_insert(conn, r) for r in rows]
+            if len(rows) < BULK_MIN_ROWS:
+                return [_insert(conn, r) for r in rows]
+            # Same state as the loop above (burnt seqs of duplicates included), without
+            # the per-row trigger: see journal_bulk.py.
+            from .journal_bulk import bulk_insert
+
+            stored = bulk_insert(conn, rows, burn_duplicates=True)
+        results: list[AppendResult] = []
+        claimed: set[bytes] = set()
+        for r in rows:
+            got = stored[r[0]]
+            created = got.created and r[0] not in claimed
+            claimed.add(r[0])
+            results.append(AppendResult(r[0].hex(), created, got.seq))
+        return results
 
     def write(
         self,

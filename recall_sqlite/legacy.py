@@ -30,9 +30,10 @@ from . import workspace as ws
 from .context import StoreContext
 from .db import now_us, utc_now_iso
 from .errors import InvalidInputError, RecallError, StoreError, WorkspaceError
+from .journal_bulk import bulk_insert
 from .legacy_read import (
-    INSERT_SQL,
     MAX_LINE_BYTES,
+    ROW_LAYOUT,
     TOO_LONG,
     Bad,
     LineReader,
@@ -1128,19 +1129,14 @@ class _Chunker:
                 raise ImportConflict(f"{self.path} is being imported by another process")
             # Rows already stored are looked up, not re-inserted: a conflicting INSERT
             # still burns an AUTOINCREMENT seq, and seqs must not depend on where an
-            # earlier, killed run stopped.
+            # earlier, killed run stopped. The new rows go in as one batch that leaves the
+            # state row-by-row inserts would (journal_bulk.py).
             old: dict[bytes, int] = {}
-            if rows:
-                old = {bytes.fromhex(h): int(q) for h, q in _all(
-                    conn, "SELECT j.value, e.seq FROM json_each(?) j"
-                    " JOIN journal_entries e ON e.id = unhex(j.value)",
-                    (json.dumps([i.hex() for i in rows]),))}
-            fresh = [r for i, r in rows.items() if i not in old]
             new: dict[bytes, int] = {}
-            if fresh:
-                new = {bytes(i): int(q) for q, i in conn.executemany(INSERT_SQL, fresh)}
-            if len(new) != len(fresh):
-                raise StoreError("journal rows changed during the import; re-run the import")
+            if rows:
+                for i, got in bulk_insert(conn, list(rows.values()), columns=ROW_LAYOUT,
+                                          burn_duplicates=False).items():
+                    (new if got.created else old)[i] = got.seq
             prov: list[tuple[int, int, int, str]] = []
             claimed: set[bytes] = set()
             for line, digest, eid, seq in fates:

@@ -293,6 +293,8 @@ ROW_COLUMNS = (
     "files_modified", "git_log", "auto", "enriched", "repair", "griptree", "agent_id", "extra",
     "rich", "meaningful",
 )
+# The columns of an importer row: what the store adds, then `Parsed.row`.
+ROW_LAYOUT = ("id", "workspace_id", "worktree_id", "stored_us", *ROW_COLUMNS)
 # The journal's insert (journal.py `_INSERT`) with the columns in this module's order, and
 # the id returned too so a batch tells which of its rows were new.
 INSERT_SQL = (

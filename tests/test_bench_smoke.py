@@ -26,6 +26,8 @@ def test_every_suite_runs_at_tiny_sizes(tmp_path: Path) -> None:
     suites = {r["suite"] for r in report["rows"]}
     assert suites == {"journal", "summaries+cursors", "vectors", "legacy"}
     for r in report["rows"]:
+        if r.get("unit") == "info":  # descriptive rows (e.g. the BLAS kernel), not measurements
+            continue
         assert isinstance(r["ours"], (int, float)) and math.isfinite(r["ours"]) and r["ours"] > 0
         for key in ("limit", "peer"):
             if r.get(key) is not None:

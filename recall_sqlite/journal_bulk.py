@@ -1,0 +1,249 @@
+"""Bulk insert of journal entry versions with exactly the state row-by-row inserts leave.
+
+A row inserted one at a time fires `journal_entries_after_insert` (schema.sql), which
+demotes the heads the new version beats, sets its `sid_order` and makes it a head when
+nothing is left to beat it; the count triggers then follow every head change. That costs
+three correlated UPDATEs per row. Here the same sequence is replayed in Python over the
+batch (the heads of the touched sessions are read once), every new row is inserted with
+its final `seq`, `sid_order`, `head_wt` and `head_ws`, the per-scope counts are added in
+one upsert per scope, and only the rows stored before the batch that lose their head
+status are UPDATEd, one statement each, in the order the trigger path would have demoted
+them, so the count and vector triggers fire for them exactly as they would have.
+
+While the batch is written, a `journal_bulk` row per workspace switches the insert
+trigger off for that workspace; it lives only inside the caller's write transaction (a
+savepoint rolls it back with the rows on any failure), so no other connection ever sees it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .errors import StoreError
+
+# journal.py `_INSERT`'s columns, in its order: the default layout of a row.
+COLUMNS: tuple[str, ...] = (
+    "id", "workspace_id", "worktree_id", "session_id", "branch", "timestamp", "ts_us", "focus",
+    "done", "decisions", "next_steps", "files_modified", "git_log", "auto", "enriched",
+    "repair", "griptree", "agent_id", "extra", "stored_us", "rich", "meaningful",
+)
+# sid_order of an entry without a session: after every session (schema.sql, 2^60).
+NO_SESSION_ORDER = 1 << 60
+
+
+class Stored(NamedTuple):
+    seq: int
+    created: bool  # False: the id was stored before the batch
+
+
+class _Head:
+    """A head of a session scope during the replay: its dedup key and seq; for a row of the
+    batch also its index, its count scope and whether it is meaningful (None, None, 0 for a
+    row stored before the batch)."""
+
+    __slots__ = ("key", "seq", "new", "count", "mean")
+
+    def __init__(self, key: tuple[int, int, int], seq: int, new: int | None = None,
+                 count: tuple[Any, ...] | None = None, mean: int = 0) -> None:
+        self.key, self.seq, self.new, self.count, self.mean = key, seq, new, count, mean
+
+
+_INSERT_SQL: dict[tuple[str, ...], str] = {}
+
+
+def _insert_sql(columns: tuple[str, ...]) -> str:
+    sql = _INSERT_SQL.get(columns)
+    if sql is None:
+        names = ("seq", *columns, "sid_order", "head_wt", "head_ws")
+        sql = (f"INSERT INTO journal_entries ({', '.join(names)})"
+               f" VALUES ({','.join('?' * len(names))})")
+        _INSERT_SQL[columns] = sql
+    return sql
+
+
+def bulk_insert(conn: Any, rows: Sequence[Sequence[Any]], *,
+                columns: Sequence[str] = COLUMNS,
+                burn_duplicates: bool = False) -> dict[bytes, Stored]:
+    """Insert journal rows (values in `columns` order, which must name every column of
+    journal.py `_INSERT`) as if each had gone through `INSERT ... ON CONFLICT (id) DO
+    NOTHING` in turn: same seqs, heads, sid_order, counts and vector generations.
+
+    Must run inside the caller's write transaction. Returns every id of the batch with its
+    seq and whether this batch created it. A row whose id is already stored (or repeated
+    in the batch) is skipped; with `burn_duplicates` it still consumes a seq, as the
+    conflicting INSERT does (journal.py's row-by-row path); without, it consumes none (the
+    importer's numbering must not depend on what an earlier, killed run stored)."""
+    if not rows:
+        return {}
+    if getattr(conn, "in_transaction", True) is False:
+        raise StoreError("bulk_insert must run inside a write transaction")
+    cols = tuple(columns)
+    missing = set(COLUMNS) - set(cols)
+    if missing or len(cols) != len(COLUMNS):
+        raise StoreError(f"bulk_insert needs exactly the journal columns; missing {missing}")
+    ix = {name: i for i, name in enumerate(cols)}
+    i_id, i_ws, i_wt, i_sid = ix["id"], ix["workspace_id"], ix["worktree_id"], ix["session_id"]
+    i_br, i_ts, i_auto, i_rich = ix["branch"], ix["ts_us"], ix["auto"], ix["rich"]
+    i_mean = ix["meaningful"]
+
+    with conn:  # a savepoint: any failure takes the guard rows and the rows back out
+        result = _existing(conn, [bytes(r[i_id]) for r in rows])
+        base = _next_base(conn)
+        # The rows to create, each with its seq (burnt numbers included when asked).
+        fresh: list[tuple[int, Sequence[Any]]] = []
+        counter = base
+        for r in rows:
+            rid = bytes(r[i_id])
+            if rid in result:
+                if burn_duplicates:
+                    counter += 1
+                continue
+            counter += 1
+            result[rid] = Stored(counter, True)
+            fresh.append((counter, r))
+        if not fresh:
+            if burn_duplicates:
+                _set_sequence(conn, counter)
+            return result
+        workspaces = sorted({int(r[i_ws]) for _, r in fresh})
+        conn.executemany("INSERT INTO journal_bulk (workspace_id) VALUES (?)",
+                         [(w,) for w in workspaces])
+
+        # -- what the touched sessions hold already --------------------------------------
+        sessions: dict[int, set[str]] = {}
+        for _, r in fresh:
+            if r[i_sid] != "":
+                sessions.setdefault(int(r[i_ws]), set()).add(r[i_sid])
+        first: dict[tuple[int, str], int] = {}
+        # (0, workspace, session) -> its head_ws rows; (1, workspace, worktree, session) ->
+        # its head_wt rows. One each in a consistent store; a list to replay any store.
+        heads_of: dict[tuple[Any, ...], list[_Head]] = {}
+        for ws, sids in sessions.items():
+            names = json.dumps(sorted(sids))
+            for sid, low in conn.execute(
+                "SELECT j.value, (SELECT min(seq) FROM journal_entries"
+                " WHERE workspace_id = ? AND session_id = j.value)"
+                " FROM json_each(?) j", (ws, names)):
+                if low is not None:
+                    first[(ws, sid)] = int(low)
+            for seq, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
+                "SELECT e.seq, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich,"
+                " e.head_ws, e.head_wt"
+                " FROM json_each(?) j CROSS JOIN journal_entries e"
+                " ON e.workspace_id = ? AND e.session_id = j.value"
+                " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq", (names, ws)):
+                head = _Head((auto, -ts, -rich), seq)
+                if hws == 1:
+                    heads_of.setdefault((0, ws, sid), []).append(head)
+                if hwt == 1:
+                    heads_of.setdefault((1, ws, wt, sid), []).append(head)
+
+        # -- the trigger path, replayed ---------------------------------------------------
+        n = len(fresh)
+        flags = ([0] * n, [0] * n)                     # head_ws, head_wt of each new row
+        sid_order = [0] * n
+        demote: list[tuple[int, int, int]] = []       # (new seq, 0 ws / 1 wt, old seq)
+        counts: dict[tuple[Any, ...], list[int]] = {}  # (0, ws, branch) / (1, ws, wt, branch)
+        for k, (seq, r) in enumerate(fresh):
+            ws, wt, sid, br, mean = int(r[i_ws]), int(r[i_wt]), r[i_sid], r[i_br], r[i_mean]
+            if sid == "":
+                sid_order[k] = seq + NO_SESSION_ORDER
+                flags[0][k] = flags[1][k] = 1
+                _add(counts, (0, ws, br), 1, mean)
+                _add(counts, (1, ws, wt, br), 1, mean)
+                continue
+            sid_order[k] = first.setdefault((ws, sid), seq)
+            key = (int(r[i_auto]), -int(r[i_ts]), -int(r[i_rich]))
+            for phase, scope, count in ((0, (0, ws, sid), (0, ws, br)),
+                                        (1, (1, ws, wt, sid), (1, ws, wt, br))):
+                heads = heads_of.get(scope)
+                if heads:
+                    # journal_entries_after_insert: demote every head the new version
+                    # beats (non-auto first, then newer, then richer; a tie keeps the head)
+                    kept = []
+                    for h in heads:
+                        if key < h.key:
+                            if h.new is None:
+                                demote.append((seq, phase, h.seq))
+                            else:
+                                flags[phase][h.new] = 0
+                                _add(counts, h.count, -1, -h.mean)
+                        else:
+                            kept.append(h)
+                    if kept:  # ... and it is a head only if none is left
+                        heads[:] = kept
+                        continue
+                flags[phase][k] = 1
+                heads_of[scope] = [_Head(key, seq, k, count, mean)]
+                _add(counts, count, 1, mean)
+
+        # -- the writes ---------------------------------------------------------------------
+        conn.executemany(_insert_sql(cols), [
+            (seq, *r, sid_order[k], flags[1][k], flags[0][k])
+            for k, (seq, r) in enumerate(fresh)
+        ])
+        if burn_duplicates and counter > fresh[-1][0]:
+            _set_sequence(conn, counter)
+        demote.sort()
+        for _, phase, old_seq in demote:
+            conn.execute("UPDATE journal_entries SET head_ws = 0 WHERE seq = ?" if phase == 0
+                         else "UPDATE journal_entries SET head_wt = 0 WHERE seq = ?", (old_seq,))
+        ws_rows = [(c[1], c[2], h, m) for c, (h, m) in counts.items() if c[0] == 0]
+        wt_rows = [(c[1], c[2], c[3], h, m) for c, (h, m) in counts.items() if c[0] == 1]
+        if ws_rows:
+            conn.executemany(
+                "INSERT INTO journal_counts_ws (workspace_id, branch, heads, meaningful)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, branch) DO UPDATE"
+                " SET heads = heads + excluded.heads,"
+                " meaningful = meaningful + excluded.meaningful",
+                ws_rows)
+        if wt_rows:
+            conn.executemany(
+                "INSERT INTO journal_counts_wt (workspace_id, worktree_id, branch, heads,"
+                " meaningful) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (workspace_id, worktree_id, branch) DO UPDATE"
+                " SET heads = heads + excluded.heads,"
+                " meaningful = meaningful + excluded.meaningful",
+                wt_rows)
+        conn.executemany("DELETE FROM journal_bulk WHERE workspace_id = ?",
+                         [(w,) for w in workspaces])
+    return result
+
+
+def _add(counts: dict[tuple[Any, ...], list[int]], key: Any, heads: int, meaningful: int) -> None:
+    c = counts.get(key)
+    if c is None:
+        counts[key] = [heads, meaningful]
+    else:
+        c[0] += heads
+        c[1] += meaningful
+
+
+def _existing(conn: Any, ids: list[bytes]) -> dict[bytes, Stored]:
+    """The ids already stored (in any workspace: the id is unique across the table)."""
+    found: dict[bytes, Stored] = {}
+    for rid, seq in conn.execute(
+        "SELECT e.id, e.seq FROM json_each(?) j JOIN journal_entries e ON e.id = unhex(j.value)",
+        (json.dumps(sorted({i.hex() for i in ids})),),
+    ):
+        found[bytes(rid)] = Stored(int(seq), False)
+    return found
+
+
+def _next_base(conn: Any) -> int:
+    """The seq AUTOINCREMENT would hand out next, minus one."""
+    row = conn.execute(
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal_entries'), 0),"
+        " coalesce((SELECT max(seq) FROM journal_entries), 0))").fetchall()
+    return int(row[0][0])
+
+
+def _set_sequence(conn: Any, value: int) -> None:
+    """Record burnt seqs as a conflicting INSERT does (its number is never handed out)."""
+    conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'journal_entries' AND seq < ?",
+                 (value, value))
+    if not conn.execute("SELECT 1 FROM sqlite_sequence WHERE name = 'journal_entries'").fetchall():
+        conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('journal_entries', ?)",
+                     (value,))
