@@ -142,14 +142,21 @@ def cmd_journal_pending(args: argparse.Namespace) -> int:
     return 0
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return value
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= minimum, with a one-line error otherwise."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}")
+        return value
+    return parse
+
+
+nonneg_int = _int_at_least(0)
+positive_int = _int_at_least(1)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -182,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--timestamp", help="ISO-8601 (default: now, UTC)")
     w.set_defaults(func=cmd_journal_write)
     r = jsub.add_parser("read", parents=[jp], help="newest entries, one per session")
-    r.add_argument("-n", type=_nonneg_int, default=5)
+    r.add_argument("-n", type=nonneg_int, default=5)
     r.add_argument("--branch")
     r.add_argument("--all-worktrees", action="store_true")
     r.add_argument("--meaningful", action="store_true")

@@ -133,7 +133,7 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
                             help="entries the consumer has not read, oldest first")
     unread.add_argument("consumer")
     unread.add_argument("--branch", help=branch_help)
-    unread.add_argument("--limit", type=_positive_int)
+    unread.add_argument("--limit", type=cli.positive_int)
     unread.add_argument("--take", action="store_true",
                         help="also mark them read, atomically (at-most-once delivery)")
     unread.set_defaults(func=cmd_unread)
@@ -152,12 +152,3 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     reset.add_argument("--to", default="0", metavar="POSITION|ENTRY_ID")
     reset.set_defaults(func=cmd_reset)
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value

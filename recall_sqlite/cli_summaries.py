@@ -152,7 +152,7 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         if name == "list":
             p.add_argument("--since", help="created at or after (ISO-8601)")
             p.add_argument("--until", help="created before (ISO-8601)")
-            p.add_argument("--limit", type=_positive_int, default=20)
+            p.add_argument("--limit", type=cli.positive_int, default=20)
             p.add_argument("--current", action="store_true", help="hide superseded ones")
             p.add_argument("--stale", action="store_true",
                            help="only current summaries with newer entries (every scope "
@@ -160,15 +160,6 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
 
     remove = sub.add_parser("remove", parents=[json_parent],
                             help="delete a summary, its source links and vectors")
-    remove.add_argument("id", type=_positive_int)
+    remove.add_argument("id", type=cli.positive_int)
     remove.set_defaults(func=cmd_remove)
 
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value

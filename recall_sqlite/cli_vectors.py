@@ -13,15 +13,6 @@ if TYPE_CHECKING:
     from .store import Store
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value
-
 
 def _model(store: Store, given: str | None) -> str:
     """--model, or the workspace's only model; with several, naming one is required."""
@@ -108,7 +99,7 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
                              help="the entries nearest to an entry's own vector")
     search.add_argument("--like", required=True, metavar="ENTRY_ID",
                         help="hex id of an entry that has a vector")
-    search.add_argument("-k", type=_positive_int, default=10, help="how many (default 10)")
+    search.add_argument("-k", type=cli.positive_int, default=10, help="how many (default 10)")
     search.add_argument("--model", help="default: the workspace's only model")
     search.add_argument("--branch", help="only this branch (default: every branch)")
     search.add_argument("--all-worktrees", action="store_true",
