@@ -97,6 +97,7 @@ class Database:
         self.path = path
         self.read_only = read_only
         self._lock = threading.RLock()
+        self.lock = self._lock  # for hot paths that hold it without a context manager
         self.conn = self._connect()
 
     # -- opening --------------------------------------------------------------------

@@ -10,11 +10,14 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cache
 from typing import Any
+
+import apsw
 
 from .carry import CarryReport, is_collapsed, merge_carried_forward, step_key
 from .context import StoreContext
-from .db import now_us
+from .db import now_us, translate
 from .errors import InvalidEntryError, JournalFieldCollapse
 from .timestamps import parse_timestamp
 
@@ -426,9 +429,13 @@ class Journal:
         # No explicit transaction: the counts are read after the rows and heads are never
         # deleted, so a concurrent append can only make `total` larger, never smaller than
         # what is shown; and a read stays two statements (this is the hot path).
-        with self._ctx.db.autocommit() as conn:
-            rows = self._walk(conn, n, branch, all_worktrees, meaningful)
-            total, elsewhere = self._counts(conn, branch, all_worktrees, meaningful)
+        with self._ctx.db.lock:
+            conn = self._ctx.db.conn
+            try:
+                rows = self._walk(conn, n, branch, all_worktrees, meaningful)
+                total, elsewhere = self._counts(conn, branch, all_worktrees, meaningful)
+            except apsw.Error as exc:
+                raise translate(exc, self._ctx.db.path) from None
         scope = self._scope(branch, all_worktrees, meaningful)
         return ReadResult(self.entries_from_rows(rows), scope, total, elsewhere)
 
@@ -493,22 +500,15 @@ class Journal:
     def _walk(self, conn: Any, n: int, branch: str | None, all_worktrees: bool,
               meaningful: bool) -> list[tuple[Any, ...]]:
         ctx = self._ctx
-        where = ["workspace_id = ?"]
         params: list[Any] = [ctx.workspace_pk]
-        if all_worktrees:
-            where.append("head_ws = 1")
-        else:
-            where += ["worktree_id = ?", "head_wt = 1"]
+        if not all_worktrees:
             params.append(ctx.worktree_pk)
         if branch is not None:
-            where.append("branch = ?")
             params.append(branch)
-        if meaningful:
-            where.append("meaningful = 1")
         params.append(n)
-        sql = (f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
-               " ORDER BY ts_us DESC, sid_order LIMIT ?")
-        return list(conn.execute(sql, params))
+        rows: list[tuple[Any, ...]] = conn.execute(
+            _walk_sql(all_worktrees, branch is not None, meaningful), params).fetchall()
+        return rows
 
     def _counts(self, conn: Any, branch: str | None, all_worktrees: bool,
                 meaningful: bool) -> tuple[int, Elsewhere]:
@@ -589,6 +589,19 @@ class Journal:
                          key_of(r[2]))
             for r, d in zip(rows, decoded, strict=True)
         ]
+
+
+@cache
+def _walk_sql(all_worktrees: bool, by_branch: bool, meaningful: bool) -> str:
+    """The "newest n" statement of one scope shape: a walk of one partial head index."""
+    where = ["workspace_id = ?"]
+    where += ["head_ws = 1"] if all_worktrees else ["worktree_id = ?", "head_wt = 1"]
+    if by_branch:
+        where.append("branch = ?")
+    if meaningful:
+        where.append("meaningful = 1")
+    return (f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
+            " ORDER BY ts_us DESC, sid_order LIMIT ?")
 
 
 def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) -> JournalEntry:
