@@ -41,6 +41,7 @@ from .context import StoreContext
 from .db import iso_from_us, now_us
 from .errors import InvalidInputError, NotFoundError
 from .journal import Journal, JournalEntry, entry_columns
+from .validate import require_text
 
 # The columns of journal.py's row decoder, prefixed for use beside a correlated subquery.
 _ENTRY_COLUMNS = entry_columns("e")
@@ -52,22 +53,6 @@ class UnknownEntryError(InvalidInputError, NotFoundError):
 
 
 # -- validation shared with summaries.py ---------------------------------------------------
-
-
-def require_text(name: str, value: object, *, allow_empty: bool = True) -> str:
-    """A str that SQLite stores and gives back unchanged: no NUL (C tools truncate at it),
-    no lone surrogate (not encodable as UTF-8). Otherwise any characters are fine."""
-    if not isinstance(value, str):
-        raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidInputError(f"{name} contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{name} contains a lone surrogate (not valid Unicode)") from None
-    if not allow_empty and not value.strip():
-        raise InvalidInputError(f"{name} must not be empty")
-    return value
 
 
 def require_int(name: str, value: object, *, minimum: int) -> int:

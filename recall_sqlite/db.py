@@ -96,8 +96,8 @@ class Database:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
-        self._lock = threading.RLock()
-        self.lock = self._lock  # for hot paths that hold it without a context manager
+        # Public so the journal's hot read path can hold it without a context manager.
+        self.lock = threading.RLock()
         self.conn = self._connect()
 
     # -- opening --------------------------------------------------------------------
@@ -184,7 +184,7 @@ class Database:
     @contextlib.contextmanager
     def read(self) -> Iterator[apsw.Connection]:
         """A consistent snapshot for several statements (e.g. rows and their counts)."""
-        with self._lock:
+        with self.lock:
             conn = self.conn
             try:
                 conn.execute("BEGIN")
@@ -199,7 +199,7 @@ class Database:
     def autocommit(self) -> Iterator[apsw.Connection]:
         """Statements under the lock with no explicit transaction: each one sees the latest
         commit. For reads whose statements need not share one snapshot."""
-        with self._lock:
+        with self.lock:
             try:
                 yield self.conn
             except apsw.Error as exc:
@@ -211,7 +211,7 @@ class Database:
         fail half way with SQLITE_BUSY; roll back on any exception (nothing half-written)."""
         if self.read_only:
             raise ReadOnlyStoreError(f"{self.path} is open read-only")
-        with self._lock:
+        with self.lock:
             conn = self.conn
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -234,12 +234,12 @@ class Database:
 
     def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         """One statement, no explicit transaction."""
-        with self._lock:
+        with self.lock:
             try:
                 return self.conn.execute(sql, params).fetchall()
             except apsw.Error as exc:
                 raise translate(exc, self.path) from None
 
     def close(self) -> None:
-        with self._lock:
+        with self.lock:
             self.conn.close()

@@ -20,6 +20,7 @@ from .context import StoreContext
 from .db import now_us, translate
 from .errors import InvalidEntryError, JournalFieldCollapse
 from .timestamps import parse_timestamp
+from .validate import require_text
 
 TEXT_FIELDS = ("session_id", "branch", "focus", "griptree", "agent_id")
 LIST_FIELDS = ("done", "decisions", "next_steps", "files_modified", "git_log")
@@ -151,15 +152,7 @@ def _copy(value: Any) -> Any:
 
 
 def _check_text(name: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise InvalidEntryError(f"{name} must be a string, got {type(value).__name__}")
-    if "\x00" in value:
-        raise InvalidEntryError(f"{name} contains a NUL character")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidEntryError(
-            f"{name} contains a lone surrogate (not valid Unicode text)") from None
+    require_text(name, value, error=InvalidEntryError)
 
 
 def _check_nested_text(name: str, value: object) -> None:
@@ -380,7 +373,8 @@ class Journal:
         explicit = [s.strip() for s in entry.next_steps if s and s.strip()]
         with self._ctx.db.write() as conn:
             previous = self._previous_meaningful(conn, session_id)
-            earlier_done = self._session_done(conn, session_id) if session_id else []
+            earlier_done = ([item for items in self._raw_done(conn, session_id, False)
+                             for item in items] if session_id else [])
             entry.next_steps, report = merge_carried_forward(
                 entry.next_steps, entry.done,
                 previous.next_steps if previous else [],
@@ -553,23 +547,14 @@ class Journal:
         rows = conn.execute(sql, params).fetchall()
         return self.entry_from_row(rows[0]) if rows else None
 
-    def _session_done(self, conn: Any, session_id: str) -> list[str]:
-        items: list[str] = []
-        for (done,) in conn.execute(
-            "SELECT done FROM journal_entries WHERE workspace_id = ? AND session_id = ?"
-            " AND worktree_id = ? ORDER BY seq",
-            (self._ctx.workspace_pk, session_id, self._ctx.worktree_pk),
-        ):
-            items.extend(json.loads(done))
-        return items
-
     def _raw_done(self, conn: Any, session_id: str, all_worktrees: bool) -> list[list[str]]:
+        """The done list of every stored version of a session, oldest first."""
         sql = "SELECT done FROM journal_entries WHERE workspace_id = ? AND session_id = ?"
         params: list[Any] = [self._ctx.workspace_pk, session_id]
         if not all_worktrees:
             sql += " AND worktree_id = ?"
             params.append(self._ctx.worktree_pk)
-        return [json.loads(done) for (done,) in conn.execute(sql, params)]
+        return [json.loads(done) for (done,) in conn.execute(sql + " ORDER BY seq", params)]
 
     def entry_from_row(self, r: Sequence[Any]) -> JournalEntry:
         """A JournalEntry from a row that starts with ENTRY_COLUMNS."""

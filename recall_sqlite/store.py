@@ -12,6 +12,7 @@ from .context import StoreContext
 from .db import Database, now_us, scalar, utc_now_iso
 from .errors import StoreError, WorkspaceError
 from .journal import Journal
+from .timestamps import parse_timestamp
 
 if TYPE_CHECKING:
     from .cursors import Cursors
@@ -168,7 +169,8 @@ def _register(db: Database, w: ws.Workspace, uuid: str) -> tuple[int, int, list[
         for other in others if _carries_id(Path(other), uuid)
     ]
     fresh = rows and rows[0][1] is not None and rows[0][2] is not None
-    if fresh and _iso_to_us(rows[0][2]) > stale_before and _iso_to_us(rows[0][3]) > stale_before:
+    if (fresh and parse_timestamp(rows[0][2]) > stale_before
+            and parse_timestamp(rows[0][3]) > stale_before):
         return int(rows[0][0]), int(rows[0][1]), warnings
     if db.read_only:
         if rows and rows[0][1] is not None:
@@ -200,8 +202,3 @@ def _carries_id(root: Path, uuid: str) -> bool:
         return root.is_dir() and ws.read_workspace_id(root) == uuid
     except (WorkspaceError, OSError):
         return False
-
-
-def _iso_to_us(text: str) -> int:
-    from .timestamps import parse_timestamp
-    return parse_timestamp(text)

@@ -34,13 +34,13 @@ from .cursors import (
     journal_end,
     parse_entry_id,
     require_int,
-    require_text,
     resolve_position,
     scalar,
 )
 from .db import iso_from_us, now_us
 from .errors import InvalidInputError, NotFoundError, RecallError
 from .timestamps import parse_timestamp
+from .validate import require_text
 
 DEFAULT_KIND = "summary"
 DEFAULT_LIMIT = 20
