@@ -14,6 +14,7 @@ from typing import Any
 
 import apsw
 
+from . import migrations
 from .errors import (
     BusyError,
     ForeignDatabaseError,
@@ -22,27 +23,12 @@ from .errors import (
     SchemaTooNewError,
     StoreError,
 )
+from .migrations import SCHEMA_VERSION
 
 # "RCSQ": lets `file`, sqlite3 and this code tell a recall-sqlite store from any other
 # SQLite file, synapt's own index/recall.db included.
 APPLICATION_ID = 0x52435351
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
-
-# Forward-only migrations: MIGRATIONS[n] takes a store from user_version n to n + 1.
-MIGRATIONS: dict[int, str] = {}
-
-
-def load_schema_sql() -> str:
-    """schema.sql as shipped: inside the wheel next to this module, or at the top of a
-    source checkout (editable installs do not copy it into the package)."""
-    packaged = Path(__file__).with_name("schema.sql")
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    source = Path(__file__).resolve().parent.parent / "schema.sql"
-    if source.is_file():
-        return source.read_text(encoding="utf-8")
-    raise StoreError("schema.sql is missing from the installation")
 
 
 def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
@@ -129,8 +115,12 @@ class Database:
             conn.execute("PRAGMA cache_size=-65536")
             if not self.read_only:
                 self._apply_schema(conn)
-            elif self._user_version(conn) == 0:
+            elif (version := self._user_version(conn)) == 0:
                 raise StoreError(f"{path} has no recall-sqlite schema yet (opened read-only)")
+            elif version < SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path} has schema version {version} and needs migrating to "
+                    f"{SCHEMA_VERSION}: open it once without read-only")
         except apsw.Error as exc:
             raise translate(exc, path) from None
         return conn
@@ -160,24 +150,25 @@ class Database:
             )
 
     def _apply_schema(self, conn: apsw.Connection) -> None:
-        if self._user_version(conn) == SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Re-read under the write lock: another process may have just created it.
-            version = self._user_version(conn)
-            if version == 0:
-                conn.execute(load_schema_sql())
-                conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                version = 1
-            while version < SCHEMA_VERSION:
-                conn.execute(MIGRATIONS[version])
-                version += 1
-            conn.execute(f"PRAGMA user_version={version}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        """A new file gets the latest schema whole; an older one runs each missing step in
+        its own transaction (see migrations/)."""
+        while (version := self._user_version(conn)) < SCHEMA_VERSION:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Re-read under the write lock: another process may have just done it.
+                version = self._user_version(conn)
+                if version == 0:
+                    conn.execute(migrations.schema_sql())
+                    conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                    version = SCHEMA_VERSION
+                elif version < SCHEMA_VERSION:
+                    version += 1
+                    migrations.step(version).migrate(conn)
+                conn.execute(f"PRAGMA user_version={version}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     # -- transactions ---------------------------------------------------------------
 

@@ -25,7 +25,8 @@ from recall_sqlite import (
     WorkspaceError,
     open_store,
 )
-from recall_sqlite.db import APPLICATION_ID, SCHEMA_VERSION
+from recall_sqlite.db import APPLICATION_ID
+from recall_sqlite.migrations import SCHEMA_VERSION
 
 from .conftest import entry, make_workspace
 

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import Store
-from recall_sqlite.db import load_schema_sql
 from recall_sqlite.journal import _INSERT
 from recall_sqlite.journal_bulk import COLUMNS, bulk_insert
+from recall_sqlite.migrations import schema_sql
 
 from .conftest import entry
 
@@ -31,7 +31,7 @@ TIMES = (1_000, 2_000, 3_000)  # few instants: many equal timestamps
 def _db() -> apsw.Connection:
     conn = apsw.Connection(":memory:")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute(load_schema_sql())
+    conn.execute(schema_sql())
     for ws in (1, 2):
         conn.execute("INSERT INTO workspaces VALUES (?, ?, 't', 't')", (ws, f"uuid-{ws}"))
     for ws, wt in DESKS:

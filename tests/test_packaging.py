@@ -23,7 +23,8 @@ def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
     (wheel,) = dist.glob("recall_sqlite-*.whl")
     with zipfile.ZipFile(wheel) as z:
         assert "recall_sqlite/schema.sql" in z.namelist()
-        assert z.read("recall_sqlite/schema.sql") == (REPO / "schema.sql").read_bytes()
+        shipped = z.read("recall_sqlite/schema.sql")
+        assert shipped == (REPO / "recall_sqlite" / "schema.sql").read_bytes()
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)

@@ -1,0 +1,38 @@
+"""The schema's versions and the steps between them.
+
+`schema.sql` (beside this package) is always the latest schema: a new store gets it whole
+and is stamped with SCHEMA_VERSION, so no step ever runs on a fresh file. A store of an
+older version runs the steps after its version in order, each in its own write
+transaction together with the `user_version` it reaches, so a crash leaves the file at a
+version some release wrote, never between two. Steps are forward only; there is no way
+back to an older version, and an older recall-sqlite refuses a newer file untouched.
+
+A step is a module `vNNN_<what>.py` here with `migrate(conn)`, taking the store from
+version NNN - 1 to NNN; list it in STEPS. tests/test_migrations.py opens the frozen store
+of every earlier version (tests/stores/) and compares it with a fresh one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Protocol
+
+# STEPS[i] takes a store from version i + 1 to version i + 2.
+STEPS: tuple[str, ...] = ()
+SCHEMA_VERSION = 1 + len(STEPS)
+
+
+class Step(Protocol):
+    def migrate(self, conn: Any) -> None: ...
+
+
+def schema_sql() -> str:
+    """The latest schema, as shipped inside the package (the wheel and a checkout alike)."""
+    return (Path(__file__).resolve().parent.parent / "schema.sql").read_text(encoding="utf-8")
+
+
+def step(version: int) -> Step:
+    """The step that takes a store to `version` (2 .. SCHEMA_VERSION)."""
+    module: Step = importlib.import_module(f"{__name__}.{STEPS[version - 2]}")
+    return module

@@ -1,0 +1,166 @@
+"""Schema migrations: every frozen store of an earlier version (tests/stores/vN, built with
+that version's code by tests/stores/make_store.py) migrates to exactly the schema a fresh
+store gets, stays consistent, and every read answers as it did before."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+import recall_sqlite.db as db_mod
+from recall_sqlite import SchemaTooNewError, open_store
+from recall_sqlite import migrations as migrations_mod
+from recall_sqlite.migrations import SCHEMA_VERSION
+
+from .stores.make_store import answers
+
+STORES = Path(__file__).parent / "stores"
+FROZEN = sorted(p for p in STORES.iterdir() if p.is_dir() and re.fullmatch(r"v\d+", p.name))
+
+
+def _normalise(sql: str | None) -> str:
+    if sql is None:
+        return ""
+    sql = re.sub(r"--[^\n]*", "", sql)
+    sql = re.sub(r"\s+", " ", sql).strip()
+    return re.sub(r"\s*([(),;=])\s*", r"\1", sql)
+
+
+def shape(path: Path) -> dict[str, Any]:
+    """Everything sqlite_schema says about the file, plus what the pragmas say of each table
+    (column types, defaults, keys, STRICT, foreign keys)."""
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        objects = {(t, n): _normalise(sql) for t, n, sql in conn.execute(
+            "SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_autoindex%'")}
+        tables = [n for t, n in objects if t == "table"]
+        pragmas = {
+            n: (conn.execute(f"PRAGMA table_xinfo('{n}')").fetchall(),
+                conn.execute(f"PRAGMA foreign_key_list('{n}')").fetchall(),
+                conn.execute(f"PRAGMA table_list('{n}')").fetchall())
+            for n in tables
+        }
+        return {"objects": objects, "pragmas": pragmas}
+    finally:
+        conn.close()
+
+
+def _workspace(base: Path, uuid: str) -> Path:
+    """The layout make_store.py used: a gr2 root and a checkout `desk` on branch feat."""
+    root = base / "proj"
+    (root / ".grip").mkdir(parents=True)
+    (root / "desk" / ".git").mkdir(parents=True)
+    (root / "desk" / ".git" / "HEAD").write_text("ref: refs/heads/feat\n")
+    data = root / ".synapt" / "recall"
+    data.mkdir(parents=True)
+    (data / "workspace.json").write_text(json.dumps({"workspace_id": uuid}))
+    return root
+
+
+def _migrated(frozen: Path, base: Path) -> tuple[Path, Path, dict[str, Any]]:
+    expected = json.loads((frozen / "expected.json").read_text())
+    root = _workspace(base, expected["workspace_id"])
+    db = base / "store.db"
+    shutil.copyfile(frozen / "store.db", db)
+    return root, db, expected
+
+
+def test_there_is_a_frozen_store_of_every_earlier_version() -> None:
+    versions = {int(p.name[1:]) for p in FROZEN}
+    assert versions == set(range(1, SCHEMA_VERSION)) | ({1} if SCHEMA_VERSION == 1 else set())
+
+
+@pytest.mark.parametrize("frozen", FROZEN, ids=lambda p: p.name)
+def test_migrated_store_has_the_fresh_schema(frozen: Path, tmp_path: Path) -> None:
+    root, db, _ = _migrated(frozen, tmp_path / "old")
+    open_store(root, db_path=db).close()
+    fresh_root = tmp_path / "fresh" / "proj"
+    (fresh_root / ".grip").mkdir(parents=True)
+    fresh = tmp_path / "fresh.db"
+    open_store(fresh_root, db_path=fresh).close()
+    got, want = shape(db), shape(fresh)
+    assert got["objects"] == want["objects"]
+    assert got["pragmas"] == want["pragmas"]
+    conn = apsw.Connection(str(db))
+    assert conn.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    conn.close()
+
+
+@pytest.mark.parametrize("frozen", FROZEN, ids=lambda p: p.name)
+def test_migrated_store_answers_as_before(frozen: Path, tmp_path: Path) -> None:
+    root, db, expected = _migrated(frozen, tmp_path)
+    assert json.loads(json.dumps(answers(root, db))) == expected["answers"]
+
+
+def test_newer_file_is_refused_untouched(tmp_path: Path) -> None:
+    root, db, _ = _migrated(FROZEN[-1], tmp_path)
+    open_store(root, db_path=db).close()
+    conn = apsw.Connection(str(db))
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    conn.close()
+    before = db.read_bytes()
+    with pytest.raises(SchemaTooNewError, match="upgrade recall-sqlite"):
+        open_store(root, db_path=db)
+    assert db.read_bytes() == before
+
+
+def _fake_step(monkeypatch: pytest.MonkeyPatch, body: Any) -> None:
+    """Pretend the code has one more schema version whose step is `body`."""
+    name = f"v{SCHEMA_VERSION + 1:03d}_test"
+    module = types.ModuleType(f"{migrations_mod.__name__}.{name}")
+    module.migrate = body  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(migrations_mod, "STEPS", (*migrations_mod.STEPS, name))
+    monkeypatch.setattr(db_mod, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+
+
+def test_a_step_runs_once_and_stamps_its_version(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    root, db, _ = _migrated(FROZEN[-1], tmp_path)
+    open_store(root, db_path=db).close()
+    calls: list[int] = []
+
+    def migrate(conn: Any) -> None:
+        calls.append(1)
+        conn.execute("CREATE TABLE step_test (x INTEGER) STRICT")
+
+    _fake_step(monkeypatch, migrate)
+    open_store(root, db_path=db).close()
+    open_store(root, db_path=db).close()
+    assert calls == [1]
+    conn = apsw.Connection(str(db))
+    assert conn.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION + 1
+    assert conn.execute("SELECT count(*) FROM step_test").fetchall() == [(0,)]
+    conn.close()
+
+
+def test_a_failing_step_leaves_the_previous_version(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    root, db, expected = _migrated(FROZEN[-1], tmp_path)
+    open_store(root, db_path=db).close()
+
+    def migrate(conn: Any) -> None:
+        conn.execute("DROP VIEW journal")
+        raise RuntimeError("step failed half way")
+
+    _fake_step(monkeypatch, migrate)
+    with pytest.raises(RuntimeError, match="half way"):
+        open_store(root, db_path=db)
+    monkeypatch.undo()
+    conn = apsw.Connection(str(db))
+    assert conn.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+    assert conn.execute(
+        "SELECT count(*) FROM sqlite_schema WHERE name = 'journal'").fetchall() == [(1,)]
+    conn.close()
+    if FROZEN[-1].name == f"v{SCHEMA_VERSION}":
+        assert json.loads(json.dumps(answers(root, db))) == expected["answers"]
