@@ -29,7 +29,7 @@ from _util import median_time, row  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.legacy import survey  # noqa: E402
-from recall_sqlite.legacy_demo import synapt_line  # noqa: E402
+from recall_sqlite.legacy.demo import synapt_line  # noqa: E402
 
 BUCKETS = ("proj", "server", "client", "docs", "infra", "scripts", "web", "api")
 WORDS = ("store", "journal", "cursor", "vector", "import", "bucket", "session", "schema",
@@ -206,7 +206,8 @@ def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:
     """What the journal's INSERT alone costs per row on this machine (indexes + triggers),
     on a 20,000-row sample of the same entries, extrapolated to the import's new rows: the
     part of the import that no parsing strategy can remove."""
-    from recall_sqlite.legacy_read import INSERT_SQL, Parsed, classify
+    from recall_sqlite.journal.codec import INSERT_SQL
+    from recall_sqlite.legacy.lines import Parsed, classify
     sample: list[tuple[Any, ...]] = []
     seen: set[bytes] = set()
     floor = tmp / "floor"

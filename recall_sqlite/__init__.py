@@ -23,10 +23,10 @@ _EXPORTS: dict[str, str] = {
     "open_store": "store", "Store": "store", "WorkspaceInfo": "store",
     "JournalEntry": "journal", "ReadResult": "journal", "PendingResult": "journal",
     "AppendResult": "journal", "WriteResult": "journal", "Scope": "journal",
-    "Elsewhere": "journal", "CarryReport": "carry",
+    "Elsewhere": "journal", "CarryReport": "journal",
     "Summary": "summaries", "CoverRange": "summaries", "ALL_BRANCHES": "summaries",
     "Cursor": "cursors", "CursorMove": "cursors", "UnreadResult": "cursors",
-    "UnreadEntry": "cursors", "UnknownEntryError": "cursors",
+    "UnreadEntry": "cursors", "UnknownEntryError": "errors",
     "RecallError": "errors", "WorkspaceError": "errors", "StoreError": "errors",
     "NotAStoreError": "errors", "ForeignDatabaseError": "errors",
     "SchemaTooNewError": "errors", "ReadOnlyStoreError": "errors", "BusyError": "errors",
@@ -61,8 +61,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from typing import Any
 
-    from .carry import CarryReport
-    from .cursors import Cursor, CursorMove, UnknownEntryError, UnreadEntry, UnreadResult
+    from .cursors import Cursor, CursorMove, UnreadEntry, UnreadResult
     from .errors import (
         BusyError,
         ForeignDatabaseError,
@@ -75,10 +74,12 @@ if TYPE_CHECKING:
         RecallError,
         SchemaTooNewError,
         StoreError,
+        UnknownEntryError,
         WorkspaceError,
     )
     from .journal import (
         AppendResult,
+        CarryReport,
         Elsewhere,
         JournalEntry,
         PendingResult,

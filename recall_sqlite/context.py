@@ -1,11 +1,12 @@
-"""What every table module needs from the store: the connection and the resolved identity,
-as database keys. Table modules get this object and never touch the filesystem."""
+"""What every table family needs from the store: the connection and the resolved identity,
+as database keys. Table families get this object and never touch the filesystem."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
 
+from . import identity
 from .db import Database
 
 
@@ -26,15 +27,10 @@ class StoreContext:
         key = self._worktree_keys.get(worktree_pk)
         if key is not None:
             return key
-        rows = self.db.query(
-            "SELECT id, key FROM worktrees WHERE workspace_id = ?", (self.workspace_pk,)
-        )
+        rows = identity.worktrees(self.db, self.workspace_pk)
         with self._lock:
-            self._worktree_keys.update({int(pk): str(k) for pk, k in rows})
+            self._worktree_keys.update({w.pk: w.key for w in rows})
             return self._worktree_keys.get(worktree_pk, f"#{worktree_pk}")
 
     def worktree_pk_of(self, key: str) -> int | None:
-        rows = self.db.query(
-            "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?", (self.workspace_pk, key)
-        )
-        return int(rows[0][0]) if rows else None
+        return identity.worktree_pk(self.db, self.workspace_pk, key)

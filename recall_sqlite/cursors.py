@@ -37,81 +37,18 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
+from .checks import require_int, require_text
 from .context import StoreContext
-from .db import iso_from_us, now_us
-from .errors import InvalidInputError, NotFoundError
-from .journal import Journal, JournalEntry, entry_columns
-from .validate import require_text
+from .db import scalar
+from .errors import InvalidInputError
+from .journal.codec import select_list
+from .journal.entry import JournalEntry
+from .journal.family import Journal
+from .journal.positions import resolve_position
+from .timestamps import utc_now_iso
 
-# The columns of journal.py's row decoder, prefixed for use beside a correlated subquery.
-_ENTRY_COLUMNS = entry_columns("e")
-
-
-class UnknownEntryError(InvalidInputError, NotFoundError):
-    """An entry id given as input does not exist in this workspace (or not where it was
-    expected). Both an input error (nothing was written) and a lookup failure."""
-
-
-# -- validation shared with summaries.py ---------------------------------------------------
-
-
-def require_int(name: str, value: object, *, minimum: int) -> int:
-    # bool is an int subclass; True as a position or a limit is always a mistake.
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise InvalidInputError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
-def parse_entry_id(value: object) -> bytes:
-    text = require_text("entry id", value)
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError:
-        raw = b""
-    if len(raw) != 16:
-        raise InvalidInputError(f"not an entry id (32 hex digits): {text!r}")
-    return raw
-
-
-def scalar(conn: Any, sql: str, params: Any = ()) -> int:
-    """The integer a one-row, one-column query gives."""
-    return int(conn.execute(sql, params).fetchall()[0][0])
-
-
-def journal_end(conn: Any) -> int:
-    """The highest position there is: the last insertion seq of the whole journal. Any
-    entry still to come gets a larger one (AUTOINCREMENT never reuses)."""
-    return scalar(conn, "SELECT coalesce(max(seq), 0) FROM journal_entries")
-
-
-def resolve_position(conn: Any, ctx: StoreContext, value: object, *, what: str,
-                     branch: str | None = None) -> int:
-    """A position given as an int (a seq, 0 = before everything) or as an entry id (that
-    entry's seq; with `branch`, the entry must be on it). Never beyond the journal's end."""
-    if isinstance(value, str):
-        raw = parse_entry_id(value)
-        rows = conn.execute(
-            "SELECT seq, branch FROM journal_entries WHERE id = ? AND workspace_id = ?",
-            (raw, ctx.workspace_pk),
-        ).fetchall()
-        if not rows:
-            raise UnknownEntryError(f"{what}: no entry {value} in this workspace")
-        seq, entry_branch = int(rows[0][0]), str(rows[0][1])
-        if branch is not None and entry_branch != branch:
-            raise UnknownEntryError(
-                f"{what}: entry {value} is on branch {entry_branch!r}, not {branch!r}"
-            )
-        return seq
-    position = require_int(what, value, minimum=0)
-    end = journal_end(conn)
-    if position > end:
-        raise InvalidInputError(
-            f"{what} {position} is beyond the end of the journal ({end}): entries still to "
-            "come would be marked read"
-        )
-    return position
+# The columns of the journal's row decoder, prefixed for use beside a correlated subquery.
+_ENTRY_COLUMNS = select_list("e")
 
 
 def _check_consumer(consumer: object) -> str:
@@ -271,12 +208,12 @@ class Cursors:
         consumer, branch = _check_consumer(consumer), _check_branch(branch)
         with self._ctx.db.read() as conn:
             position = self._position(conn, consumer, branch)[0]
-            return scalar(
+            return int(scalar(
                 conn,
                 "SELECT count(*) FROM journal_entries WHERE workspace_id = ? AND branch = ?"
                 " AND seq > ? AND head_ws = 1",
                 (self._ctx.workspace_pk, branch, position),
-            )
+            ))
 
     def list(self, branch: str | None = None) -> builtins.list[Cursor]:
         """Every stored cursor of the workspace (of one branch when given), by branch and
@@ -327,7 +264,7 @@ class Cursors:
         return (int(rows[0][0]), str(rows[0][1])) if rows else (0, None)
 
     def _branch_end(self, conn: Any, branch: str) -> int:
-        return scalar(conn, _BRANCH_END_SQL, (self._ctx.workspace_pk, branch))
+        return int(scalar(conn, _BRANCH_END_SQL, (self._ctx.workspace_pk, branch)))
 
     def _cursor(self, conn: Any, consumer: str, branch: str) -> Cursor:
         position, updated_at = self._position(conn, consumer, branch)
@@ -345,7 +282,7 @@ class Cursors:
             f" SET updated_at = CASE WHEN {new} <> position THEN excluded.updated_at"
             " ELSE updated_at END,"
             f" position = {new}",
-            (self._ctx.workspace_pk, branch, consumer, position, iso_from_us(now_us())),
+            (self._ctx.workspace_pk, branch, consumer, position, utc_now_iso()),
         )
 
     def _unread(self, conn: Any, consumer: str, branch: str, limit: int | None) -> UnreadResult:

@@ -6,9 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -35,20 +33,6 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
     """The first column of the first row, or None."""
     rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
     return rows[0][0] if rows else None
-
-
-def now_us() -> int:
-    return time.time_ns() // 1000
-
-
-def iso_from_us(us: int) -> str:
-    """ISO-8601 UTC with microseconds, e.g. 2026-11-29T20:46:35.123456+00:00."""
-    when = datetime.fromtimestamp(us / 1_000_000, tz=timezone.utc)
-    return when.isoformat(timespec="microseconds")
-
-
-def utc_now_iso() -> str:
-    return iso_from_us(now_us())
 
 
 def _private_file(path: Path) -> None:

@@ -58,5 +58,41 @@ class JournalFieldCollapse(InvalidEntryError):
     (synapt refuses these on write; so do we)."""
 
 
+class UsageError(InvalidInputError):
+    """A command line that parses but makes no sense."""
+
+
 class NotFoundError(RecallError, LookupError):
     """A referenced entry, summary or other object does not exist in this workspace."""
+
+
+class UnknownEntryError(InvalidInputError, NotFoundError):
+    """An entry id given as input does not exist in this workspace (or not where it was
+    expected). Both an input error (nothing was written) and a lookup failure."""
+
+
+# --- vectors (here, not beside numpy: a host catches them without importing it) ---
+
+
+class InvalidVectorError(InvalidInputError):
+    """A vector was rejected (wrong dimension, NaN or infinity, empty or zero, not numeric);
+    nothing was written."""
+
+
+class InvalidOwnerError(InvalidInputError):
+    """An owner reference is malformed (unknown kind, not a hex entry id, not a summary id)."""
+
+
+class UnknownOwnerError(NotFoundError):
+    """The entry or summary does not exist in this workspace."""
+
+
+class UnknownModelError(NotFoundError):
+    """This workspace has never stored a vector of that model, so its dimension is unknown."""
+
+
+# --- legacy import -----------------------------------------------------------
+
+
+class ImportConflict(StoreError):
+    """Another process imported the same source file at the same time."""

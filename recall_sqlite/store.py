@@ -1,4 +1,5 @@
-"""The store: one connection, the resolved identity, and the table families on it."""
+"""The store: one connection, the resolved identity, and the table families on it. This
+module only composes; each family owns its tables."""
 
 from __future__ import annotations
 
@@ -7,23 +8,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import identity
 from . import workspace as ws
 from .context import StoreContext
-from .db import Database, now_us, scalar, utc_now_iso
-from .errors import StoreError, WorkspaceError
-from .journal import Journal
-from .timestamps import parse_timestamp
+from .db import Database
+from .errors import WorkspaceError
+from .journal.family import Journal
 
 if TYPE_CHECKING:
     from .cursors import Cursors
     from .legacy import Legacy
     from .summaries import Summaries
-    from .vectors import Vectors
+    from .vectors.family import Vectors
 
 DB_ENV = "RECALL_SQLITE_DB"
-# How stale a root's last_seen may get before an open refreshes it: keeps opens read-only
-# in the common case, so a burst of hook processes does not queue on the write lock.
-_SEEN_REFRESH_US = 3_600 * 1_000_000
 
 
 @dataclass(frozen=True)
@@ -86,7 +84,7 @@ class Store:
     @property
     def vectors(self) -> Vectors:
         # numpy is imported by vectors.py only, and only when a host asks for vectors.
-        from .vectors import Vectors
+        from .vectors.family import Vectors
         family: Vectors = self._family("vectors", Vectors)
         return family
 
@@ -136,11 +134,19 @@ def open_store(
             ws.ensure_private_dir(path.parent)
     db = Database(path, read_only=read_only)
     try:
-        workspace_pk, worktree_pk, warnings = _register(db, resolved, uuid)
+        reg = identity.register(db, identity.Sighting(
+            uuid, str(resolved.root), resolved.worktree, resolved.worktree_name,
+            str(resolved.worktree_root)))
     except BaseException:
         db.close()
         raise
-    ctx = StoreContext(db, workspace_pk, uuid, worktree_pk, resolved.worktree, resolved.branch)
+    warnings = [
+        f"workspace id {uuid} is also recorded at {other}, which still carries it: "
+        "a copied workspace? its history is kept apart only by worktree"
+        for other in reg.other_roots if _carries_id(Path(other), uuid)
+    ]
+    ctx = StoreContext(db, reg.workspace_pk, uuid, reg.worktree_pk, resolved.worktree,
+                       resolved.branch)
     info = WorkspaceInfo(
         id=uuid, root=resolved.root, resolved_by=resolved.resolved_by, weak=resolved.weak,
         worktree=resolved.worktree, worktree_name=resolved.worktree_name,
@@ -148,53 +154,6 @@ def open_store(
         warnings=tuple(resolved.warnings) + tuple(warnings),
     )
     return Store(ctx, info)
-
-
-def _register(db: Database, w: ws.Workspace, uuid: str) -> tuple[int, int, list[str]]:
-    """Record the workspace, this root and this worktree; report a copied workspace (one id
-    seen at another root that still carries the same id) instead of merging silently."""
-    root, stale_before = str(w.root), now_us() - _SEEN_REFRESH_US
-    with db.read() as conn:
-        rows: list[tuple[Any, ...]] = conn.execute(
-            "SELECT w.id, t.id, r.last_seen, t.last_seen FROM workspaces w"
-            " LEFT JOIN workspace_roots r ON r.workspace_id = w.id AND r.root = ?"
-            " LEFT JOIN worktrees t ON t.workspace_id = w.id AND t.key = ?"
-            " WHERE w.uuid = ?", (root, w.worktree, uuid)).fetchall()
-        others = [r for (r,) in conn.execute(
-            "SELECT r.root FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
-            " WHERE w.uuid = ? AND r.root <> ?", (uuid, root))]
-    warnings = [
-        f"workspace id {uuid} is also recorded at {other}, which still carries it: "
-        "a copied workspace? its history is kept apart only by worktree"
-        for other in others if _carries_id(Path(other), uuid)
-    ]
-    fresh = rows and rows[0][1] is not None and rows[0][2] is not None
-    if (fresh and parse_timestamp(rows[0][2]) > stale_before
-            and parse_timestamp(rows[0][3]) > stale_before):
-        return int(rows[0][0]), int(rows[0][1]), warnings
-    if db.read_only:
-        if rows and rows[0][1] is not None:
-            return int(rows[0][0]), int(rows[0][1]), warnings
-        raise StoreError(f"{db.path} does not know this workspace/worktree yet (opened read-only)")
-    now = utc_now_iso()
-    with db.write() as conn:
-        conn.execute(
-            "INSERT INTO workspaces (uuid, first_seen, last_seen) VALUES (?, ?, ?)"
-            " ON CONFLICT (uuid) DO UPDATE SET last_seen = excluded.last_seen", (uuid, now, now))
-        workspace_pk = int(scalar(conn, "SELECT id FROM workspaces WHERE uuid = ?", (uuid,)))
-        conn.execute(
-            "INSERT INTO workspace_roots (workspace_id, root, first_seen, last_seen)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, root)"
-            " DO UPDATE SET last_seen = excluded.last_seen", (workspace_pk, root, now, now))
-        conn.execute(
-            "INSERT INTO worktrees (workspace_id, key, name, root, first_seen, last_seen)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, key)"
-            " DO UPDATE SET last_seen = excluded.last_seen, root = excluded.root",
-            (workspace_pk, w.worktree, w.worktree_name, str(w.worktree_root), now, now))
-        worktree_pk = int(scalar(
-            conn, "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?",
-            (workspace_pk, w.worktree)))
-    return workspace_pk, worktree_pk, warnings
 
 
 def _carries_id(root: Path, uuid: str) -> bool:

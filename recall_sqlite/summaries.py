@@ -28,19 +28,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final, Literal
 
+from .checks import require_int, require_text
 from .context import StoreContext
-from .cursors import (
-    UnknownEntryError,
-    journal_end,
-    parse_entry_id,
-    require_int,
-    resolve_position,
-    scalar,
-)
-from .db import iso_from_us, now_us
-from .errors import InvalidInputError, NotFoundError, RecallError
-from .timestamps import parse_timestamp
-from .validate import require_text
+from .db import scalar
+from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
+from .journal.positions import journal_end, parse_entry_id, resolve_position
+from .timestamps import iso_utc, now_us, parse_timestamp
 
 DEFAULT_KIND = "summary"
 DEFAULT_LIMIT = 20
@@ -240,14 +233,14 @@ class Summaries:
                 (ctx.workspace_pk,),
             ).fetchall()[0]
             created_us = now_us() if last is None else max(now_us(), int(last) + 1)
-            new_id = scalar(
+            new_id = int(scalar(
                 conn,
                 "INSERT INTO summaries (workspace_id, branch, kind, text, created_at, created_us,"
                 " author, covers_from, covers_to, source_count, covered_seq)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (ctx.workspace_pk, branch, kind, text, iso_from_us(created_us), created_us,
+                (ctx.workspace_pk, branch, kind, text, iso_utc(created_us), created_us,
                  author, covers_from, covers_to, len(seqs), covered),
-            )
+            ))
             if seqs:
                 conn.executemany(
                     "INSERT INTO summary_sources (summary_id, entry_seq) VALUES (?, ?)",

@@ -1,10 +1,12 @@
-"""Journal timestamps as found in real buckets: `Z`, `+00:00`, other offsets, naive (= UTC,
-as synapt reads them), minute or second precision, any fraction. One parser, written for
-Python 3.10 too (whose fromisoformat rejects most of these)."""
+"""Time in the store: one parser for journal timestamps as found in real buckets (`Z`,
+`+00:00`, other offsets, naive = UTC as synapt reads them, minute or second precision, any
+fraction; written for Python 3.10 too, whose fromisoformat rejects most of these), one
+clock and one microseconds-to-ISO conversion for every table family."""
 
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
@@ -64,4 +66,14 @@ def _offset(tz: str | None) -> timezone:
 
 
 def iso_utc(us: int) -> str:
+    """ISO-8601 UTC with microseconds, e.g. 2026-11-29T20:46:35.123456+00:00 (exact: integer
+    arithmetic, no float division)."""
     return (_EPOCH + timedelta(microseconds=us)).isoformat(timespec="microseconds")
+
+
+def now_us() -> int:
+    return time.time_ns() // 1000
+
+
+def utc_now_iso() -> str:
+    return iso_utc(now_us())

@@ -19,7 +19,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
 from recall_sqlite import cli as cli_mod
-from recall_sqlite.cursors import _UNREAD_SQL, UnknownEntryError
+from recall_sqlite.cursors import _UNREAD_SQL
+from recall_sqlite.errors import UnknownEntryError
 
 from .conftest import entry, make_workspace
 

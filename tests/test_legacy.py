@@ -15,7 +15,7 @@ import pytest
 
 from recall_sqlite import Store, open_store
 from recall_sqlite.legacy import discover, parse_mapping, survey
-from recall_sqlite.legacy_demo import synapt_line
+from recall_sqlite.legacy.demo import synapt_line
 
 from .conftest import make_workspace
 

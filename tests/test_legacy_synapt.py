@@ -14,10 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import InvalidEntryError, JournalEntry, open_store
-from recall_sqlite.context import StoreContext
-from recall_sqlite.journal import Journal
-from recall_sqlite.legacy_demo import synapt_line
-from recall_sqlite.legacy_read import Bad, Parsed, classify
+from recall_sqlite.journal.family import Journal
+from recall_sqlite.legacy.demo import synapt_line
+from recall_sqlite.legacy.lines import Bad, Parsed, classify
 
 synapt_journal = __import__("synapt.recall.journal", fromlist=["append_entry"])
 
@@ -145,21 +144,7 @@ def test_fast_rows_match_the_journal(obj: dict[str, Any], ascii_escapes: bool) -
     journal = Journal(_Ctx())  # type: ignore[arg-type]  # _row needs only the ids
     want = journal._row(entry, 7)
     assert fate.id == want[0]
-    cols = ("session_id", "branch", "timestamp", "ts_us", "focus", "done", "decisions",
-            "next_steps", "files_modified", "git_log", "auto", "enriched", "repair",
-            "griptree", "agent_id", "extra", "stored_us", "rich", "meaningful")
-    want_by_col = dict(zip(cols, want[3:], strict=True))
-    del want_by_col["stored_us"]
-    from recall_sqlite.legacy_read import ROW_COLUMNS
-    assert dict(zip(ROW_COLUMNS, fate.row, strict=True)) == want_by_col
-
-
-def test_insert_columns_match_the_journal() -> None:
-    from recall_sqlite.journal import _INSERT
-    from recall_sqlite.legacy_read import INSERT_SQL
-    cols = lambda sql: set(sql.split("(", 1)[1].split(")", 1)[0].replace(" ", "").split(","))  # noqa: E731
-    assert cols(INSERT_SQL) == cols(_INSERT)
-    assert StoreContext  # the context type the importer is built on
+    assert fate.row == want[4:]            # the row after (id, workspace, worktree, stored)
 
 
 # -- the survey's no-parse path for synapt-shaped lines agrees with the parser ---------
@@ -189,11 +174,11 @@ synapt_entries = st.builds(
 def test_survey_fast_path_agrees_with_the_parser(e: dict[str, Any], variant: str) -> None:
     import re
 
-    import recall_sqlite.legacy_read as lr
+    import recall_sqlite.legacy.lines as lr
     kwargs: dict[str, Any] = {
         "utf8": {"ensure_ascii": False}, "compact": {"separators": (",", ":")},
         "sorted": {"sort_keys": True}}.get(variant, {})
-    from recall_sqlite.journal import SYNAPT_FIELDS
+    from recall_sqlite.journal.codec import SYNAPT_FIELDS
     e = {name: e[name] for name in SYNAPT_FIELDS}     # synapt's field order
     try:
         raw = json.dumps(e, **kwargs).encode("utf-8")

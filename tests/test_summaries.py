@@ -16,7 +16,7 @@ import pytest
 import recall_sqlite.summaries as summaries_mod
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
 from recall_sqlite import cli as cli_mod
-from recall_sqlite.cursors import UnknownEntryError
+from recall_sqlite.errors import UnknownEntryError
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange
 from recall_sqlite.timestamps import parse_timestamp
 

@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
-from recall_sqlite import vectors as vmod
 from recall_sqlite.cli import main as cli_main
 from recall_sqlite.vectors import (
     InvalidOwnerError,
@@ -29,6 +28,7 @@ from recall_sqlite.vectors import (
     UnknownModelError,
     UnknownOwnerError,
 )
+from recall_sqlite.vectors import family as vmod
 
 from .conftest import make_workspace
 
@@ -685,8 +685,9 @@ def test_journal_path_and_cli_import_no_numpy(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import sys
         import recall_sqlite
-        import recall_sqlite.cli, recall_sqlite.cli_vectors
-        recall_sqlite.cli.build_parser()
+        import recall_sqlite.cli._common as c, recall_sqlite.cli as cli
+        from recall_sqlite.vectors import Owner, InvalidVectorError
+        c.build_parser(list(dict.fromkeys(cli.FAMILIES.values())))
         s = recall_sqlite.open_store({str(root)!r})
         s.journal.append({{"timestamp": "2026-01-01T00:00:00Z", "focus": "x"}})
         s.journal.read()

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from . import cli
-from .summaries import ALL_BRANCHES, DEFAULT_KIND, BranchFilter, CoverRange, Covers, Summary
+from ..summaries import ALL_BRANCHES, DEFAULT_KIND, BranchFilter, CoverRange, Covers, Summary
+from . import _common as cli
 
 
 def _scope(s: Summary) -> str:

@@ -3,8 +3,8 @@ of what was read, and the classification of one line into an entry or a quaranti
 
 Shared by survey, import and verify so the three can never disagree about what a line is.
 The hot path (a well-formed line written by synapt) avoids the general validator and
-builds the journal row directly; `tests/test_legacy_rows.py` proves it produces exactly
-what `JournalEntry.from_mapping` and the journal's own row builder would.
+builds the journal row with the journal codec directly; tests/test_legacy_synapt.py proves
+it produces exactly what `JournalEntry.from_mapping` and the journal's own row would.
 """
 
 from __future__ import annotations
@@ -17,15 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO, Any, NamedTuple
 
-from .errors import InvalidEntryError
-from .journal import (
-    BOOL_FIELDS,
-    LIST_FIELDS,
-    SYNAPT_FIELDS,
-    TEXT_FIELDS,
-    JournalEntry,
-)
-from .timestamps import parse_timestamp
+from ..errors import InvalidEntryError
+from ..journal import codec
+from ..journal.codec import BOOL_FIELDS, LIST_FIELDS, SYNAPT_FIELDS
+from ..journal.entry import JournalEntry
+from ..timestamps import parse_timestamp
 
 # A synapt entry is a few KiB at most; a line far beyond that is damage or not a journal,
 # and parsing it would hold hundreds of MiB of objects. Such lines are quarantined whole.
@@ -47,15 +43,7 @@ TOO_LONG = "too-long"
 REASONS = (BLANK, INVALID_UTF8, TRUNCATED, INVALID_JSON, NOT_AN_OBJECT, MISSING_TIMESTAMP,
            BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG)
 
-_RICH = ("focus", "done", "decisions", "next_steps")
 _FIELD_SET = frozenset(SYNAPT_FIELDS)
-_TEXT_SET = frozenset(TEXT_FIELDS)
-_LIST_SET = frozenset(LIST_FIELDS)
-_BOOL_SET = frozenset(BOOL_FIELDS)
-# Same encoders as the journal's canonical id and list columns (asserted by the tests).
-_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                              allow_nan=False).encode
-_list_json = json.JSONEncoder(ensure_ascii=False).encode
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _strict_loads = json.JSONDecoder().decode
 # The C scanner without decode()'s Python wrapper; failures go through decode() again for
@@ -286,27 +274,9 @@ def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
     return ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us
 
 
-# The journal columns a line determines, in the order of `Parsed.row`; the store adds
-# id, workspace_id, worktree_id and stored_us in front (see INSERT_SQL).
-ROW_COLUMNS = (
-    "session_id", "branch", "timestamp", "ts_us", "focus", "done", "decisions", "next_steps",
-    "files_modified", "git_log", "auto", "enriched", "repair", "griptree", "agent_id", "extra",
-    "rich", "meaningful",
-)
-# The columns of an importer row: what the store adds, then `Parsed.row`.
-ROW_LAYOUT = ("id", "workspace_id", "worktree_id", "stored_us", *ROW_COLUMNS)
-# The journal's insert (journal.py `_INSERT`) with the columns in this module's order, and
-# the id returned too so a batch tells which of its rows were new.
-INSERT_SQL = (
-    "INSERT INTO journal_entries (id, workspace_id, worktree_id, stored_us, "
-    + ", ".join(ROW_COLUMNS) + ") VALUES (" + ",".join("?" * (4 + len(ROW_COLUMNS)))
-    + ") ON CONFLICT (id) DO NOTHING RETURNING seq, id"
-)
-
-
 class Parsed(NamedTuple):
     """A valid entry: its content address, what the survey counts, and its journal row
-    (the ROW_COLUMNS values). A NamedTuple: built once per line, it must be cheap."""
+    (the codec.CONTENT_COLUMNS values). A NamedTuple: built once per line, it must be cheap."""
 
     id: bytes
     session_id: str
@@ -317,36 +287,10 @@ class Parsed(NamedTuple):
     row: tuple[Any, ...]
 
 
-# JSON string literals exactly as the journal's encoders write them (ensure_ascii=False).
-_enc: Callable[[str], str] = json.encoder.encode_basestring
-_BOOL = {True: "true", False: "false"}
-
-
 def _fast_parsed(f: tuple[Any, ...], workspace_uuid: str) -> Parsed:
-    """parse_entry for _fast_fields' values: the canonical JSON and list columns written
-    directly, byte for byte what the journal's encoders produce, without building an
-    encoder per call (tests/test_legacy_synapt.py holds the two equal)."""
     ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us = f
-    e = _enc
-    do_i, de_i, ne_i = [e(x) for x in do], [e(x) for x in de], [e(x) for x in ne]
-    fm_i, gl_i = [e(x) for x in fm], [e(x) for x in gl]
-    canon = (
-        f'{{"agent_id":{e(ag)},"auto":{_BOOL[au]},"branch":{e(br)},'
-        f'"decisions":[{",".join(de_i)}],"done":[{",".join(do_i)}],'
-        f'"enriched":{_BOOL[en]},"files_modified":[{",".join(fm_i)}],"focus":{e(fo)},'
-        f'"git_log":[{",".join(gl_i)}],"griptree":{e(gt)},"next_steps":[{",".join(ne_i)}],'
-        f'"repair":{_BOOL[rp]},"session_id":{e(sid)},"timestamp":{e(ts)}}}'
-    )
-    digest = hashlib.sha256(f"{workspace_uuid}\n{canon}".encode()).digest()[:16]
-    rich = (1 if fo else 0) + (1 if do else 0) + (1 if de else 0) + (1 if ne else 0)
-    meaningful = 1 if (do or de or ne or (fo and not au)) else 0
-    row = (
-        sid, br, ts, us, fo,
-        f"[{', '.join(do_i)}]" if do else "[]", f"[{', '.join(de_i)}]" if de else "[]",
-        f"[{', '.join(ne_i)}]" if ne else "[]", f"[{', '.join(fm_i)}]" if fm else "[]",
-        f"[{', '.join(gl_i)}]" if gl else "[]", int(au), int(en), int(rp), gt, ag, None,
-        rich, meaningful,
-    )
+    digest, row = codec.encode(workspace_uuid, ts, us, sid, br, fo, do, de, ne, fm, gl, au,
+                               en, gt, ag, rp, None)
     return Parsed(digest, sid, br, us, au, en, row)
 
 
@@ -362,26 +306,12 @@ def parse_entry(obj: Any, clean: bool, workspace_uuid: str) -> Parsed | Bad:
     if isinstance(valid, Bad):
         return valid
     full, extra, ts_us = valid
-    canon, extra_json = full, None
-    if extra is not None:
-        # entry_id's canonical form: the synapt fields plus "extra" when there is any.
-        canon, extra_json = {**full, "extra": extra}, _canonical(extra)
-    digest = hashlib.sha256(f"{workspace_uuid}\n{_canonical(canon)}".encode()).digest()[:16]
-    focus = full["focus"]
-    done, decisions, next_steps = full["done"], full["decisions"], full["next_steps"]
-    files, git_log = full["files_modified"], full["git_log"]
-    auto = full["auto"]
-    rich = (1 if focus else 0) + (1 if done else 0) + (1 if decisions else 0) \
-        + (1 if next_steps else 0)
-    meaningful = 1 if (done or decisions or next_steps or (focus and not auto)) else 0
-    row = (
-        full["session_id"], full["branch"], full["timestamp"], ts_us, focus,
-        _list_json(done) if done else "[]", _list_json(decisions) if decisions else "[]",
-        _list_json(next_steps) if next_steps else "[]", _list_json(files) if files else "[]",
-        _list_json(git_log) if git_log else "[]", int(auto), int(full["enriched"]),
-        int(full["repair"]), full["griptree"], full["agent_id"], extra_json, rich, meaningful,
-    )
-    return Parsed(digest, full["session_id"], full["branch"], ts_us, bool(auto),
+    digest, row = codec.encode(
+        workspace_uuid, full["timestamp"], ts_us, full["session_id"], full["branch"],
+        full["focus"], full["done"], full["decisions"], full["next_steps"],
+        full["files_modified"], full["git_log"], full["auto"], full["enriched"],
+        full["griptree"], full["agent_id"], full["repair"], extra)
+    return Parsed(digest, full["session_id"], full["branch"], ts_us, bool(full["auto"]),
                   bool(full["enriched"]), row)
 
 
@@ -426,13 +356,26 @@ Seen = tuple[int, str, str, int, bool, bool]
 # bytes), and neither admits a NUL or a lone surrogate. Anything else takes the parser.
 _JSTR = rb'"[^"\\\x00-\x1f\x7f-\xff]*(?:\\.[^"\\\x00-\x1f\x7f-\xff]*)*"'
 _JLIST = rb"\[(?:" + _JSTR + rb"(?:, " + _JSTR + rb")*)?\]"
+# The groups the survey reads from such a line.
+_CAPTURED = frozenset({"timestamp", "session_id", "branch", "auto", "enriched"})
+_SYNAPT_TS_BYTES = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z)"
+
+
+def _field_pattern(name: str) -> bytes:
+    if name == "timestamp":
+        value = b'"(?P<timestamp>' + _SYNAPT_TS_BYTES + b')"'
+    elif name in LIST_FIELDS:
+        value = _JLIST
+    else:
+        value = rb"(?:true|false)" if name in BOOL_FIELDS else _JSTR
+        if name in _CAPTURED:
+            value = b"(?P<" + name.encode() + b">" + value + b")"
+    return b'"' + name.encode() + b'": ' + value
+
+
+# The whole line, field by field in the codec's (synapt's) order, as json.dumps writes it.
 _SYNAPT_LINE = re.compile(
-    rb'\{"timestamp": "(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z))", '
-    rb'"session_id": (' + _JSTR + rb'), "branch": (' + _JSTR + rb'), "focus": ' + _JSTR
-    + rb', "done": ' + _JLIST + rb', "decisions": ' + _JLIST + rb', "next_steps": ' + _JLIST
-    + rb', "files_modified": ' + _JLIST + rb', "git_log": ' + _JLIST
-    + rb', "auto": (true|false), "enriched": (true|false), "griptree": ' + _JSTR
-    + rb', "agent_id": ' + _JSTR + rb', "repair": (?:true|false)\}')
+    rb"\{" + b", ".join(_field_pattern(n) for n in SYNAPT_FIELDS) + rb"\}")
 # A backslash not starting an escape json.dumps(ensure_ascii=True) writes: \u0000, surrogates,
 # \/, upper-case hex, escaped printable ASCII. (It may also flag the second backslash of
 # an escaped backslash: that only sends a valid line to the parser.)
@@ -459,10 +402,11 @@ def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> See
     m = _SYNAPT_LINE.fullmatch(stripped)
     if m is not None and (b"\\" not in stripped
                           or _NONCANONICAL_ESCAPE.search(stripped) is None):
-        us = _fast_us(m.group(1).decode("ascii"))
+        us = _fast_us(m.group("timestamp").decode("ascii"))
         if us is not None:
-            return (hash(stripped), _unquote(m.group(2)), _unquote(m.group(3)), us,
-                    m.group(4) == b"true", m.group(5) == b"true")
+            return (hash(stripped), _unquote(m.group("session_id")),
+                    _unquote(m.group("branch")), us, m.group("auto") == b"true",
+                    m.group("enriched") == b"true")
     decoded = decode(data, terminated, stripped)
     if isinstance(decoded, Bad):
         return decoded
@@ -474,7 +418,7 @@ def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> See
         return valid
     full, extra, ts_us = valid
     canon = _synapt_bytes(full)
-    key = hash(canon) if extra is None else hash((canon, _canonical(extra)))
+    key = hash(canon) if extra is None else hash((canon, codec.canonical_json(extra)))
     return key, full["session_id"], full["branch"], ts_us, full["auto"], full["enriched"]
 
 

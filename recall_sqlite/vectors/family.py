@@ -1,8 +1,8 @@
 """The local vector table: hosts store embeddings of journal entries and summaries (the store
 never computes them) and search them by cosine similarity, scoped like journal reads.
 
-numpy is imported here and only here; `store.vectors` imports this module on first use, so
-the journal path never loads numpy.
+numpy is imported here and only here (the package `__init__` loads this module on first
+use of a name that needs it), so the journal path never loads numpy.
 
 How a search works, and why:
 
@@ -29,23 +29,26 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import numbers
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .context import StoreContext
-from .db import utc_now_iso
-from .errors import InvalidInputError, NotFoundError
-
-OwnerKind = Literal["entry", "summary"]
-KINDS: tuple[OwnerKind, ...] = ("entry", "summary")
+from ..context import StoreContext
+from ..errors import (
+    InvalidInputError,
+    InvalidOwnerError,
+    InvalidVectorError,
+    NotFoundError,
+    UnknownModelError,
+    UnknownOwnerError,
+)
+from ..timestamps import utc_now_iso
+from .owner import KINDS, Owner, OwnerKind, OwnerLike
 
 # A matrix cache larger than this is used for the search that built it and then dropped;
 # hosts with bigger workspaces raise it (100k x 384 float32 is 147 MiB).
@@ -65,92 +68,9 @@ _UNIT_ROUNDOFF = 2.0 ** -24
 # one core's memory bandwidth when the cores are free.
 _BLAS_MIN_ELEMENTS = 4_000_000
 _MAX_MODEL_LEN = 200
-_HEX_ID = re.compile(r"[0-9a-fA-F]{32}")
 _NORMALISE_CHUNK = 8192
 
 Float32Matrix = npt.NDArray[np.float32]
-
-
-class InvalidVectorError(InvalidInputError):
-    """A vector was rejected (wrong dimension, NaN or infinity, empty or zero, not numeric);
-    nothing was written."""
-
-
-class InvalidOwnerError(InvalidInputError):
-    """An owner reference is malformed (unknown kind, not a hex entry id, not a summary id)."""
-
-
-class UnknownOwnerError(NotFoundError):
-    """The entry or summary does not exist in this workspace."""
-
-
-class UnknownModelError(NotFoundError):
-    """This workspace has never stored a vector of that model, so its dimension is unknown."""
-
-
-# -- owners -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Owner:
-    """What a vector belongs to: a journal entry version, named by its hex id as journal reads
-    return it (`JournalEntry.id`), or a summary, named by its integer id. Build one with
-    `Owner.entry(hex_id)`, `Owner.summary(summary_id)`, `Owner.parse("entry:<hex>")`; the API
-    also accepts a plain tuple `("entry", hex_id)` / `("summary", summary_id)`."""
-
-    kind: OwnerKind
-    id: str | int
-
-    @classmethod
-    def entry(cls, hex_id: str) -> Owner:
-        if not isinstance(hex_id, str) or not _HEX_ID.fullmatch(hex_id):
-            raise InvalidOwnerError(f"not an entry id (32 hex digits): {hex_id!r}")
-        return cls("entry", hex_id.lower())
-
-    @classmethod
-    def summary(cls, summary_id: int) -> Owner:
-        if (isinstance(summary_id, bool) or not isinstance(summary_id, numbers.Integral)
-                or int(summary_id) <= 0):
-            raise InvalidOwnerError(f"not a summary id (a positive integer): {summary_id!r}")
-        return cls("summary", int(summary_id))
-
-    @classmethod
-    def of(cls, value: OwnerLike) -> Owner:
-        if isinstance(value, Owner):
-            return cls._check(value.kind, value.id)
-        if isinstance(value, tuple) and len(value) == 2:
-            return cls._check(value[0], value[1])
-        raise InvalidOwnerError(
-            f"an owner is Owner(kind, id) or ('entry', hex_id) / ('summary', id), got {value!r}")
-
-    @classmethod
-    def parse(cls, text: str) -> Owner:
-        """`entry:<hex>` or `summary:<id>`; a bare 32-digit hex id means an entry."""
-        kind, sep, ident = text.partition(":")
-        if not sep:
-            return cls.entry(text)
-        if kind == "summary":
-            if not ident.isdigit():
-                raise InvalidOwnerError(f"not a summary id: {ident!r}")
-            return cls.summary(int(ident))
-        return cls._check(kind, ident)
-
-    @classmethod
-    def _check(cls, kind: object, ident: object) -> Owner:
-        if kind == "entry":
-            return cls.entry(ident)  # type: ignore[arg-type]
-        if kind == "summary":
-            return cls.summary(ident)  # type: ignore[arg-type]
-        raise InvalidOwnerError(f"owner kind must be 'entry' or 'summary', got {kind!r}")
-
-    def __str__(self) -> str:
-        return f"{self.kind}:{self.id}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id}
-
-
-OwnerLike: TypeAlias = "Owner | tuple[str, str | int]"
 
 
 # -- results ----------------------------------------------------------------------------

@@ -19,22 +19,16 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInputError
-
-# synapt 0.30.0 JournalEntry fields and defaults, in its declaration order.
-SYNAPT_ORDER: tuple[tuple[str, Any], ...] = (
-    ("timestamp", ""), ("session_id", ""), ("branch", ""), ("focus", ""), ("done", []),
-    ("decisions", []), ("next_steps", []), ("files_modified", []), ("git_log", []),
-    ("auto", False), ("enriched", False), ("griptree", ""), ("agent_id", ""), ("repair", False),
-)
+from ..errors import InvalidInputError
+from ..journal.codec import EMPTY, SYNAPT_FIELDS
 
 
 def synapt_line(**fields: Any) -> str:
     """One journal line exactly as synapt's append_entry writes it (without the newline)."""
-    unknown = set(fields) - {name for name, _ in SYNAPT_ORDER}
+    unknown = set(fields) - set(SYNAPT_FIELDS)
     if unknown:
         raise InvalidInputError(f"not synapt journal fields: {sorted(unknown)}")
-    return json.dumps({name: fields.get(name, default) for name, default in SYNAPT_ORDER})
+    return json.dumps({name: fields.get(name, EMPTY.get(name, "")) for name in SYNAPT_FIELDS})
 
 
 def _ts(base: datetime, hours: float) -> str:
@@ -139,8 +133,8 @@ def demo_dir(target: str | None, keep: bool) -> Iterator[Path]:
 
 def run(base: Path) -> dict[str, Any]:
     """Build the workspace under `base` and migrate it; returns every step's result."""
-    from .legacy import survey
-    from .store import open_store
+    from ..store import open_store
+    from .survey import survey
 
     with neutral_env():
         demo = build(base)

@@ -1,5 +1,5 @@
-"""The session journal: append, read, latest, pending next steps and the write path with
-carry-forward, with synapt 0.30.0's semantics and the scoping done in SQL.
+"""The session journal (`store.journal`): append, read, latest, pending next steps and
+the write path with carry-forward, with synapt 0.30.0's semantics and the scoping in SQL.
 
 Which version of a session a read shows ("the head") and how many entries each scope holds
 are maintained by triggers in schema.sql; this module only walks the head indexes."""
@@ -8,281 +8,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cache
 from typing import Any
 
 import apsw
 
-from .carry import CarryReport, is_collapsed, merge_carried_forward, step_key
-from .context import StoreContext
-from .db import now_us, translate
-from .errors import InvalidEntryError, JournalFieldCollapse
-from .timestamps import parse_timestamp
-from .validate import require_text
+from ..checks import require_int
+from ..context import StoreContext
+from ..db import translate
+from ..errors import InvalidEntryError
+from ..timestamps import now_us
+from . import codec
+from .carry import is_collapsed, merge_carried_forward, step_key
+from .entry import JournalEntry
+from .results import AppendResult, Elsewhere, PendingResult, ReadResult, Scope, WriteResult
 
-TEXT_FIELDS = ("session_id", "branch", "focus", "griptree", "agent_id")
-LIST_FIELDS = ("done", "decisions", "next_steps", "files_modified", "git_log")
-BOOL_FIELDS = ("auto", "enriched", "repair")
-# synapt 0.30.0's JournalEntry fields, in its order.
-SYNAPT_FIELDS = (
-    "timestamp", "session_id", "branch", "focus", "done", "decisions", "next_steps",
-    "files_modified", "git_log", "auto", "enriched", "griptree", "agent_id", "repair",
-)
-_RICH = ("focus", "done", "decisions", "next_steps")
-
-
-@dataclass
-class JournalEntry:
-    """One journal entry version: synapt's fields, plus the store's `id` and `worktree`,
-    plus `extra` (fields synapt does not know, kept verbatim from legacy files)."""
-
-    timestamp: str
-    session_id: str = ""
-    branch: str = ""
-    focus: str = ""
-    done: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
-    next_steps: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
-    git_log: list[str] = field(default_factory=list)
-    auto: bool = False
-    enriched: bool = False
-    griptree: str = ""
-    agent_id: str = ""
-    repair: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-    id: str | None = None
-    worktree: str | None = None
-
-    def has_content(self) -> bool:
-        return bool(self.has_rich_content() or self.files_modified)
-
-    def has_rich_content(self) -> bool:
-        return bool(self.focus or self.done or self.decisions or self.next_steps)
-
-    def is_meaningful(self) -> bool:
-        """synapt's read_latest(meaningful=True) rule: any done/decisions/next_steps, or a
-        focus written by hand (an auto-extracted focus alone carries no signal)."""
-        listed = self.done or self.decisions or self.next_steps
-        return bool(listed or (self.focus and not self.auto))
-
-    def synapt_dict(self) -> dict[str, Any]:
-        """synapt's own field names and values only (what synapt's append_entry writes)."""
-        return {name: _copy(getattr(self, name)) for name in SYNAPT_FIELDS}
-
-    def to_dict(self) -> dict[str, Any]:
-        d = self.synapt_dict()
-        d["id"] = self.id
-        d["worktree"] = self.worktree
-        if self.extra:
-            d["extra"] = dict(self.extra)
-        return d
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> JournalEntry:
-        """Validate a mapping with synapt's field names. Keys synapt does not know go to
-        `extra`. Documented normalisation: null for a text/list/bool field means empty.
-        Anything else of the wrong type raises InvalidEntryError."""
-        if not isinstance(data, Mapping):
-            raise InvalidEntryError(f"an entry must be a JSON object, got {type(data).__name__}")
-        if "timestamp" not in data or data["timestamp"] is None:
-            raise InvalidEntryError("entry has no timestamp")
-        values: dict[str, Any] = {"timestamp": data["timestamp"]}
-        extra: dict[str, Any] = {}
-        for key, value in data.items():
-            if key == "timestamp":
-                continue
-            if key in SYNAPT_FIELDS:
-                values[key] = value
-            else:
-                extra[str(key)] = value
-        entry = cls(**values, extra=extra)
-        entry.validate()
-        return entry
-
-    def validate(self, *, allow_collapsed: bool = True) -> None:
-        """Check types and text in place; None becomes the field's empty value."""
-        _check_text("timestamp", self.timestamp)
-        parse_timestamp(self.timestamp)
-        for name in TEXT_FIELDS:
-            value = getattr(self, name)
-            if value is None:
-                setattr(self, name, "")
-            else:
-                _check_text(name, value)
-        for name in LIST_FIELDS:
-            value = getattr(self, name)
-            if value is None:
-                setattr(self, name, [])
-                continue
-            if not isinstance(value, (list, tuple)):
-                raise InvalidEntryError(
-                    f"{name} must be a list of strings, got {type(value).__name__}")
-            for item in value:
-                _check_text(f"{name} item", item)
-            setattr(self, name, list(value))
-        for name in BOOL_FIELDS:
-            value = getattr(self, name)
-            if value is None:
-                setattr(self, name, False)
-            elif not isinstance(value, bool):
-                raise InvalidEntryError(f"{name} must be true or false, got {value!r}")
-        if not isinstance(self.extra, dict):
-            raise InvalidEntryError("extra must be a JSON object")
-        try:
-            _canonical_json(self.extra)
-        except (TypeError, ValueError) as exc:
-            raise InvalidEntryError(f"extra fields are not storable as JSON: {exc}") from None
-        _check_nested_text("extra", self.extra)
-        if not allow_collapsed:
-            for name in _RICH:
-                value = getattr(self, name)
-                for item in [value] if isinstance(value, str) else value:
-                    if is_collapsed(item):
-                        raise JournalFieldCollapse(
-                            f"journal field {name!r} carries tool-call markup: an unclosed "
-                            "parameter swallowed the fields after it; resend the fields separately"
-                        )
-
-
-def _copy(value: Any) -> Any:
-    return list(value) if isinstance(value, list) else value
-
-
-def _check_text(name: str, value: object) -> None:
-    require_text(name, value, error=InvalidEntryError)
-
-
-def _check_nested_text(name: str, value: object) -> None:
-    if isinstance(value, str):
-        _check_text(name, value)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            _check_text(f"{name} key", k)
-            _check_nested_text(f"{name}.{k}", v)
-    elif isinstance(value, list):
-        for v in value:
-            _check_nested_text(name, v)
-
-
-# Built once: json.dumps with non-default options constructs a new encoder on every call.
-_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                                   allow_nan=False).encode
-_list_json = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def entry_id(workspace_uuid: str, entry: JournalEntry) -> bytes:
-    """Content address: the same entry in the same workspace always gets the same id, so
-    identical appends (and identical lines in several legacy buckets) collapse, and two
-    stores of one workspace merge as a set union."""
-    canon = entry.synapt_dict()
-    if entry.extra:
-        canon["extra"] = entry.extra
-    import hashlib  # deferred: only writers pay for it
-
-    digest = hashlib.sha256(f"{workspace_uuid}\n{_canonical_json(canon)}".encode())
-    return digest.digest()[:16]
-
-
-@dataclass(frozen=True)
-class Scope:
-    workspace_id: str
-    worktree: str | None        # None = every worktree of the workspace
-    branch: str | None          # None = every branch
-    meaningful: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "worktree": self.worktree,
-                "branch": self.branch, "meaningful": self.meaningful}
-
-    def describe(self) -> str:
-        where = "all worktrees" if self.worktree is None else f"worktree {self.worktree}"
-        branch = "all branches" if self.branch is None else f"branch {self.branch or '(none)'}"
-        kind = ", meaningful only" if self.meaningful else ""
-        return f"{where}, {branch}{kind}"
-
-
-@dataclass(frozen=True)
-class Elsewhere:
-    """Matching entries outside the scope: never a silent partial answer."""
-
-    other_worktrees: int = 0
-    other_branches: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        return {"other_worktrees": self.other_worktrees, "other_branches": self.other_branches}
-
-    @property
-    def total(self) -> int:
-        return self.other_worktrees + self.other_branches
-
-
-@dataclass(frozen=True)
-class ReadResult:
-    entries: list[JournalEntry]
-    scope: Scope
-    total: int                  # deduplicated entries matching in scope (>= len(entries))
-    elsewhere: Elsewhere
-
-    @property
-    def entry(self) -> JournalEntry | None:
-        return self.entries[0] if self.entries else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"entries": [e.to_dict() for e in self.entries], "scope": self.scope.to_dict(),
-                "total": self.total, "elsewhere": self.elsewhere.to_dict()}
-
-
-@dataclass(frozen=True)
-class PendingResult:
-    pending: list[str]
-    scope: Scope
-    sessions_considered: int
-    elsewhere: Elsewhere
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"pending": list(self.pending), "scope": self.scope.to_dict(),
-                "sessions_considered": self.sessions_considered,
-                "elsewhere": self.elsewhere.to_dict()}
-
-
-@dataclass(frozen=True)
-class AppendResult:
-    id: str
-    created: bool               # False: identical content was already stored
-    seq: int
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    id: str
-    created: bool
-    entry: JournalEntry
-    carry: CarryReport
-    explicit_next_steps: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "created": self.created, "entry": self.entry.to_dict(),
-                "carry": self.carry.to_dict(), "explicit_next_steps": self.explicit_next_steps}
-
-
-def entry_columns(alias: str = "") -> str:
-    """The select list every entry row starts with, in the order entries_from_rows expects.
-    The five JSON lists and `extra` arrive as one JSON array built by SQLite (plain text
-    concatenation, no JSON parsing): one Python string per row instead of six, and one
-    json.loads per read instead of one per field."""
-    a = f"{alias}." if alias else ""
-    return (
-        f"{a}seq, {a}id, {a}worktree_id, {a}session_id, {a}branch, {a}timestamp, {a}focus,"
-        f" {a}auto, {a}enriched, {a}repair, {a}griptree, {a}agent_id,"
-        f" '[' || {a}done || ',' || {a}decisions || ',' || {a}next_steps || ','"
-        f" || {a}files_modified || ',' || {a}git_log || ',' || coalesce({a}extra, 'null') || ']'"
-    )
-
-
-ENTRY_COLUMNS = entry_columns()
+ENTRY_COLUMNS = codec.select_list()
 # From this many rows on, append_many writes through journal_bulk.py (measured break-even).
 BULK_MIN_ROWS = 32
 # How many heads synapt's pending_next_steps looks at.
@@ -322,7 +64,7 @@ class Journal:
                 return [_insert(conn, r) for r in rows]
             # Same state as the loop above (burnt seqs of duplicates included), without
             # the per-row trigger: see journal_bulk.py.
-            from .journal_bulk import bulk_insert
+            from .bulk import bulk_insert
 
             stored = bulk_insert(conn, rows, burn_duplicates=True)
         results: list[AppendResult] = []
@@ -394,15 +136,10 @@ class Journal:
         return pk
 
     def _row(self, e: JournalEntry, worktree_pk: int) -> tuple[Any, ...]:
+        """A journal_entries row in codec.ROW_COLUMNS order."""
         ctx = self._ctx
-        return (
-            entry_id(ctx.workspace_uuid, e), ctx.workspace_pk, worktree_pk, e.session_id,
-            e.branch, e.timestamp, parse_timestamp(e.timestamp), e.focus,
-            _dump(e.done), _dump(e.decisions), _dump(e.next_steps), _dump(e.files_modified),
-            _dump(e.git_log), int(e.auto), int(e.enriched), int(e.repair), e.griptree,
-            e.agent_id, _canonical_json(e.extra) if e.extra else None, now_us(),
-            sum(1 for name in _RICH if getattr(e, name)), int(e.is_meaningful()),
-        )
+        eid, content = e.encode(ctx.workspace_uuid)
+        return (eid, ctx.workspace_pk, worktree_pk, now_us(), *content)
 
     # -- reading ----------------------------------------------------------------------
 
@@ -416,8 +153,7 @@ class Journal:
         """The newest `n` entries, one per session (its richest version), newest first,
         in the current worktree (or the whole workspace), optionally one branch; with how
         many match in scope and how many match outside it."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise InvalidEntryError(f"n must be a non-negative integer, got {n!r}")
+        require_int("n", n, minimum=0, error=InvalidEntryError)
         if branch is not None and not isinstance(branch, str):
             raise InvalidEntryError("branch must be a string")
         # No explicit transaction: the counts are read after the rows and heads are never
@@ -557,23 +293,11 @@ class Journal:
         return [json.loads(done) for (done,) in conn.execute(sql + " ORDER BY seq", params)]
 
     def entry_from_row(self, r: Sequence[Any]) -> JournalEntry:
-        """A JournalEntry from a row that starts with ENTRY_COLUMNS."""
+        """A JournalEntry from a row that starts with codec.select_list()."""
         return self.entries_from_rows([r])[0]
 
     def entries_from_rows(self, rows: Sequence[Sequence[Any]]) -> list[JournalEntry]:
-        """JournalEntry objects from rows that start with ENTRY_COLUMNS. The JSON of every
-        list and extra field of every row is decoded in one call: per-field json.loads
-        calls were most of the cost of a read."""
-        if not rows:
-            return []
-        decoded: list[list[Any]] = json.loads(f"[{','.join([r[12] for r in rows])}]")
-        key_of = self._ctx.worktree_key_of
-        return [
-            JournalEntry(r[5], r[3], r[4], r[6], d[0], d[1], d[2], d[3], d[4], bool(r[7]),
-                         bool(r[8]), r[10], r[11], bool(r[9]), d[5] or {}, r[1].hex(),
-                         key_of(r[2]))
-            for r, d in zip(rows, decoded, strict=True)
-        ]
+        return JournalEntry.from_rows(rows, self._ctx.worktree_key_of)
 
 
 @cache
@@ -591,8 +315,7 @@ def _walk_sql(all_worktrees: bool, by_branch: bool, meaningful: bool) -> str:
 
 def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) -> JournalEntry:
     if isinstance(entry, JournalEntry):
-        e = JournalEntry(**{name: _copy(getattr(entry, name)) for name in SYNAPT_FIELDS},
-                         extra=dict(entry.extra) if isinstance(entry.extra, dict) else entry.extra)
+        e = entry.copy()
         e.validate(allow_collapsed=allow_collapsed)
         return e
     e = JournalEntry.from_mapping(entry)
@@ -601,22 +324,9 @@ def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) 
     return e
 
 
-def _dump(items: list[str]) -> str:
-    return _list_json(items) if items else "[]"
-
-
-_INSERT = (
-    "INSERT INTO journal_entries (id, workspace_id, worktree_id, session_id, branch, timestamp,"
-    " ts_us, focus, done, decisions, next_steps, files_modified, git_log, auto, enriched, repair,"
-    " griptree, agent_id, extra, stored_us, rich, meaningful)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-    " ON CONFLICT (id) DO NOTHING RETURNING seq"
-)
-
-
 def _insert(conn: Any, row: tuple[Any, ...]) -> AppendResult:
     # fetchall: RETURNING statements must run to completion before the commit.
-    inserted = conn.execute(_INSERT, row).fetchall()
+    inserted = conn.execute(codec.INSERT_SQL, row).fetchall()
     if inserted:
         return AppendResult(row[0].hex(), True, int(inserted[0][0]))
     existing = conn.execute("SELECT seq FROM journal_entries WHERE id = ?", (row[0],)).fetchall()

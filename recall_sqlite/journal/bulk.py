@@ -21,14 +21,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .errors import StoreError
+from ..errors import StoreError
+from .codec import ROW_COLUMNS
 
-# journal.py `_INSERT`'s columns, in its order: the default layout of a row.
-COLUMNS: tuple[str, ...] = (
-    "id", "workspace_id", "worktree_id", "session_id", "branch", "timestamp", "ts_us", "focus",
-    "done", "decisions", "next_steps", "files_modified", "git_log", "auto", "enriched",
-    "repair", "griptree", "agent_id", "extra", "stored_us", "rich", "meaningful",
-)
 # sid_order of an entry without a session: after every session (schema.sql, 2^60).
 NO_SESSION_ORDER = 1 << 60
 
@@ -50,40 +45,29 @@ class _Head:
         self.key, self.seq, self.new, self.count, self.mean = key, seq, new, count, mean
 
 
-_INSERT_SQL: dict[tuple[str, ...], str] = {}
-
-
-def _insert_sql(columns: tuple[str, ...]) -> str:
-    sql = _INSERT_SQL.get(columns)
-    if sql is None:
-        names = ("seq", *columns, "sid_order", "head_wt", "head_ws")
-        sql = (f"INSERT INTO journal_entries ({', '.join(names)})"
-               f" VALUES ({','.join('?' * len(names))})")
-        _INSERT_SQL[columns] = sql
-    return sql
+# Each row with the values the trigger path would have given it.
+_NAMES = ("seq", *ROW_COLUMNS, "sid_order", "head_wt", "head_ws")
+_INSERT_SQL = (f"INSERT INTO journal_entries ({', '.join(_NAMES)})"
+               f" VALUES ({','.join('?' * len(_NAMES))})")
+_IX = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
 
 def bulk_insert(conn: Any, rows: Sequence[Sequence[Any]], *,
-                columns: Sequence[str] = COLUMNS,
                 burn_duplicates: bool = False) -> dict[bytes, Stored]:
-    """Insert journal rows (values in `columns` order, which must name every column of
-    journal.py `_INSERT`) as if each had gone through `INSERT ... ON CONFLICT (id) DO
-    NOTHING` in turn: same seqs, heads, sid_order, counts and vector generations.
+    """Insert journal rows (values in codec.ROW_COLUMNS order) as if each had gone through
+    codec.INSERT_SQL (`ON CONFLICT (id) DO NOTHING`) in turn: same seqs, heads, sid_order,
+    counts and vector generations.
 
     Must run inside the caller's write transaction. Returns every id of the batch with its
     seq and whether this batch created it. A row whose id is already stored (or repeated
     in the batch) is skipped; with `burn_duplicates` it still consumes a seq, as the
-    conflicting INSERT does (journal.py's row-by-row path); without, it consumes none (the
+    conflicting INSERT does (family.py's row-by-row path); without, it consumes none (the
     importer's numbering must not depend on what an earlier, killed run stored)."""
     if not rows:
         return {}
     if getattr(conn, "in_transaction", True) is False:
         raise StoreError("bulk_insert must run inside a write transaction")
-    cols = tuple(columns)
-    missing = set(COLUMNS) - set(cols)
-    if missing or len(cols) != len(COLUMNS):
-        raise StoreError(f"bulk_insert needs exactly the journal columns; missing {missing}")
-    ix = {name: i for i, name in enumerate(cols)}
+    ix = _IX
     i_id, i_ws, i_wt, i_sid = ix["id"], ix["workspace_id"], ix["worktree_id"], ix["session_id"]
     i_br, i_ts, i_auto, i_rich = ix["branch"], ix["ts_us"], ix["auto"], ix["rich"]
     i_mean = ix["meaningful"]
@@ -180,7 +164,7 @@ def bulk_insert(conn: Any, rows: Sequence[Sequence[Any]], *,
                 _add(counts, count, 1, mean)
 
         # -- the writes ---------------------------------------------------------------------
-        conn.executemany(_insert_sql(cols), [
+        conn.executemany(_INSERT_SQL, [
             (seq, *r, sid_order[k], flags[1][k], flags[0][k])
             for k, (seq, r) in enumerate(fresh)
         ])

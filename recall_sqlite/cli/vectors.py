@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from . import cli
+from . import _common as cli
 
 if TYPE_CHECKING:
-    from .store import Store
+    from ..store import Store
 
 
 
@@ -50,7 +50,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from .vectors import Owner
+    from ..vectors import Owner
 
     owner = Owner.entry(args.like)
     kinds = ["entry", "summary"] if args.summaries else ["entry"]

@@ -6,8 +6,8 @@ import argparse
 import shlex
 from typing import Any
 
-from . import cli
-from .cursors import Cursor, CursorMove, UnreadResult
+from ..cursors import Cursor, CursorMove, UnreadResult
+from . import _common as cli
 
 
 def _branch(args: argparse.Namespace, store: Any) -> str:

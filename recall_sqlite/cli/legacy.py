@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import cli
-from .errors import RecallError
+from ..errors import RecallError
+from . import _common as cli
 
 
 def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
@@ -90,7 +90,7 @@ class _Bar:
 
 
 def _root_of(paths: list[str]) -> Path | None:
-    from .legacy import owning_root
+    from ..legacy import owning_root
     roots = {r for r in (owning_root(p) for p in paths) if r is not None}
     if len(roots) > 1:
         raise cli.UsageError(
@@ -101,7 +101,7 @@ def _root_of(paths: list[str]) -> Path | None:
 
 def _open(args: argparse.Namespace, paths: list[str], *, read_only: bool = False) -> Any:
     """The store of the workspace that owns the data (an explicit --cwd wins)."""
-    from .store import open_store
+    from ..store import open_store
     root = None if args.cwd else _root_of(paths)
     if root is None:
         return cli.open_from_args(args, read_only=read_only)
@@ -109,7 +109,7 @@ def _open(args: argparse.Namespace, paths: list[str], *, read_only: bool = False
 
 
 def _mapping(args: argparse.Namespace) -> dict[str, str]:
-    from .legacy import parse_mapping
+    from ..legacy import parse_mapping
     return parse_mapping(args.map)
 
 
@@ -121,7 +121,7 @@ def _problems(data: dict[str, Any]) -> list[str]:
 
 
 def cmd_survey(args: argparse.Namespace) -> int:
-    from .legacy import survey
+    from ..legacy import survey
     mapping = _mapping(args)
     bar = _Bar(args, "survey")
     try:
@@ -192,7 +192,7 @@ def format_survey(d: dict[str, Any]) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .legacy import discover
+    from ..legacy import discover
     mapping = _mapping(args)
     found = discover(args.paths)
     if not found.buckets:
@@ -264,7 +264,7 @@ def format_verify(d: dict[str, Any]) -> str:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from . import legacy_demo
+    from ..legacy import demo as legacy_demo
     with legacy_demo.demo_dir(args.dir, args.keep or bool(args.json)) as base:
         data = legacy_demo.run(base)
         kept = args.dir is not None or args.keep or bool(args.json)

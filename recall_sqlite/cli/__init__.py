@@ -1,0 +1,48 @@
+"""The `recall-sqlite` command. Thin: every command is one library call plus formatting.
+User mistakes print one line on stderr and exit 2; never a traceback.
+
+One module per command family; the parser is built with only the family a command line
+names (a hook's `journal read` never imports summaries, vectors or the legacy import), and
+with all of them only for help or a command it does not know.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+# command -> the module of this package that registers it
+FAMILIES: dict[str, str] = {
+    "where": "where", "journal": "journal", "summary": "summaries", "cursor": "cursors",
+    "vectors": "vectors", "survey": "legacy", "import": "legacy", "verify": "legacy",
+    "demo": "legacy",
+}
+# Global options that take a value (they come before the command).
+_VALUED = ("--cwd", "--db")
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command a command line names, or None (help, no command, a stray option)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUED:
+            skip = True
+        elif arg.startswith(tuple(f"{o}=" for o in _VALUED)):
+            continue
+        elif arg.startswith("-"):
+            return None
+        else:
+            return arg
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    from ._common import run
+
+    command = command_of(args)
+    family = FAMILIES.get(command or "")
+    families = [family] if family else list(dict.fromkeys(FAMILIES.values()))
+    return run(args, families)

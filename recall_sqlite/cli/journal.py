@@ -1,0 +1,76 @@
+"""`recall-sqlite journal write | read | pending`: the session journal."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import describe_elsewhere, emit, format_entry, nonneg_int, open_from_args
+
+
+def cmd_journal_write(args: argparse.Namespace) -> int:
+    with open_from_args(args) as store:
+        result = store.journal.write(
+            focus=args.focus or "", done=args.done, decisions=args.decision,
+            next_steps=args.next, session_id=args.session_id or "", branch=args.branch,
+            timestamp=args.timestamp, files_modified=args.file,
+        )
+    data = result.to_dict()
+    carry = result.carry
+    text = [("Journal entry written." if result.created else "Identical entry already stored.")
+            + f" id {result.id}", format_entry(data["entry"])]
+    text.append(f"Carry-forward: {carry.carried} carried, {carry.retired_by_done} retired by done,"
+                f" {carry.retired_earlier} retired earlier, {carry.withheld} withheld.")
+    emit(args, data, "\n".join(text))
+    return 0
+
+
+def cmd_journal_read(args: argparse.Namespace) -> int:
+    with open_from_args(args) as store:
+        result = store.journal.read(args.n, branch=args.branch,
+                                    all_worktrees=args.all_worktrees, meaningful=args.meaningful)
+    data = result.to_dict()
+    body = [format_entry(e) for e in data["entries"]] or ["No journal entries in scope."]
+    body.append(describe_elsewhere(data["scope"], data["total"], len(data["entries"]),
+                                   data["elsewhere"]))
+    emit(args, data, "\n\n".join(body))
+    return 0
+
+
+def cmd_journal_pending(args: argparse.Namespace) -> int:
+    with open_from_args(args) as store:
+        result = store.journal.pending_next_steps(all_worktrees=args.all_worktrees)
+    data = result.to_dict()
+    lines = ["Pending next steps:"] + [f"  - {p}" for p in result.pending] if result.pending \
+        else ["No pending next steps."]
+    if result.elsewhere.other_worktrees:
+        lines.append(f"({result.elsewhere.other_worktrees} entries in other worktrees not "
+                     "considered; --all-worktrees)")
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def register(sub: Any, jp: argparse.ArgumentParser) -> None:
+    journal = sub.add_parser("journal", help="the session journal")
+    jsub = journal.add_subparsers(dest="journal_command", metavar="ACTION")
+    jsub.required = True
+    w = jsub.add_parser("write", parents=[jp], help="write an entry (carries next steps forward)")
+    w.add_argument("--focus")
+    w.add_argument("--done", action="append", default=[], metavar="ITEM")
+    w.add_argument("--decision", action="append", default=[], metavar="ITEM")
+    w.add_argument("--next", action="append", default=[], metavar="ITEM")
+    w.add_argument("--file", action="append", default=[], metavar="PATH",
+                   help="a file this session modified")
+    w.add_argument("--session-id")
+    w.add_argument("--branch", help="default: the worktree's current branch")
+    w.add_argument("--timestamp", help="ISO-8601 (default: now, UTC)")
+    w.set_defaults(func=cmd_journal_write)
+    r = jsub.add_parser("read", parents=[jp], help="newest entries, one per session")
+    r.add_argument("-n", type=nonneg_int, default=5)
+    r.add_argument("--branch")
+    r.add_argument("--all-worktrees", action="store_true")
+    r.add_argument("--meaningful", action="store_true")
+    r.set_defaults(func=cmd_journal_read)
+    p = jsub.add_parser("pending", parents=[jp], help="unresolved next steps")
+    p.add_argument("--all-worktrees", action="store_true")
+    p.set_defaults(func=cmd_journal_pending)

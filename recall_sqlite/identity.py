@@ -1,0 +1,118 @@
+"""The identity tables (`workspaces`, `workspace_roots`, `worktrees`): their one owner.
+
+Every row of them is written here, under one policy: a workspace and a root are upserted
+with `last_seen` refreshed; a worktree is upserted by (workspace, key), its root updated
+when this sighting knows it (a live checkout) and kept when it does not (a worktree known
+only from an imported file), and `last_seen` refreshed only by a live sighting. No
+filesystem here: callers say what they saw."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .db import Database, scalar
+from .errors import StoreError
+from .timestamps import now_us, parse_timestamp, utc_now_iso
+
+# How stale a root's last_seen may get before an open refreshes it: keeps opens read-only
+# in the common case, so a burst of hook processes does not queue on the write lock.
+SEEN_REFRESH_US = 3_600 * 1_000_000
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """Where a process stands: the workspace id, the root it was found at, its worktree."""
+
+    uuid: str
+    root: str
+    worktree_key: str
+    worktree_name: str
+    worktree_root: str
+
+
+@dataclass(frozen=True)
+class Registered:
+    workspace_pk: int
+    worktree_pk: int
+    other_roots: tuple[str, ...]   # other roots this workspace id was recorded at
+
+
+@dataclass(frozen=True)
+class WorktreeRow:
+    pk: int
+    key: str
+    name: str
+    root: str | None
+
+
+def register(db: Database, s: Sighting) -> Registered:
+    """Record the workspace, this root and this worktree (a write only when one is new or
+    its last sighting is older than SEEN_REFRESH_US). A read-only store must know them."""
+    stale_before = now_us() - SEEN_REFRESH_US
+    with db.read() as conn:
+        rows: list[tuple[Any, ...]] = conn.execute(
+            "SELECT w.id, t.id, r.last_seen, t.last_seen FROM workspaces w"
+            " LEFT JOIN workspace_roots r ON r.workspace_id = w.id AND r.root = ?"
+            " LEFT JOIN worktrees t ON t.workspace_id = w.id AND t.key = ?"
+            " WHERE w.uuid = ?", (s.root, s.worktree_key, s.uuid)).fetchall()
+        others = tuple(str(r) for (r,) in conn.execute(
+            "SELECT r.root FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
+            " WHERE w.uuid = ? AND r.root <> ?", (s.uuid, s.root)))
+    known = bool(rows) and rows[0][1] is not None
+    if (known and rows[0][2] is not None and parse_timestamp(rows[0][2]) > stale_before
+            and parse_timestamp(rows[0][3]) > stale_before):
+        return Registered(int(rows[0][0]), int(rows[0][1]), others)
+    if db.read_only:
+        if known:
+            return Registered(int(rows[0][0]), int(rows[0][1]), others)
+        raise StoreError(f"{db.path} does not know this workspace/worktree yet (opened read-only)")
+    now = utc_now_iso()
+    with db.write() as conn:
+        conn.execute(
+            "INSERT INTO workspaces (uuid, first_seen, last_seen) VALUES (?, ?, ?)"
+            " ON CONFLICT (uuid) DO UPDATE SET last_seen = excluded.last_seen",
+            (s.uuid, now, now))
+        workspace_pk = int(scalar(conn, "SELECT id FROM workspaces WHERE uuid = ?", (s.uuid,)))
+        conn.execute(
+            "INSERT INTO workspace_roots (workspace_id, root, first_seen, last_seen)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, root)"
+            " DO UPDATE SET last_seen = excluded.last_seen", (workspace_pk, s.root, now, now))
+        worktree_pk = ensure_worktree(conn, workspace_pk, s.worktree_key, s.worktree_name,
+                                      s.worktree_root, now=now)
+    return Registered(workspace_pk, worktree_pk, others)
+
+
+def ensure_worktree(conn: Any, workspace_pk: int, key: str, name: str, root: str | None,
+                    *, now: str | None = None) -> int:
+    """The worktree's id, recording it if it is new (inside the caller's write). `root`
+    None: known only from an imported file, which neither clears a recorded root nor
+    counts as a sighting."""
+    now = now or utc_now_iso()
+    conn.execute(
+        "INSERT INTO worktrees (workspace_id, key, name, root, first_seen, last_seen)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, key) DO UPDATE"
+        " SET root = coalesce(excluded.root, root),"
+        " last_seen = CASE WHEN excluded.root IS NULL THEN last_seen ELSE excluded.last_seen END",
+        (workspace_pk, key, name, root, now, now))
+    return int(scalar(conn, "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?",
+                      (workspace_pk, key)))
+
+
+def worktrees(db: Database, workspace_pk: int) -> list[WorktreeRow]:
+    return [WorktreeRow(int(pk), str(k), str(n), r) for pk, k, n, r in db.query(
+        "SELECT id, key, name, root FROM worktrees WHERE workspace_id = ? ORDER BY key",
+        (workspace_pk,))]
+
+
+def worktree_pk(db: Database, workspace_pk: int, key: str) -> int | None:
+    rows = db.query("SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?",
+                    (workspace_pk, key))
+    return int(rows[0][0]) if rows else None
+
+
+def roots(db: Database, workspace_pk: int) -> list[str]:
+    """Every root the workspace was seen at, most recently seen first."""
+    return [str(r) for (r,) in db.query(
+        "SELECT root FROM workspace_roots WHERE workspace_id = ? ORDER BY last_seen DESC",
+        (workspace_pk,))]

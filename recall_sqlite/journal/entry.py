@@ -1,0 +1,192 @@
+"""JournalEntry: one entry version as hosts see it (synapt's fields, the store's id and
+worktree, unknown legacy fields in `extra`), its validation, and building it from rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checks import require_text
+from ..errors import InvalidEntryError, JournalFieldCollapse
+from ..timestamps import parse_timestamp
+from . import codec
+from .carry import is_collapsed
+
+# Deeper nesting in `extra` is refused: json and every reader recurse per level.
+MAX_EXTRA_DEPTH = 64
+
+
+@dataclass
+class JournalEntry:
+    """One journal entry version: synapt's fields, plus the store's `id` and `worktree`,
+    plus `extra` (fields synapt does not know, kept verbatim from legacy files)."""
+
+    timestamp: str
+    session_id: str = ""
+    branch: str = ""
+    focus: str = ""
+    done: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    next_steps: list[str] = field(default_factory=list)
+    files_modified: list[str] = field(default_factory=list)
+    git_log: list[str] = field(default_factory=list)
+    auto: bool = False
+    enriched: bool = False
+    griptree: str = ""
+    agent_id: str = ""
+    repair: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    worktree: str | None = None
+
+    def has_content(self) -> bool:
+        return bool(self.has_rich_content() or self.files_modified)
+
+    def has_rich_content(self) -> bool:
+        return codec.rich_count(self.focus, self.done, self.decisions, self.next_steps) > 0
+
+    def is_meaningful(self) -> bool:
+        return codec.is_meaningful(self.focus, self.auto, self.done, self.decisions,
+                                   self.next_steps)
+
+    def synapt_dict(self) -> dict[str, Any]:
+        """synapt's own field names and values only (what synapt's append_entry writes)."""
+        return {name: _copy(getattr(self, name)) for name in codec.SYNAPT_FIELDS}
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.synapt_dict()
+        d["id"] = self.id
+        d["worktree"] = self.worktree
+        if self.extra:
+            d["extra"] = dict(self.extra)
+        return d
+
+    def copy(self) -> JournalEntry:
+        return JournalEntry(
+            **{name: _copy(getattr(self, name)) for name in codec.SYNAPT_FIELDS},
+            extra=dict(self.extra) if isinstance(self.extra, dict) else self.extra)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> JournalEntry:
+        """Validate a mapping with synapt's field names. Keys synapt does not know go to
+        `extra`. Documented normalisation: null for a text/list/bool field means empty.
+        Anything else of the wrong type raises InvalidEntryError."""
+        if not isinstance(data, Mapping):
+            raise InvalidEntryError(f"an entry must be a JSON object, got {type(data).__name__}")
+        if "timestamp" not in data or data["timestamp"] is None:
+            raise InvalidEntryError("entry has no timestamp")
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in data.items():
+            if key in codec.SYNAPT_FIELDS:
+                values[key] = value
+            else:
+                extra[str(key)] = value
+        entry = cls(**values, extra=extra)
+        entry.validate()
+        return entry
+
+    def validate(self, *, allow_collapsed: bool = True) -> None:
+        """Check types and text in place; None becomes the field's empty value."""
+        _check_text("timestamp", self.timestamp)
+        parse_timestamp(self.timestamp)
+        for name in codec.TEXT_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                setattr(self, name, "")
+            else:
+                _check_text(name, value)
+        for name in codec.LIST_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                setattr(self, name, [])
+                continue
+            if not isinstance(value, (list, tuple)):
+                raise InvalidEntryError(
+                    f"{name} must be a list of strings, got {type(value).__name__}")
+            for item in value:
+                _check_text(f"{name} item", item)
+            setattr(self, name, list(value))
+        for name in codec.BOOL_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                setattr(self, name, False)
+            elif not isinstance(value, bool):
+                raise InvalidEntryError(f"{name} must be true or false, got {value!r}")
+        if not isinstance(self.extra, dict):
+            raise InvalidEntryError("extra must be a JSON object")
+        _check_nested("extra", self.extra, 0)
+        try:
+            codec.canonical_json(self.extra)
+        except (TypeError, ValueError) as exc:
+            raise InvalidEntryError(f"extra fields are not storable as JSON: {exc}") from None
+        if not allow_collapsed:
+            for name in codec.RICH_FIELDS:
+                value = getattr(self, name)
+                for item in [value] if isinstance(value, str) else value:
+                    if is_collapsed(item):
+                        raise JournalFieldCollapse(
+                            f"journal field {name!r} carries tool-call markup: an unclosed "
+                            "parameter swallowed the fields after it; resend the fields separately"
+                        )
+
+    def encode(self, workspace_uuid: str) -> tuple[bytes, tuple[Any, ...]]:
+        """(id, content columns) of a validated entry (see codec.encode)."""
+        return codec.encode(
+            workspace_uuid, self.timestamp, parse_timestamp(self.timestamp), self.session_id,
+            self.branch, self.focus, self.done, self.decisions, self.next_steps,
+            self.files_modified, self.git_log, self.auto, self.enriched, self.griptree,
+            self.agent_id, self.repair, self.extra or None)
+
+    @staticmethod
+    def from_rows(rows: Sequence[Sequence[Any]],
+                  worktree_key: Callable[[int], str]) -> list[JournalEntry]:
+        """Entries from rows that start with codec.select_list(). The JSON of every list
+        and extra field of every row is decoded in one call: per-field json.loads calls
+        were most of the cost of a read."""
+        if not rows:
+            return []
+        x = codec.SELECT_INDEX
+        lists = x["lists"]
+        try:
+            decoded: list[list[Any]] = json.loads(f"[{','.join([r[lists] for r in rows])}]")
+        except ValueError:
+            raise InvalidEntryError(
+                "a stored entry's list or extra column is not valid JSON "
+                "(edited outside recall-sqlite?)") from None
+        eid, wt, sid, br, ts = x["id"], x["worktree_id"], x["session_id"], x["branch"], \
+            x["timestamp"]
+        fo, au, en, rp, gt, ag = x["focus"], x["auto"], x["enriched"], x["repair"], \
+            x["griptree"], x["agent_id"]
+        return [
+            JournalEntry(r[ts], r[sid], r[br], r[fo], d[0], d[1], d[2], d[3], d[4],
+                         bool(r[au]), bool(r[en]), r[gt], r[ag], bool(r[rp]), d[5] or {},
+                         r[eid].hex(), worktree_key(r[wt]))
+            for r, d in zip(rows, decoded, strict=True)
+        ]
+
+
+def _copy(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else value
+
+
+def _check_text(name: str, value: object) -> None:
+    require_text(name, value, error=InvalidEntryError)
+
+
+def _check_nested(name: str, value: object, depth: int) -> None:
+    """Every string in `extra` storable, and the nesting bounded (checked iteratively
+    deep enough to refuse, never by recursing past MAX_EXTRA_DEPTH)."""
+    if depth > MAX_EXTRA_DEPTH:
+        raise InvalidEntryError(f"{name} is nested more than {MAX_EXTRA_DEPTH} levels deep")
+    if isinstance(value, str):
+        _check_text(name, value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_text(f"{name} key", k)
+            _check_nested(f"{name}.{k}", v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            _check_nested(name, v, depth + 1)

@@ -1,0 +1,56 @@
+"""Journal positions as hosts give them to cursors and summaries: an insertion seq (0 =
+before everything) or an entry id, checked against this workspace and the journal's end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..checks import require_int, require_text
+from ..context import StoreContext
+from ..errors import InvalidInputError, UnknownEntryError
+
+
+def parse_entry_id(value: object) -> bytes:
+    text = require_text("entry id", value)
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raw = b""
+    if len(raw) != 16:
+        raise InvalidInputError(f"not an entry id (32 hex digits): {text!r}")
+    return raw
+
+
+def journal_end(conn: Any) -> int:
+    """The highest position there is: the last insertion seq of the whole journal. Any
+    entry still to come gets a larger one (AUTOINCREMENT never reuses)."""
+    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries")
+               .fetchall()[0][0])
+
+
+def resolve_position(conn: Any, ctx: StoreContext, value: object, *, what: str,
+                     branch: str | None = None) -> int:
+    """A position given as an int (a seq, 0 = before everything) or as an entry id (that
+    entry's seq; with `branch`, the entry must be on it). Never beyond the journal's end."""
+    if isinstance(value, str):
+        raw = parse_entry_id(value)
+        rows = conn.execute(
+            "SELECT seq, branch FROM journal_entries WHERE id = ? AND workspace_id = ?",
+            (raw, ctx.workspace_pk),
+        ).fetchall()
+        if not rows:
+            raise UnknownEntryError(f"{what}: no entry {value} in this workspace")
+        seq, entry_branch = int(rows[0][0]), str(rows[0][1])
+        if branch is not None and entry_branch != branch:
+            raise UnknownEntryError(
+                f"{what}: entry {value} is on branch {entry_branch!r}, not {branch!r}"
+            )
+        return seq
+    position = require_int(what, value, minimum=0)
+    end = journal_end(conn)
+    if position > end:
+        raise InvalidInputError(
+            f"{what} {position} is beyond the end of the journal ({end}): entries still to "
+            "come would be marked read"
+        )
+    return position

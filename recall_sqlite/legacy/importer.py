@@ -1,0 +1,431 @@
+"""The import: every line of every legacy journal ends as exactly one of imported,
+duplicate or quarantined, recorded per line.
+
+Crash safety: a source file is imported in chunks; each chunk's rows, provenance, quarantine
+and the source's progress (bytes, lines, fingerprint of the prefix read) commit in one
+transaction, so a killed import resumes exactly after its last commit and ends with the same
+rows, in the same order, as an uninterrupted one. Source files are only ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import identity
+from ..context import StoreContext
+from ..errors import ImportConflict, RecallError
+from ..journal.bulk import bulk_insert
+from ..timestamps import now_us, utc_now_iso
+from .assign import Assignment, KnownWorktree, assign
+from .discover import Bucket, Problem, discover, file_size
+from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
+from .sources import EMPTY_SHA, SOURCE_COLS, Source, as_int, current, current_in, hash_prefix
+
+Progress = Callable[[int, int], None]
+# Lines per committed chunk: big enough that commits cost little, small enough that a kill
+# loses seconds of work and a chunk's pending rows stay a few MiB.
+CHUNK_LINES = 5000
+# Quarantined raw bytes kept in the database per line (the source keeps the rest).
+RAW_KEEP = 256 * 1024 * 1024
+# The in-run cache of raw lines already resolved (16-byte digest -> entry seq): it spares
+# re-parsing the copies of a line that buckets share. Bounded so memory stays flat.
+_RAW_CACHE_MAX = 1_000_000
+
+
+@dataclass
+class SourceResult:
+    path: str
+    bucket: str
+    worktree: str
+    action: str                 # new | resumed | appended | unchanged | changed | failed
+    lines: int = 0              # read this run
+    imported: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    total_lines: int = 0        # accounted for in this file altogether
+    assigned_by: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ImportReport:
+    run_id: int
+    sources: list[SourceResult]
+    problems: list[Problem]
+    workspace_id: str
+    database: str
+
+    def _sum(self, name: str) -> int:
+        return sum(int(getattr(s, name)) for s in self.sources)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(s.action != "failed" for s in self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok, "run_id": self.run_id, "workspace_id": self.workspace_id,
+            "database": self.database, "lines_total": self._sum("lines"),
+            "imported": self._sum("imported"),
+            "duplicates": self._sum("duplicates"), "quarantined": self._sum("quarantined"),
+            "unchanged_files": sum(1 for s in self.sources if s.action == "unchanged"),
+            "accounted_lines": self._sum("total_lines"),
+            "sources": [s.to_dict() for s in self.sources],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+class Importer:
+    """Imports legacy journals into one workspace of the store."""
+
+    def __init__(self, ctx: StoreContext, worktrees: tuple[list[KnownWorktree], KnownWorktree]
+                 ) -> None:
+        self._ctx = ctx
+        self._known, self._main = worktrees
+
+    def run(self, paths: Iterable[str | os.PathLike[str]], *,
+                     mapping: Mapping[str, str] | None = None,
+                     progress: Progress | None = None, chunk_lines: int = CHUNK_LINES,
+                     max_line: int = MAX_LINE_BYTES) -> ImportReport:
+        """Import every legacy journal at `paths` into this workspace. Idempotent; safe to
+        kill at any point and re-run; never writes to the source files."""
+        given = [os.fspath(p) for p in paths]
+        mapping = dict(mapping or {})
+        found = discover(given)
+        assignments = {b.path: assign(b.name, self._known, self._main, mapping)
+                       for b in found.buckets}
+        run_id = self._start_run(given)
+        total = sum(file_size(b.path) for b in found.buckets)
+        state = _RunState(run_id=run_id, total=total, progress=progress)
+        results: list[SourceResult] = []
+        status = "failed"
+        try:
+            for b in found.buckets:
+                results.append(self._import_source(b, assignments[b.path], state,
+                                                   chunk_lines, max_line))
+            status = "done"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        finally:
+            self._finish_run(run_id, status)
+        for r in results:
+            if r.action == "failed":
+                found.problems.append(Problem(r.path, r.note))
+        return ImportReport(run_id, results, found.problems, self._ctx.workspace_uuid,
+                            str(self._ctx.db.path))
+
+    def _start_run(self, paths: list[str]) -> int:
+        host = socket.gethostname()
+        with self._ctx.db.write() as conn:
+            for rid, rhost, pid in conn.execute(
+                    "SELECT id, host, pid FROM import_runs WHERE workspace_id = ?"
+                    " AND status = 'running'", (self._ctx.workspace_pk,)).fetchall():
+                if rhost == host and not _alive(as_int(pid)):
+                    conn.execute("UPDATE import_runs SET status = 'interrupted' WHERE id = ?",
+                                 (rid,))
+            rows = conn.execute(
+                "INSERT INTO import_runs (workspace_id, started_at, host, pid, paths)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (self._ctx.workspace_pk, utc_now_iso(), host, os.getpid(),
+                 json.dumps(paths, ensure_ascii=False))).fetchall()
+        return as_int(rows[0][0])
+
+    def _finish_run(self, run_id: int, status: str) -> None:
+        with contextlib.suppress(RecallError), self._ctx.db.write() as conn:
+            conn.execute("UPDATE import_runs SET status = ?, finished_at = ? WHERE id = ?",
+                         (status, utc_now_iso(), run_id))
+
+    def _import_source(self, b: Bucket, a: Assignment, state: _RunState, chunk_lines: int,
+                       max_line: int) -> SourceResult:
+        path = str(b.path)
+        result = SourceResult(path, b.name, a.worktree.key, "new", assigned_by=a.how,
+                              note=a.note)
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 - closed in the finally below
+        except OSError as exc:
+            result.action, result.note = "failed", f"unreadable: {exc.strerror or exc}"
+            return result
+        try:
+            st = os.fstat(fh.fileno())
+            cur = current_in(self._ctx.db, self._ctx.workspace_pk, path)
+            hasher: Any = hashlib.sha256()
+            start, tail_fix = 0, False
+            if cur is not None:
+                result.worktree = self._ctx.worktree_key_of(cur.worktree_id)
+                if result.worktree != a.worktree.key:
+                    result.note = (f"already imported into worktree {result.worktree!r};"
+                                   " rows are not moved")
+                    result.assigned_by = "recorded"
+                result.total_lines = cur.lines
+                if cur.complete and st.st_size == cur.size and st.st_mtime_ns == cur.mtime_ns:
+                    result.action = "unchanged"
+                    state.advance(st.st_size)
+                    return result
+                same = st.st_size >= cur.size
+                if same:
+                    hasher = hash_prefix(fh, cur.size)
+                    same = hasher.hexdigest() == cur.sha256
+                if same and cur.tail_open and st.st_size > cur.size:
+                    # The unterminated last line stays what it was only if a newline
+                    # followed it; anything else rewrote it.
+                    same = fh.read(1) == b"\n"
+                    if same:
+                        hasher.update(b"\n")
+                        tail_fix = True
+                if same:
+                    start = cur.size + (1 if tail_fix else 0)
+                    result.action = "resumed" if not cur.complete else "appended"
+                else:
+                    result.action = "changed"
+                    fh.seek(0)
+                    hasher = hashlib.sha256()
+                    result.total_lines = 0
+            worktree_key = result.worktree
+            with self._ctx.db.write() as conn:
+                cur2 = current(conn, self._ctx.workspace_pk, path)
+                if cur2 != cur:
+                    raise ImportConflict(f"{path} is being imported by another process")
+                if cur is None or result.action == "changed":
+                    wt = a.worktree
+                    wt_pk = self._worktree_pk(conn, wt)
+                    version = 1
+                    if cur is not None:
+                        conn.execute("UPDATE import_sources SET superseded = 1 WHERE id = ?",
+                                     (cur.id,))
+                        version = cur.version + 1
+                    worktree_key = wt.key
+                    rows = conn.execute(
+                        "INSERT INTO import_sources (workspace_id, path, version, bucket, layout,"
+                        " worktree_id, sha256, first_run_id, last_run_id)"
+                        f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {SOURCE_COLS}",
+                        (self._ctx.workspace_pk, path, version, b.name, b.layout, wt_pk,
+                         EMPTY_SHA, state.run_id, state.run_id)).fetchall()
+                    r = rows[0]
+                    cur = Source(as_int(r[0]), as_int(r[1]), as_int(r[2]), 0, EMPTY_SHA, 0, 0,
+                                  False, False)
+            result.worktree = worktree_key
+            state.advance(start)
+            _Chunker(self._ctx, cur, state, result, path, chunk_lines, max_line).run(
+                fh, start, hasher, tail_fix)
+            if result.action == "appended" and not result.lines:
+                result.action = "unchanged"  # only touched (mtime), same bytes
+            return result
+        except OSError as exc:
+            result.action, result.note = "failed", f"read failed: {exc.strerror or exc}"
+            return result
+        except ImportConflict as exc:
+            result.action, result.note = "failed", str(exc)
+            return result
+        finally:
+            fh.close()
+
+    def _worktree_pk(self, conn: Any, w: KnownWorktree) -> int:
+        if w.pk is not None:
+            return w.pk
+        return identity.ensure_worktree(conn, self._ctx.workspace_pk, w.key, w.name, w.root)
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class _RunState:
+    run_id: int
+    total: int
+    progress: Progress | None
+    done: int = 0
+    # raw line digest -> journal seq, for lines already resolved in this run
+    raw: dict[bytes, int] = field(default_factory=dict)
+
+    def advance(self, nbytes: int) -> None:
+        self.done += nbytes
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+
+class _Chunker:
+    """Reads one source from a position and commits it chunk by chunk."""
+
+    def __init__(self, ctx: StoreContext, src: Source, state: _RunState,
+                 result: SourceResult, path: str, chunk_lines: int, max_line: int) -> None:
+        self.ctx, self.src, self.state, self.result = ctx, src, state, result
+        self.path, self.chunk_lines, self.max_line = path, max(1, chunk_lines), max_line
+
+    def run(self, fh: Any, start: int, hasher: Any, tail_fix: bool) -> None:
+        ctx, state, src = self.ctx, self.state, self.src
+        uuid, ws_pk, wt_pk = ctx.workspace_uuid, ctx.workspace_pk, src.worktree_id
+        cache = state.raw
+        reader = LineReader(fh, offset=start, hasher=hasher, max_line=self.max_line)
+        line_no = src.lines
+        expected = (src.size, src.lines)
+        # entry id -> its row, first occurrence in the chunk first
+        rows: dict[bytes, tuple[Any, ...]] = {}
+        # (line, raw digest or None, entry id or None, seq or None)
+        fates: list[tuple[int, bytes | None, bytes | None, int | None]] = []
+        quarantine: list[tuple[int, int, int, Bad, bytes | None]] = []
+        end, tail_open = start, src.tail_open and not tail_fix
+        reported = start
+        blake = hashlib.blake2b
+        stored = now_us()
+        chunk, max_line = self.chunk_lines, self.max_line
+        for batch, big, terminated in reader.batches():
+            tail_open = not terminated
+            newline = 1 if terminated else 0
+            for i, data in enumerate(batch):
+                line_no += 1
+                offset = end
+                if data is None:
+                    length = big[i]
+                    quarantine.append((line_no, offset, length, too_long(length, max_line),
+                                       None))
+                else:
+                    length = len(data)
+                    digest = blake(data.strip(), digest_size=16).digest()
+                    seq = cache.get(digest)
+                    if seq is not None:
+                        fates.append((line_no, None, None, seq))
+                    else:
+                        fate = classify(data, terminated, uuid)
+                        if isinstance(fate, Bad):
+                            quarantine.append((line_no, offset, length, fate, data))
+                        else:
+                            if fate.id not in rows:
+                                rows[fate.id] = (fate.id, ws_pk, wt_pk, stored, *fate.row)
+                            fates.append((line_no, digest, fate.id, None))
+                end = offset + length + newline
+                if len(fates) + len(quarantine) >= chunk:
+                    expected = self._commit(rows, fates, quarantine, line_no, end, tail_open,
+                                            reader.prefix_sha256(end), expected, False)
+                    rows, fates, quarantine = {}, [], []
+                    state.advance(end - reported)
+                    reported = end
+                    stored = now_us()
+        # The last commit also records the file's mtime, so an unchanged re-run can skip
+        # it without reading: only when nothing was appended while we read.
+        st = os.fstat(fh.fileno())
+        complete_mtime = st.st_mtime_ns if st.st_size == end else 0
+        self._commit(rows, fates, quarantine, line_no, end, tail_open,
+                     reader.prefix_sha256(end), expected, True, complete_mtime)
+        state.advance(end - reported)
+        self.result.total_lines = line_no
+
+    def _commit(self, rows: dict[bytes, tuple[Any, ...]],
+                fates: list[tuple[int, bytes | None, bytes | None, int | None]],
+                quarantine: list[tuple[int, int, int, Bad, bytes | None]], line_no: int,
+                end: int, tail_open: bool, sha: str, expected: tuple[int, int],
+                final: bool, mtime_ns: int = 0) -> tuple[int, int]:
+        src, result = self.src, self.result
+        imported = duplicates = 0
+        # Applied only after the commit: a rolled-back chunk must not leave seqs behind.
+        resolved: list[tuple[bytes, int]] = []
+        with self.ctx.db.write() as conn:
+            now = conn.execute("SELECT size, lines, superseded FROM import_sources WHERE id = ?",
+                               (src.id,)).fetchall()
+            if not now or (as_int(now[0][0]), as_int(now[0][1])) != expected or now[0][2]:
+                raise ImportConflict(f"{self.path} is being imported by another process")
+            # Rows already stored are looked up, not re-inserted: a conflicting INSERT
+            # still burns an AUTOINCREMENT seq, and seqs must not depend on where an
+            # earlier, killed run stopped. The new rows go in as one batch that leaves the
+            # state row-by-row inserts would (journal_bulk.py).
+            old: dict[bytes, int] = {}
+            new: dict[bytes, int] = {}
+            if rows:
+                for i, got in bulk_insert(conn, list(rows.values()),
+                                          burn_duplicates=False).items():
+                    (new if got.created else old)[i] = got.seq
+            prov: list[tuple[int, int, int, str]] = []
+            claimed: set[bytes] = set()
+            for line, digest, eid, seq in fates:
+                if seq is None and eid is not None:
+                    if eid in new and eid not in claimed:
+                        claimed.add(eid)
+                        seq, status = new[eid], "imported"
+                        imported += 1
+                    else:
+                        seq, status = new.get(eid) or old[eid], "duplicate"
+                        duplicates += 1
+                    if digest is not None:
+                        resolved.append((digest, seq))
+                else:
+                    status = "duplicate"
+                    duplicates += 1
+                assert seq is not None
+                prov.append((src.id, line, seq, status))
+            if prov:
+                conn.executemany(
+                    "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
+                    " VALUES (?, ?, ?, ?)", prov)
+            for line, offset, length, bad, data in quarantine:
+                self._quarantine(conn, line, offset, length, bad, data)
+            nq = len(quarantine)
+            conn.execute(
+                "UPDATE import_sources SET size = ?, sha256 = ?, lines = ?,"
+                " tail_open = ?, imported = imported + ?, duplicates = duplicates + ?,"
+                " quarantined = quarantined + ?, complete = ?, mtime_ns = ?, last_run_id = ?"
+                " WHERE id = ?",
+                (end, sha, line_no, int(tail_open), imported, duplicates, nq, int(final),
+                 mtime_ns if final else 0, self.state.run_id, src.id))
+            conn.execute(
+                "UPDATE import_runs SET lines_total = lines_total + ?, imported = imported + ?,"
+                " duplicates = duplicates + ?, quarantined = quarantined + ? WHERE id = ?",
+                (imported + duplicates + nq, imported, duplicates, nq, self.state.run_id))
+        cache = self.state.raw
+        if len(cache) + len(resolved) > _RAW_CACHE_MAX:
+            cache.clear()
+        cache.update(resolved)
+        result.lines += imported + duplicates + nq
+        result.imported += imported
+        result.duplicates += duplicates
+        result.quarantined += nq
+        return end, line_no
+
+    def _quarantine(self, conn: Any, line: int, offset: int, length: int, bad: Bad,
+                    data: bytes | None) -> None:
+        if data is not None:
+            conn.execute(
+                "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason,"
+                " detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (self.src.id, line, offset, data, length, bad.reason, bad.detail))
+            return
+        # Too long to hold: stream it from the file into an incremental blob.
+        keep = min(length, RAW_KEEP)
+        detail = bad.detail if keep == length else (
+            f"{bad.detail}; the first {keep} bytes are kept here, the rest is at byte"
+            f" {offset + keep} of the source")
+        rowid = conn.execute(
+            "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason, detail)"
+            " VALUES (?, ?, ?, zeroblob(?), ?, ?, ?) RETURNING id",
+            (self.src.id, line, offset, keep, length, TOO_LONG, detail)).fetchall()[0][0]
+        blob = conn.blob_open("main", "quarantine", "raw", rowid, True)
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(offset)
+                left = keep
+                while left:
+                    piece = fh.read(min(left, 1 << 20))
+                    if not piece:
+                        break
+                    blob.write(piece)
+                    left -= len(piece)
+        finally:
+            blob.close()

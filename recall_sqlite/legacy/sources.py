@@ -1,0 +1,84 @@
+"""The import bookkeeping of one source file (`import_sources`): what import and verify
+both read to know how far a file was imported and what its prefix hashed to."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..db import Database
+
+
+@dataclass
+class Source:
+    """The current version row of a source file."""
+
+    id: int
+    version: int
+    worktree_id: int
+    size: int
+    sha256: str
+    mtime_ns: int
+    lines: int
+    tail_open: bool
+    complete: bool
+
+
+SOURCE_COLS = "id, version, worktree_id, size, sha256, mtime_ns, lines, tail_open, complete"
+EMPTY_SHA = hashlib.sha256().hexdigest()
+
+
+def hash_prefix(fh: Any, size: int) -> Any:
+    h = hashlib.sha256()
+    left = size
+    while left:
+        block = fh.read(min(left, 1 << 20))
+        if not block:
+            break
+        h.update(block)
+        left -= len(block)
+    return h
+
+
+def as_int(value: Any) -> int:
+    """An integer column's value (apsw types row values as any SQLite type)."""
+    return int(value)
+
+
+def current(conn: Any, workspace_pk: int, path: str) -> Source | None:
+    """The current (not superseded) version row of a source file."""
+    rows = conn.execute(
+        f"SELECT {SOURCE_COLS} FROM import_sources WHERE workspace_id = ? AND path = ?"
+        " AND superseded = 0", (workspace_pk, path)).fetchall()
+    if not rows:
+        return None
+    r = rows[0]
+    return Source(int(r[0]), int(r[1]), int(r[2]), int(r[3]), str(r[4]), int(r[5]),
+                   int(r[6]), bool(r[7]), bool(r[8]))
+
+
+def current_in(db: Database, workspace_pk: int, path: str) -> Source | None:
+    with db.read() as conn:
+        return current(conn, workspace_pk, path)
+
+
+def states(db: Database, workspace_pk: int) -> dict[str, str]:
+    """path -> a short import state from size and mtime (no reading)."""
+    out: dict[str, str] = {}
+    for path, size, mtime, complete in db.query(
+            "SELECT path, size, mtime_ns, complete FROM import_sources"
+            " WHERE workspace_id = ? AND superseded = 0", (workspace_pk,)):
+        try:
+            st = os.stat(path)
+        except OSError:
+            out[path] = "imported; file gone"
+            continue
+        if complete and st.st_size == size and st.st_mtime_ns == mtime:
+            out[path] = "imported"
+        elif st.st_size > size:
+            out[path] = "partly imported (file has more)"
+        else:
+            out[path] = "imported; file changed since"
+    return out

@@ -1,0 +1,219 @@
+"""The survey: characterise legacy buckets without writing anything anywhere (per bucket:
+lines, valid entries, malformed lines by reason, sessions, dates, branches; across
+buckets: duplicates, shared sessions, differing versions, the rows an import would make)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..timestamps import iso_utc
+from .assign import KnownWorktree, assign, checkouts_on_disk
+from .discover import Bucket, Problem, discover, file_size
+from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, inspect
+
+Progress = Callable[[int, int], None]
+_SURVEY_CACHE_MAX = 100_000
+_FAR_FUTURE = 1 << 62
+_M64 = (1 << 64) - 1
+_DIFFERS = 1 << 64
+
+
+@dataclass
+class BucketSurvey:
+    bucket: Bucket
+    size: int = 0
+    lines: int = 0
+    valid: int = 0
+    malformed: Counter[str] = field(default_factory=Counter)
+    sessions: int = 0
+    first_us: int | None = None
+    last_us: int | None = None
+    branches: Counter[str] = field(default_factory=Counter)
+    auto: int = 0
+    enriched: int = 0
+    duplicates: int = 0         # lines whose content an earlier line (any bucket) already had
+    no_session: int = 0
+    worktree: str | None = None
+    assigned_by: str = ""
+    likely_slice: bool = False
+    note: str = ""
+    import_state: str = ""
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.bucket.to_dict(), "size": self.size, "lines": self.lines,
+            "valid": self.valid, "malformed": dict(sorted(self.malformed.items())),
+            "quarantined": sum(self.malformed.values()), "duplicates": self.duplicates,
+            "sessions": self.sessions, "entries_without_session": self.no_session,
+            "first": iso_utc(self.first_us) if self.first_us is not None else None,
+            "last": iso_utc(self.last_us) if self.last_us is not None else None,
+            "branches": dict(self.branches.most_common()), "auto": self.auto,
+            "enriched": self.enriched, "worktree": self.worktree,
+            "assigned_by": self.assigned_by, "likely_slice": self.likely_slice,
+            "note": self.note, "import_state": self.import_state, "error": self.error,
+        }
+
+
+@dataclass
+class SurveyReport:
+    buckets: list[BucketSurvey]
+    problems: list[Problem]
+    lines_total: int
+    valid: int
+    quarantined: int
+    duplicates: int
+    rows_to_create: int
+    sessions: int
+    sessions_in_several_buckets: int
+    sessions_with_differing_versions: int
+    root: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root, "lines_total": self.lines_total, "valid": self.valid,
+            # `imported`: lines an import into an empty store would turn into new rows.
+            "imported": self.rows_to_create, "duplicates": self.duplicates,
+            "quarantined": self.quarantined, "rows_to_create": self.rows_to_create,
+            "sessions": self.sessions,
+            "sessions_in_several_buckets": self.sessions_in_several_buckets,
+            "sessions_with_differing_versions": self.sessions_with_differing_versions,
+            "likely_slices": [b.bucket.name for b in self.buckets if b.likely_slice],
+            "buckets": [b.to_dict() for b in self.buckets],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+def survey(paths: Iterable[str | os.PathLike[str]], *, known: Sequence[KnownWorktree] = (),
+           main: KnownWorktree | None = None, mapping: Mapping[str, str] | None = None,
+           states: Mapping[str, str] | None = None, progress: Progress | None = None,
+           max_line: int = MAX_LINE_BYTES) -> SurveyReport:
+    """Characterise legacy buckets without writing anything anywhere. `known`/`main` are the
+    workspace's worktrees (default: checkouts found on disk under the owning root), used to
+    say where each bucket would go and which look like subdirectory slices; `states` maps a
+    path to its import state when a store was consulted."""
+    found = discover(paths)
+    roots = {b.root for b in found.buckets if b.root is not None}
+    root = next(iter(roots)) if len(roots) == 1 else None
+    if main is None:
+        base = root
+        main = KnownWorktree(".", base.name if base else "", str(base) if base else None, None)
+        if not known and base is not None:
+            known = [main, *checkouts_on_disk(base)]
+    total = sum(file_size(b.path) for b in found.buckets)
+    done = 0
+    contents: set[int] = set()
+    # Lines already inspected, by a 64-bit hash of their stripped bytes: copies of a line in
+    # several buckets are the survey's commonest case, and inspecting one is the cost of a
+    # parse. Bounded (cleared when full) so memory stays flat on any input.
+    inspected: dict[int, Any] = {}
+    # hash of a session id -> one int: the bitmask of buckets it appears in (bits 65 and
+    # up), whether two different versions were seen (bit 64) and its first content key
+    # (bits 0-63). Ints, not tuples of strings: this table has an entry per session, and
+    # its size is what costs at a million lines. (Hashed ids: a collision, odds ~1e-8 per
+    # million sessions, would merge two sessions in these counts only.)
+    sessions: dict[int, int] = {}
+    results: list[BucketSurvey] = []
+    for index, b in enumerate(found.buckets):
+        s = BucketSurvey(b)
+        a = assign(b.name, known, main, mapping or {})
+        s.worktree, s.assigned_by, s.likely_slice, s.note = (
+            a.worktree.key, a.how, a.likely_slice, a.note)
+        if states is not None:
+            s.import_state = states.get(str(b.path), "not imported")
+        results.append(s)
+        bucket_bit = 1 << (index + 65)
+        try:
+            fh = open(b.path, "rb")  # noqa: SIM115 - closed below, errors reported per file
+        except OSError as exc:
+            s.error = f"unreadable: {exc.strerror or exc}"
+            found.problems.append(Problem(str(b.path), s.error))
+            continue
+        with fh:
+            reader = LineReader(fh, max_line=max_line)
+            # Locals: this loop runs once per line of every bucket.
+            branches = s.branches
+            lines = valid = dups = no_sid = n_auto = n_enriched = 0
+            first, last = _FAR_FUTURE, -_FAR_FUTURE
+            malformed = s.malformed
+            try:
+                for batch, big, terminated in reader.batches():
+                    lines += len(batch)
+                    if big:
+                        # too long to inspect; their lengths are in `big`
+                        malformed[TOO_LONG] += len(big)
+                    for data in batch:
+                        if data is None:
+                            continue
+                        stripped = data.strip()
+                        h = hash(stripped)
+                        seen: Any = inspected.get(h)
+                        if seen is None:
+                            seen = inspect(data, terminated, stripped)
+                            if type(seen) is Bad:
+                                malformed[seen.reason] += 1
+                                continue
+                            if len(inspected) >= _SURVEY_CACHE_MAX:
+                                inspected.clear()
+                            inspected[h] = seen
+                        key, sid, branch, ts_us, auto, enriched = seen
+                        valid += 1
+                        before = len(contents)
+                        contents.add(key)
+                        if len(contents) == before:
+                            dups += 1
+                        if sid:
+                            sk = hash(sid)
+                            prev = sessions.get(sk)
+                            if prev is None:
+                                sessions[sk] = bucket_bit | (key & _M64)
+                            elif not prev & bucket_bit or prev & _M64 != key & _M64:
+                                sessions[sk] = prev | bucket_bit | (
+                                    0 if prev & _M64 == key & _M64 else _DIFFERS)
+                        else:
+                            no_sid += 1
+                        if ts_us < first:
+                            first = ts_us
+                        if ts_us > last:
+                            last = ts_us
+                        branches[branch] = branches.get(branch, 0) + 1
+                        n_auto += auto
+                        n_enriched += enriched
+                    if progress is not None:
+                        progress(done + reader.end, total)
+            except OSError as exc:
+                s.error = f"read failed after line {lines}: {exc.strerror or exc}"
+                found.problems.append(Problem(str(b.path), s.error))
+            s.lines, s.valid, s.duplicates, s.no_session = lines, valid, dups, no_sid
+            s.auto, s.enriched = n_auto, n_enriched
+            if valid:
+                s.first_us, s.last_us = first, last
+            s.size = reader.end
+        done += s.size
+        if progress is not None:
+            progress(done, total)
+    # Per-bucket session counts from the masks: no per-bucket sets of ids in memory.
+    per_bucket = [0] * len(results)
+    for value in sessions.values():
+        mask = value >> 65
+        while mask:
+            low = mask & -mask
+            per_bucket[low.bit_length() - 1] += 1
+            mask ^= low
+    for s, n in zip(results, per_bucket, strict=True):
+        s.sessions = n
+    several = sum(1 for v in sessions.values() if (v >> 65) & ((v >> 65) - 1))
+    differing = sum(1 for v in sessions.values() if v & _DIFFERS)
+    lines = sum(s.lines for s in results)
+    valid = sum(s.valid for s in results)
+    return SurveyReport(
+        buckets=results, problems=found.problems, lines_total=lines, valid=valid,
+        quarantined=lines - valid, duplicates=sum(s.duplicates for s in results),
+        rows_to_create=len(contents), sessions=len(sessions),
+        sessions_in_several_buckets=several, sessions_with_differing_versions=differing,
+        root=str(root) if root else None,
+    )

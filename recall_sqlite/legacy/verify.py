@@ -1,0 +1,242 @@
+"""Verify an import against the files as they are now: every line of every imported file
+has exactly one recorded fate, the imported prefix is byte-for-byte what was imported, and
+(`deep`) every line still maps to the very row or quarantine bytes recorded for it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..context import StoreContext
+from .discover import Bucket, Problem, discover, file_size
+from .importer import CHUNK_LINES
+from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, Parsed, classify, too_long
+from .sources import Source, as_int, current_in, hash_prefix
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class SourceCheck:
+    path: str
+    bucket: str
+    # ok | grown | changed | not-imported | missing | unreadable | inconsistent
+    status: str
+    worktree: str = ""
+    lines: int = 0              # lines accounted for at import
+    file_lines: int = 0         # lines in the file now
+    imported: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+    unaccounted: int = 0
+    mismatched: int = 0
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class VerifyReport:
+    sources: list[SourceCheck] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.sources) and not self.problems and all(
+            s.status == "ok" for s in self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        s = self.sources
+        return {
+            "ok": self.ok, "lines_total": sum(c.file_lines for c in s),
+            "imported": sum(c.imported for c in s), "duplicates": sum(c.duplicates for c in s),
+            "quarantined": sum(c.quarantined for c in s),
+            "unaccounted": sum(c.unaccounted for c in s),
+            "changed": sum(1 for c in s if c.status in ("changed", "missing")),
+            "sources": [c.to_dict() for c in s],
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+class Verifier:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    def run(self, paths: Iterable[str | os.PathLike[str]], *, deep: bool = False,
+               progress: Progress | None = None) -> VerifyReport:
+        """Check every line of every legacy journal at `paths` against the import records:
+        the file's imported prefix is byte-for-byte what was imported, it has no lines
+        beyond it, and each of its lines has exactly one fate. `deep` also re-reads every
+        line and checks it maps to the very row (or quarantine bytes) recorded for it."""
+        found = discover(paths)
+        report = VerifyReport(problems=list(found.problems))
+        total = sum(file_size(b.path) for b in found.buckets)
+        done = 0
+        checked: set[str] = set()
+        for b in found.buckets:
+            checked.add(str(b.path))
+            report.sources.append(self._verify_source(b, deep))
+            done += file_size(b.path)
+            if progress is not None:
+                progress(done, total)
+        # Sources recorded under the given directories whose files are gone.
+        for path, bucket, lines in self._ctx.db.query(
+                "SELECT path, bucket, lines FROM import_sources WHERE workspace_id = ?"
+                " AND superseded = 0", (self._ctx.workspace_pk,)):
+            if path in checked or not any(_under(path, d) for d in found.dirs):
+                continue
+            if not os.path.exists(path):
+                report.sources.append(SourceCheck(
+                    path, bucket, "missing", lines=int(lines),
+                    detail="imported earlier; the file no longer exists (moved or deleted)"))
+        return report
+
+    def _verify_source(self, b: Bucket, deep: bool) -> SourceCheck:
+        path = str(b.path)
+        check = SourceCheck(path, b.name, "ok")
+        cur = current_in(self._ctx.db, self._ctx.workspace_pk, path)
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            check.status, check.detail = "unreadable", f"{exc.strerror or exc}"
+            return check
+        with fh:
+            if cur is None:
+                reader = LineReader(fh)
+                check.file_lines = sum(1 for _ in reader)
+                check.status, check.unaccounted = "not-imported", check.file_lines
+                check.detail = "never imported"
+                return check
+            wt = self._ctx.worktree_key_of(cur.worktree_id)
+            check.worktree = wt
+            check.lines = cur.lines
+            prefix = hash_prefix(fh, cur.size)
+            if prefix.hexdigest() != cur.sha256:
+                check.status = "changed"
+                check.detail = "the file's imported part changed since import (rewritten?)"
+            rest_lines, rest_bytes = _count_rest(fh, cur.tail_open)
+            check.file_lines = cur.lines + rest_lines
+            if rest_bytes and check.status == "ok":
+                check.status = "grown"
+                check.unaccounted = rest_lines
+                check.detail = f"{rest_lines} line(s) added since import: run import again"
+            self._check_records(cur, check)
+            if deep and check.status == "ok":
+                fh.seek(0)
+                self._deep_check(fh, cur, check)
+        return check
+
+    def _check_records(self, cur: Source, check: SourceCheck) -> None:
+        with self._ctx.db.read() as conn:
+            p = conn.execute(
+                "SELECT count(*), coalesce(min(line), 1), coalesce(max(line), 0),"
+                " coalesce(sum(status = 'imported'), 0) FROM entry_provenance"
+                " WHERE source_id = ?", (cur.id,)).fetchall()[0]
+            q = conn.execute(
+                "SELECT count(*), coalesce(min(line), 1), coalesce(max(line), 0)"
+                " FROM quarantine WHERE source_id = ?", (cur.id,)).fetchall()[0]
+            both = conn.execute(
+                "SELECT count(*) FROM entry_provenance p JOIN quarantine q"
+                " ON q.source_id = p.source_id AND q.line = p.line WHERE p.source_id = ?",
+                (cur.id,)).fetchall()[0][0]
+            orphans = conn.execute(
+                "SELECT count(*) FROM entry_provenance p LEFT JOIN journal_entries e"
+                " ON e.seq = p.entry_seq WHERE p.source_id = ? AND e.seq IS NULL",
+                (cur.id,)).fetchall()[0][0]
+            counters = conn.execute(
+                "SELECT imported, duplicates, quarantined FROM import_sources WHERE id = ?",
+                (cur.id,)).fetchall()[0]
+        n_prov, n_imp, n_q = as_int(p[0]), as_int(p[3]), as_int(q[0])
+        check.imported, check.duplicates, check.quarantined = n_imp, n_prov - n_imp, n_q
+        lo, hi = min(as_int(p[1]), as_int(q[1])), max(as_int(p[2]), as_int(q[2]))
+        covered = n_prov + n_q == cur.lines and not both and lo >= 1 and hi <= cur.lines
+        if not covered:
+            missing = cur.lines - (n_prov + n_q - as_int(both))
+            check.unaccounted += max(missing, 0)
+            check.status = "inconsistent"
+            check.detail = (f"{cur.lines} lines recorded but {n_prov} imported/duplicate and"
+                            f" {n_q} quarantined records ({both} overlapping)")
+        elif orphans:
+            check.status = "inconsistent"
+            check.detail = f"{orphans} line(s) point at journal rows that no longer exist"
+        elif tuple(as_int(c) for c in counters) != (n_imp, n_prov - n_imp, n_q):
+            check.status = "inconsistent"
+            check.detail = "the source's counters disagree with its line records"
+
+    def _deep_check(self, fh: Any, cur: Source, check: SourceCheck) -> None:
+        uuid = self._ctx.workspace_uuid
+        batch: list[tuple[int, Parsed | Bad, bytes | None]] = []
+
+        def flush() -> None:
+            if not batch:
+                return
+            lo, hi = batch[0][0], batch[-1][0]
+            with self._ctx.db.read() as conn:
+                ids: dict[Any, Any] = dict(_all(
+                    conn, "SELECT p.line, e.id FROM entry_provenance p JOIN journal_entries e"
+                    " ON e.seq = p.entry_seq WHERE p.source_id = ? AND p.line BETWEEN ? AND ?",
+                    (cur.id, lo, hi)))
+                quarantined = {int(r[0]): (bytes(r[1]), str(r[2])) for r in _all(
+                    conn, "SELECT line, raw, reason FROM quarantine WHERE source_id = ?"
+                    " AND line BETWEEN ? AND ?", (cur.id, lo, hi))}
+            for n, fate, data in batch:
+                got = quarantined.get(n)
+                if got is not None and got[1] == TOO_LONG:
+                    # The length limit is the importer's choice: check the bytes only.
+                    ok = data is None or data.startswith(got[0])
+                elif isinstance(fate, Bad):
+                    ok = got is not None and got[1] == fate.reason and (
+                        data is None or got[0] == data)
+                else:
+                    ok = ids.get(n) == fate.id
+                if not ok:
+                    check.mismatched += 1
+            batch.clear()
+
+        for line_no, (_offset, data, length, terminated) in enumerate(LineReader(fh), 1):
+            fate: Parsed | Bad = too_long(length, MAX_LINE_BYTES) if data is None \
+                else classify(data, terminated, uuid)
+            batch.append((line_no, fate, data))
+            if len(batch) >= CHUNK_LINES:
+                flush()
+        flush()
+        if check.mismatched:
+            check.status = "inconsistent"
+            check.detail = f"{check.mismatched} line(s) do not match what was recorded for them"
+
+
+
+
+def _all(conn: Any, sql: str, params: Any = ()) -> list[Any]:
+    return list(conn.execute(sql, params).fetchall())
+
+
+def _under(path: str, d: Path) -> bool:
+    return path.startswith(str(d).rstrip(os.sep) + os.sep)
+
+
+def _count_rest(fh: Any, tail_open: bool) -> tuple[int, int]:
+    """(lines, bytes) after the current position: what was added since the import."""
+    lines = nbytes = 0
+    last = b"\n"
+    first = True
+    while True:
+        block = fh.read(1 << 20)
+        if not block:
+            break
+        if first and tail_open and block[:1] == b"\n":
+            # A newline completing the unterminated last line adds no line.
+            block = block[1:]
+            nbytes += 1
+        first = False
+        nbytes += len(block)
+        lines += block.count(b"\n")
+        if block:
+            last = block[-1:]
+    if last != b"\n":
+        lines += 1
+    return lines, nbytes

@@ -1,0 +1,77 @@
+"""What a vector belongs to. No numpy here: hosts name owners (and catch vector errors,
+which live in errors.py) without loading it."""
+
+from __future__ import annotations
+
+import numbers
+import re
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from ..errors import InvalidOwnerError
+
+OwnerKind = Literal["entry", "summary"]
+KINDS: tuple[OwnerKind, ...] = ("entry", "summary")
+_HEX_ID = re.compile(r"[0-9a-fA-F]{32}")
+
+
+@dataclass(frozen=True)
+class Owner:
+    """What a vector belongs to: a journal entry version, named by its hex id as journal reads
+    return it (`JournalEntry.id`), or a summary, named by its integer id. Build one with
+    `Owner.entry(hex_id)`, `Owner.summary(summary_id)`, `Owner.parse("entry:<hex>")`; the API
+    also accepts a plain tuple `("entry", hex_id)` / `("summary", summary_id)`."""
+
+    kind: OwnerKind
+    id: str | int
+
+    @classmethod
+    def entry(cls, hex_id: str) -> Owner:
+        if not isinstance(hex_id, str) or not _HEX_ID.fullmatch(hex_id):
+            raise InvalidOwnerError(f"not an entry id (32 hex digits): {hex_id!r}")
+        return cls("entry", hex_id.lower())
+
+    @classmethod
+    def summary(cls, summary_id: int) -> Owner:
+        if (isinstance(summary_id, bool) or not isinstance(summary_id, numbers.Integral)
+                or int(summary_id) <= 0):
+            raise InvalidOwnerError(f"not a summary id (a positive integer): {summary_id!r}")
+        return cls("summary", int(summary_id))
+
+    @classmethod
+    def of(cls, value: OwnerLike) -> Owner:
+        if isinstance(value, Owner):
+            return cls._check(value.kind, value.id)
+        if isinstance(value, tuple) and len(value) == 2:
+            return cls._check(value[0], value[1])
+        raise InvalidOwnerError(
+            f"an owner is Owner(kind, id) or ('entry', hex_id) / ('summary', id), got {value!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> Owner:
+        """`entry:<hex>` or `summary:<id>`; a bare 32-digit hex id means an entry."""
+        kind, sep, ident = text.partition(":")
+        if not sep:
+            return cls.entry(text)
+        if kind == "summary":
+            if not ident.isdigit():
+                raise InvalidOwnerError(f"not a summary id: {ident!r}")
+            return cls.summary(int(ident))
+        return cls._check(kind, ident)
+
+    @classmethod
+    def _check(cls, kind: object, ident: object) -> Owner:
+        if kind == "entry":
+            return cls.entry(ident)  # type: ignore[arg-type]
+        if kind == "summary":
+            return cls.summary(ident)  # type: ignore[arg-type]
+        raise InvalidOwnerError(f"owner kind must be 'entry' or 'summary', got {kind!r}")
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id}
+
+
+OwnerLike: TypeAlias = "Owner | tuple[str, str | int]"
