@@ -3,23 +3,33 @@ as database keys. Table families get this object and never touch the filesystem.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+from _thread import allocate_lock
 
 from . import identity
-from .db import Database
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .db import Database
 
 
-@dataclass
 class StoreContext:
-    db: Database
-    workspace_pk: int          # workspaces.id
-    workspace_uuid: str        # the workspace id people see
-    worktree_pk: int           # worktrees.id of the current worktree
-    worktree_key: str
-    branch: str                # the current branch ("" when detached / not git)
-    _worktree_keys: dict[int, str] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    __slots__ = ("db", "workspace_pk", "workspace_uuid", "worktree_pk", "worktree_key",
+                 "branch", "_worktree_keys", "_lock")
+
+    def __init__(self, db: Database, workspace_pk: int, workspace_uuid: str,
+                 worktree_pk: int, worktree_key: str, branch: str) -> None:
+        self.db = db
+        self.workspace_pk = workspace_pk          # workspaces.id
+        self.workspace_uuid = workspace_uuid      # the workspace id people see
+        self.worktree_pk = worktree_pk            # worktrees.id of the current worktree
+        self.worktree_key = worktree_key
+        self.branch = branch                      # current branch ("" detached / not git)
+        self._worktree_keys: dict[int, str] = {}
+        self._lock = allocate_lock()
+
+    def __repr__(self) -> str:
+        return (f"StoreContext(workspace={self.workspace_uuid!r}, "
+                f"worktree={self.worktree_key!r}, branch={self.branch!r})")
 
     def worktree_key_of(self, worktree_pk: int) -> str:
         """worktrees.key for a row's worktree_id, cached (worktrees are few and never renamed)."""

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-from collections.abc import Iterator
+from _thread import RLock
 from pathlib import Path
-from typing import Any
 
 import apsw
 
@@ -22,6 +20,11 @@ from .errors import (
     StoreError,
 )
 from .migrations import SCHEMA_VERSION
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 # "RCSQ": lets `file`, sqlite3 and this code tell a recall-sqlite store from any other
 # SQLite file, synapt's own index/recall.db included.
@@ -67,7 +70,7 @@ class Database:
         self.path = path
         self.read_only = read_only
         # Public so the journal's hot read path can hold it without a context manager.
-        self.lock = threading.RLock()
+        self.lock = RLock()
         self.conn = self._connect()
 
     # -- opening --------------------------------------------------------------------
@@ -147,7 +150,7 @@ class Database:
                     version = SCHEMA_VERSION
                 elif version < SCHEMA_VERSION:
                     version += 1
-                    migrations.step(version).migrate(conn)
+                    migrations.migrate_to(conn, version)
                 conn.execute(f"PRAGMA user_version={version}")
                 conn.execute("COMMIT")
             except BaseException:

@@ -8,42 +8,56 @@ filesystem here: callers say what they saw."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
+from ._record import Frozen
 from .db import Database, scalar
 from .errors import StoreError
 from .timestamps import now_us, parse_timestamp, utc_now_iso
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # How stale a root's last_seen may get before an open refreshes it: keeps opens read-only
 # in the common case, so a burst of hook processes does not queue on the write lock.
 SEEN_REFRESH_US = 3_600 * 1_000_000
 
 
-@dataclass(frozen=True)
-class Sighting:
+class Sighting(Frozen):
     """Where a process stands: the workspace id, the root it was found at, its worktree."""
 
+    __slots__ = ("uuid", "root", "worktree_key", "worktree_name", "worktree_root")
     uuid: str
     root: str
     worktree_key: str
     worktree_name: str
     worktree_root: str
 
+    def __init__(self, uuid: str, root: str, worktree_key: str, worktree_name: str,
+                 worktree_root: str) -> None:
+        self._set(uuid=uuid, root=root, worktree_key=worktree_key,
+                  worktree_name=worktree_name, worktree_root=worktree_root)
 
-@dataclass(frozen=True)
-class Registered:
+
+class Registered(Frozen):
+    __slots__ = ("workspace_pk", "worktree_pk", "other_roots")
     workspace_pk: int
     worktree_pk: int
     other_roots: tuple[str, ...]   # other roots this workspace id was recorded at
 
+    def __init__(self, workspace_pk: int, worktree_pk: int,
+                 other_roots: tuple[str, ...]) -> None:
+        self._set(workspace_pk=workspace_pk, worktree_pk=worktree_pk, other_roots=other_roots)
 
-@dataclass(frozen=True)
-class WorktreeRow:
+
+class WorktreeRow(Frozen):
+    __slots__ = ("pk", "key", "name", "root")
     pk: int
     key: str
     name: str
     root: str | None
+
+    def __init__(self, pk: int, key: str, name: str, root: str | None) -> None:
+        self._set(pk=pk, key=key, name=name, root=root)
 
 
 def register(db: Database, s: Sighting) -> Registered:

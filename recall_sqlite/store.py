@@ -4,18 +4,20 @@ module only composes; each family owns its tables."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from . import identity
 from . import workspace as ws
+from ._record import Frozen
 from .context import StoreContext
 from .db import Database
 from .errors import WorkspaceError
 from .journal.family import Journal
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .cursors import Cursors
     from .legacy import Legacy
     from .summaries import Summaries
@@ -24,10 +26,11 @@ if TYPE_CHECKING:
 DB_ENV = "RECALL_SQLITE_DB"
 
 
-@dataclass(frozen=True)
-class WorkspaceInfo:
+class WorkspaceInfo(Frozen):
     """The resolved identity of this store: what `recall-sqlite where` prints."""
 
+    __slots__ = ("id", "root", "resolved_by", "weak", "worktree", "worktree_name",
+                 "worktree_root", "branch", "db_path", "warnings")
     id: str
     root: Path
     resolved_by: str
@@ -38,6 +41,13 @@ class WorkspaceInfo:
     branch: str
     db_path: Path
     warnings: tuple[str, ...]
+
+    def __init__(self, *, id: str, root: Path, resolved_by: str,  # noqa: A002 - the field
+                 weak: bool, worktree: str, worktree_name: str, worktree_root: Path,
+                 branch: str, db_path: Path, warnings: tuple[str, ...]) -> None:
+        self._set(id=id, root=root, resolved_by=resolved_by, weak=weak, worktree=worktree,
+                  worktree_name=worktree_name, worktree_root=worktree_root, branch=branch,
+                  db_path=db_path, warnings=warnings)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -14,13 +14,16 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Final
 
-from recall_sqlite.errors import WorkspaceError
+from ._record import Frozen
+from .errors import WorkspaceError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from typing import Final
 
 __all__ = [
     "RESOLVED_BY",
@@ -58,8 +61,9 @@ _NIL_UUIDS: Final = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Workspace:
+class Workspace(Frozen):
+    __slots__ = ("root", "resolved_by", "weak", "worktree_root", "worktree", "worktree_name",
+                 "branch", "warnings")
     root: Path
     resolved_by: str
     weak: bool
@@ -68,6 +72,13 @@ class Workspace:
     worktree_name: str
     branch: str
     warnings: tuple[str, ...]
+
+    def __init__(self, root: Path, resolved_by: str, weak: bool, worktree_root: Path,
+                 worktree: str, worktree_name: str, branch: str,
+                 warnings: tuple[str, ...]) -> None:
+        self._set(root=root, resolved_by=resolved_by, weak=weak, worktree_root=worktree_root,
+                  worktree=worktree, worktree_name=worktree_name, branch=branch,
+                  warnings=warnings)
 
 
 # --------------------------------------------------------------------------- helpers

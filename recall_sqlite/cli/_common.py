@@ -7,13 +7,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..errors import RecallError, UsageError
 
-Handler = Callable[[argparse.Namespace], int]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 __all__ = ["UsageError", "emit", "format_entry", "describe_elsewhere", "open_from_args",
            "nonneg_int", "positive_int", "run"]
@@ -31,8 +33,39 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
         sys.stdout.write(text.rstrip("\n") + "\n")
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter with the terminal width taken from os directly: the stock one
+    imports shutil (and with it zlib, bz2, lzma) for that on every parser built, which is
+    a tenth of a hook's start-up."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        if width is None:
+            width = _columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _columns() -> int:
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of the command (subparsers inherit the class) uses _Formatter."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def json_parent() -> argparse.ArgumentParser:
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = Parser(add_help=False)
     parent.add_argument("--json", action="store_true", help="print JSON instead of text")
     return parent
 
@@ -90,7 +123,7 @@ positive_int = _int_at_least(1)
 
 
 def build_parser(families: Sequence[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="recall-sqlite",
         description="Session memory of coding agents in one SQLite database per workspace.",
     )
@@ -107,7 +140,7 @@ def build_parser(families: Sequence[str]) -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str], families: Sequence[str]) -> int:
     args = build_parser(families).parse_args(argv)
-    handler: Handler = args.func
+    handler: Callable[[argparse.Namespace], int] = args.func
     try:
         return handler(args)
     except RecallError as exc:

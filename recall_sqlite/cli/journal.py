@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ._common import describe_elsewhere, emit, format_entry, nonneg_int, open_from_args
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cmd_journal_write(args: argparse.Namespace) -> int:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ._common import emit, open_from_args
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def cmd_where(args: argparse.Namespace) -> int:

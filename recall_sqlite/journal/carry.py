@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from .._record import Record
 
 # Literals that cannot occur in prose: an unclosed tool-call parameter swallowed the
 # fields after it (synapt's recall journal documents the shapes seen in real stores).
@@ -44,13 +45,14 @@ def step_key(step: str) -> str:
     return " ".join(bare.split()).casefold()
 
 
-@dataclass
-class CarryReport:
-    carried: int = 0
-    retired_by_done: int = 0
-    retired_earlier: int = 0
-    withheld: int = 0
-    oldest_since: str | None = None
+class CarryReport(Record):
+    __slots__ = ("carried", "retired_by_done", "retired_earlier", "withheld", "oldest_since")
+
+    def __init__(self, carried: int = 0, retired_by_done: int = 0, retired_earlier: int = 0,
+                 withheld: int = 0, oldest_since: str | None = None) -> None:
+        self.carried, self.retired_by_done, self.retired_earlier = \
+            carried, retired_by_done, retired_earlier
+        self.withheld, self.oldest_since = withheld, oldest_since
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -8,10 +8,12 @@ rules cannot drift apart between paths."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 # synapt 0.30.0's JournalEntry fields, in its order (its append_entry writes them so).
 SYNAPT_FIELDS = (
@@ -66,6 +68,18 @@ INSERT_SQL = (
 )
 
 
+def _sha256(data: bytes) -> bytes:
+    """sha256, with hashlib imported on the first write: loading OpenSSL costs ~2 ms, and a
+    read-only process (a session-start hook) never hashes."""
+    global _sha256
+    from hashlib import sha256
+
+    def _sha256(data: bytes) -> bytes:
+        return sha256(data).digest()
+
+    return _sha256(data)
+
+
 def encode(workspace_uuid: str, timestamp: str, ts_us: int, session_id: str, branch: str,
            focus: str, done: Sequence[str], decisions: Sequence[str],
            next_steps: Sequence[str], files_modified: Sequence[str], git_log: Sequence[str],
@@ -92,7 +106,7 @@ def encode(workspace_uuid: str, timestamp: str, ts_us: int, session_id: str, bra
         f'"git_log":[{",".join(gl)}],"griptree":{e(griptree)},"next_steps":[{",".join(ne)}],'
         f'"repair":{_BOOL[repair]},"session_id":{e(session_id)},"timestamp":{e(timestamp)}}}'
     )
-    digest = hashlib.sha256(f"{workspace_uuid}\n{canon}".encode()).digest()[:16]
+    digest = _sha256(f"{workspace_uuid}\n{canon}".encode())[:16]
     row = (
         session_id, branch, timestamp, ts_us, focus,
         f"[{', '.join(do)}]" if do else "[]", f"[{', '.join(de)}]" if de else "[]",

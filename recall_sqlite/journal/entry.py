@@ -4,42 +4,69 @@ worktree, unknown legacy fields in `extra`), its validation, and building it fro
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
 
+from .._record import Record
 from ..checks import require_text
 from ..errors import InvalidEntryError, JournalFieldCollapse
 from ..timestamps import parse_timestamp
 from . import codec
 from .carry import is_collapsed
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
 # Deeper nesting in `extra` is refused: json and every reader recurse per level.
 MAX_EXTRA_DEPTH = 64
 
 
-@dataclass
-class JournalEntry:
+class JournalEntry(Record):
     """One journal entry version: synapt's fields, plus the store's `id` and `worktree`,
     plus `extra` (fields synapt does not know, kept verbatim from legacy files)."""
 
+    __slots__ = (*codec.SYNAPT_FIELDS, "extra", "id", "worktree")
     timestamp: str
-    session_id: str = ""
-    branch: str = ""
-    focus: str = ""
-    done: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
-    next_steps: list[str] = field(default_factory=list)
-    files_modified: list[str] = field(default_factory=list)
-    git_log: list[str] = field(default_factory=list)
-    auto: bool = False
-    enriched: bool = False
-    griptree: str = ""
-    agent_id: str = ""
-    repair: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-    id: str | None = None
-    worktree: str | None = None
+    session_id: str
+    branch: str
+    focus: str
+    done: list[str]
+    decisions: list[str]
+    next_steps: list[str]
+    files_modified: list[str]
+    git_log: list[str]
+    auto: bool
+    enriched: bool
+    griptree: str
+    agent_id: str
+    repair: bool
+    extra: dict[str, Any]
+    id: str | None
+    worktree: str | None
+
+    def __init__(
+        self, timestamp: str, session_id: str = "", branch: str = "", focus: str = "",
+        done: list[str] | None = None, decisions: list[str] | None = None,
+        next_steps: list[str] | None = None, files_modified: list[str] | None = None,
+        git_log: list[str] | None = None, auto: bool = False, enriched: bool = False,
+        griptree: str = "", agent_id: str = "", repair: bool = False,
+        extra: dict[str, Any] | None = None, id: str | None = None,  # noqa: A002
+        worktree: str | None = None,
+    ) -> None:
+        # None for a list means empty (a fresh list each time, never a shared default);
+        # validate() checks every type.
+        self.timestamp, self.session_id, self.branch, self.focus = \
+            timestamp, session_id, branch, focus
+        self.done = [] if done is None else done
+        self.decisions = [] if decisions is None else decisions
+        self.next_steps = [] if next_steps is None else next_steps
+        self.files_modified = [] if files_modified is None else files_modified
+        self.git_log = [] if git_log is None else git_log
+        self.auto, self.enriched, self.griptree, self.agent_id, self.repair = \
+            auto, enriched, griptree, agent_id, repair
+        self.extra = {} if extra is None else extra
+        self.id, self.worktree = id, worktree
 
     def has_content(self) -> bool:
         return bool(self.has_rich_content() or self.files_modified)

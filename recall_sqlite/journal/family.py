@@ -7,10 +7,8 @@ are maintained by triggers in schema.sql; this module only walks the head indexe
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import cache
-from typing import Any
 
 import apsw
 
@@ -23,6 +21,11 @@ from . import codec
 from .carry import is_collapsed, merge_carried_forward, step_key
 from .entry import JournalEntry
 from .results import AppendResult, Elsewhere, PendingResult, ReadResult, Scope, WriteResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
 ENTRY_COLUMNS = codec.select_list()
 # From this many rows on, append_many writes through journal_bulk.py (measured break-even).

@@ -3,11 +3,13 @@ before everything) or an entry id, checked against this workspace and the journa
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..checks import require_int, require_text
 from ..context import StoreContext
 from ..errors import InvalidInputError, UnknownEntryError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def parse_entry_id(value: object) -> bytes:

@@ -1,21 +1,30 @@
 """What journal calls return. Every read result says its scope and how many matching
-entries lie outside it, so a partial answer is never silent."""
+entries lie outside it, so a partial answer is never silent. (Records, not dataclasses:
+see _record.py.)"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from .._record import Frozen
 
-from .carry import CarryReport
-from .entry import JournalEntry
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .carry import CarryReport
+    from .entry import JournalEntry
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(Frozen):
+    __slots__ = ("workspace_id", "worktree", "branch", "meaningful")
     workspace_id: str
     worktree: str | None        # None = every worktree of the workspace
     branch: str | None          # None = every branch
-    meaningful: bool = False
+    meaningful: bool
+
+    def __init__(self, workspace_id: str, worktree: str | None, branch: str | None,
+                 meaningful: bool = False) -> None:
+        self._set(workspace_id=workspace_id, worktree=worktree, branch=branch,
+                  meaningful=meaningful)
 
     def to_dict(self) -> dict[str, Any]:
         return {"workspace_id": self.workspace_id, "worktree": self.worktree,
@@ -28,12 +37,15 @@ class Scope:
         return f"{where}, {branch}{kind}"
 
 
-@dataclass(frozen=True)
-class Elsewhere:
+class Elsewhere(Frozen):
     """Matching entries outside the scope: never a silent partial answer."""
 
-    other_worktrees: int = 0
-    other_branches: int = 0
+    __slots__ = ("other_worktrees", "other_branches")
+    other_worktrees: int
+    other_branches: int
+
+    def __init__(self, other_worktrees: int = 0, other_branches: int = 0) -> None:
+        self._set(other_worktrees=other_worktrees, other_branches=other_branches)
 
     def to_dict(self) -> dict[str, int]:
         return {"other_worktrees": self.other_worktrees, "other_branches": self.other_branches}
@@ -43,12 +55,16 @@ class Elsewhere:
         return self.other_worktrees + self.other_branches
 
 
-@dataclass(frozen=True)
-class ReadResult:
+class ReadResult(Frozen):
+    __slots__ = ("entries", "scope", "total", "elsewhere")
     entries: list[JournalEntry]
     scope: Scope
     total: int                  # deduplicated entries matching in scope (>= len(entries))
     elsewhere: Elsewhere
+
+    def __init__(self, entries: list[JournalEntry], scope: Scope, total: int,
+                 elsewhere: Elsewhere) -> None:
+        self._set(entries=entries, scope=scope, total=total, elsewhere=elsewhere)
 
     @property
     def entry(self) -> JournalEntry | None:
@@ -59,12 +75,17 @@ class ReadResult:
                 "total": self.total, "elsewhere": self.elsewhere.to_dict()}
 
 
-@dataclass(frozen=True)
-class PendingResult:
+class PendingResult(Frozen):
+    __slots__ = ("pending", "scope", "sessions_considered", "elsewhere")
     pending: list[str]
     scope: Scope
     sessions_considered: int
     elsewhere: Elsewhere
+
+    def __init__(self, pending: list[str], scope: Scope, sessions_considered: int,
+                 elsewhere: Elsewhere) -> None:
+        self._set(pending=pending, scope=scope, sessions_considered=sessions_considered,
+                  elsewhere=elsewhere)
 
     def to_dict(self) -> dict[str, Any]:
         return {"pending": list(self.pending), "scope": self.scope.to_dict(),
@@ -72,20 +93,28 @@ class PendingResult:
                 "elsewhere": self.elsewhere.to_dict()}
 
 
-@dataclass(frozen=True)
-class AppendResult:
+class AppendResult(Frozen):
+    __slots__ = ("id", "created", "seq")
     id: str
     created: bool               # False: identical content was already stored
     seq: int
 
+    def __init__(self, id: str, created: bool, seq: int) -> None:  # noqa: A002 - the field
+        self._set(id=id, created=created, seq=seq)
 
-@dataclass(frozen=True)
-class WriteResult:
+
+class WriteResult(Frozen):
+    __slots__ = ("id", "created", "entry", "carry", "explicit_next_steps")
     id: str
     created: bool
     entry: JournalEntry
     carry: CarryReport
     explicit_next_steps: list[str]
+
+    def __init__(self, id: str, created: bool, entry: JournalEntry,  # noqa: A002
+                 carry: CarryReport, explicit_next_steps: list[str]) -> None:
+        self._set(id=id, created=created, entry=entry, carry=carry,
+                  explicit_next_steps=explicit_next_steps)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "created": self.created, "entry": self.entry.to_dict(),

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any, Protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # STEPS[i] takes a store from version i + 1 to version i + 2.
 STEPS: tuple[str, ...] = ()
 SCHEMA_VERSION = 1 + len(STEPS)
-
-
-class Step(Protocol):
-    def migrate(self, conn: Any) -> None: ...
 
 
 def schema_sql() -> str:
@@ -32,7 +31,7 @@ def schema_sql() -> str:
     return (Path(__file__).resolve().parent.parent / "schema.sql").read_text(encoding="utf-8")
 
 
-def step(version: int) -> Step:
-    """The step that takes a store to `version` (2 .. SCHEMA_VERSION)."""
-    module: Step = importlib.import_module(f"{__name__}.{STEPS[version - 2]}")
-    return module
+def migrate_to(conn: Any, version: int) -> None:
+    """Run the step that takes a store to `version` (2 .. SCHEMA_VERSION), inside the
+    caller's write transaction."""
+    importlib.import_module(f"{__name__}.{STEPS[version - 2]}").migrate(conn)
