@@ -204,6 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # Host commands pass their arguments to synapt untouched, so they dispatch before argparse.
+    if args_list and args_list[0] in ("synapt", "synapt-server"):
+        from .synapt import cli as host
+        run = host.main_synapt if args_list[0] == "synapt" else host.main_server
+        return run(args_list[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.func

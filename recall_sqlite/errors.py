@@ -60,3 +60,11 @@ class JournalFieldCollapse(InvalidEntryError):
 
 class NotFoundError(RecallError, LookupError):
     """A referenced entry, summary or other object does not exist in this workspace."""
+
+
+# --- hosts ----------------------------------------------------------------
+
+
+class HostError(RecallError):
+    """A host adapter (recall_sqlite.synapt) cannot run: an unsupported host version, or a
+    store problem met while answering the host, reported as one clear message."""
