@@ -77,6 +77,7 @@ def activate() -> list[str]:
         importlib.import_module(name)
     by_id = {id(fn): name for name, fn in originals.items()}
     places: list[str] = []
+    undo: list[tuple[ModuleType, str, Any]] = []
     for mod_name, mod in sorted(sys.modules.items()):
         if not (mod_name == "synapt" or mod_name.startswith("synapt.")):
             continue
@@ -87,12 +88,25 @@ def activate() -> list[str]:
             if fn_name is not None and value is originals[fn_name]:
                 setattr(mod, attr, api.FUNCTIONS[fn_name])
                 places.append(f"{mod_name}.{attr}")
+                undo.append((mod, attr, value))
     cli = sys.modules["synapt.recall.cli"]
     if hasattr(cli, "_spawn_session_start_catchup"):
+        undo.append((cli, "_spawn_session_start_catchup", cli._spawn_session_start_catchup))
         setattr(cli, "_spawn_session_start_catchup", _spawn_catchup)  # noqa: B010
         places.append("synapt.recall.cli._spawn_session_start_catchup")
-    _state.update(active=True, rebound=places)
+    _state.update(active=True, rebound=places, undo=undo)
     return places
+
+
+def deactivate() -> None:
+    """Put synapt's own functions back (tests run stock and activated synapt in one
+    process) and forget the open stores."""
+    from .stores import reset
+
+    for mod, attr, value in reversed(_state.get("undo", [])):
+        setattr(mod, attr, value)
+    _state.update(active=False, rebound=[], undo=[])
+    reset()
 
 
 def is_active() -> bool:
