@@ -40,7 +40,8 @@ def repo(tmp_path: Path) -> Path:
 
 
 def write(cmd: list[str], cwd: Path, focus: str) -> None:
-    res = run(cmd, cwd, "recall", "journal", "--write", "--focus", focus, "--next", f"after {focus}")
+    res = run(cmd, cwd, "recall", "journal", "--write", "--focus", focus,
+              "--next", f"after {focus}")
     assert res.returncode == 0, res.stderr
 
 
