@@ -28,6 +28,7 @@ HISTORY = [
     E("2026-01-02T11:00:00+02:00", session_id="s3", focus="auto only", auto=True),
     E("2026-01-03T08:00:00", focus="no session", decisions=["keep it"], next_steps=["d"]),
     E("2026-01-04T08:00:00.5+00:00", session_id="s4", focus="latest", done=["c"]),
+    E("2026-01-05T08:00:00+00:00", session_id="s5", files_modified=["y.py"], auto=True),
 ]
 
 

@@ -95,6 +95,8 @@ def test_linked_worktree_keeps_its_own_whole_history(repo: Path, tmp_path: Path)
     write(STOCK, wt / "pkg", "stock feature work")
     assert run(STOCK, wt, "recall", "journal", "--list").stdout.strip() == \
         "No journal entries yet."
+    stock_files = sorted(wt.rglob("journal.jsonl"))
+    assert stock_files  # stock synapt nested its journal below the linked worktree
     write(ACTIVATED, wt / "pkg", "feature work")
     write(ACTIVATED, repo, "main work")
     listed = run(ACTIVATED, wt, "recall", "journal", "--list").stdout
@@ -104,7 +106,8 @@ def test_linked_worktree_keeps_its_own_whole_history(repo: Path, tmp_path: Path)
     assert "main work" in main_listed and "feature work" not in main_listed
     # The linked worktree's bucket lies in the main checkout's data directory, never nested.
     assert (repo / ".synapt/recall/worktrees/wt-feature/journal.jsonl").is_file()
-    assert not (wt / "pkg" / ".synapt" / "recall" / "recall-sqlite.db").exists()
+    assert sorted(wt.rglob("journal.jsonl")) == stock_files
+    assert not list(wt.rglob("recall-sqlite.db"))
 
 
 def test_a_store_problem_is_one_line_and_a_non_zero_exit(repo: Path) -> None:
