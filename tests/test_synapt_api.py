@@ -68,23 +68,25 @@ def answers() -> dict[str, Any]:
     }
 
 
-def test_activation_rebinds_every_copy_and_is_idempotent(activated: None) -> None:
-    import synapt.recall.cli as cli
-    import synapt.recall.consolidate as consolidate
-    import synapt.recall.enrich as enrich
-    import synapt.recall.resume as resume
+def test_activation_rebinds_every_copy_and_is_idempotent(stock: None) -> None:
+    import synapt.recall.resume as resume  # loaded before activation: its copy is rebound
 
     from recall_sqlite.synapt import activate, api
 
-    places = set(patch.activate())
+    places = set(activate())
+    import synapt.recall.cli as cli
+    import synapt.recall.consolidate as consolidate  # loaded after: copies the rebound one
+    import synapt.recall.enrich as enrich
+
     for place in ("synapt.recall.journal.read_entries", "synapt.recall.resume.read_entries",
-                  "synapt.recall.cli.append_entry", "synapt.recall.enrich.append_entry",
-                  "synapt.recall.consolidate._read_all_entries", "synapt.recall.cli._journal_path",
+                  "synapt.recall.cli.append_entry", "synapt.recall.cli._journal_path",
                   "synapt.recall.journal.compact_journal"):
         assert place in places
     assert resume.read_entries is api.read_entries
     assert cli._read_all_session_ids is api._read_all_session_ids
     assert consolidate._journal_path is enrich._journal_path is api._journal_path
+    assert consolidate._read_all_entries is api._read_all_entries
+    assert enrich.append_entry is api.append_entry
     assert set(activate()) == places
     assert sj.read_entries is api.read_entries
 

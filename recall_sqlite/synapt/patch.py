@@ -2,9 +2,9 @@
 
 synapt has no backend abstraction, and some modules copied the functions into their own
 namespace at import time (`from synapt.recall.journal import read_entries`), so rebinding
-the journal module alone would leave those copies on JSONL. Every loaded synapt module is
-searched for attributes that *are* the original functions, after importing the modules
-known to hold copies; modules imported later copy the already rebound attribute."""
+the journal module alone would leave those copies on JSONL. Every synapt module already
+loaded is searched for attributes that *are* the original functions; a module imported
+later (consolidate, enrich, resume, server, orient) copies the already rebound one."""
 
 from __future__ import annotations
 
@@ -18,11 +18,6 @@ from typing import Any
 from ..errors import HostError
 
 SUPPORTED = ("0.30.",)
-# synapt 0.30.0 modules that bind journal functions at import time.
-HOLDERS = (
-    "synapt.recall.cli", "synapt.recall.consolidate", "synapt.recall.enrich",
-    "synapt.recall.resume", "synapt.recall.server", "synapt.recall.orient",
-)
 
 _state: dict[str, Any] = {"active": False, "rebound": []}
 
@@ -73,8 +68,9 @@ def activate() -> list[str]:
 
     originals = {name: getattr(journal, name) for name in api.FUNCTIONS}
     api.ORIGINAL.update(originals)
-    for name in HOLDERS:
-        importlib.import_module(name)
+    # Only modules already loaded can hold the originals: importing synapt's heavy modules
+    # here (server, consolidate, enrich) would cost every hook their import time.
+    importlib.import_module("synapt.recall.cli")
     by_id = {id(fn): name for name, fn in originals.items()}
     places: list[str] = []
     undo: list[tuple[ModuleType, str, Any]] = []
