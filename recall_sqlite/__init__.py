@@ -31,13 +31,13 @@ _EXPORTS: dict[str, str] = {
     "NotAStoreError": "errors", "ForeignDatabaseError": "errors",
     "SchemaTooNewError": "errors", "ReadOnlyStoreError": "errors", "BusyError": "errors",
     "InvalidInputError": "errors", "InvalidEntryError": "errors",
-    "JournalFieldCollapse": "errors", "NotFoundError": "errors",
+    "JournalFieldCollapse": "errors", "NotFoundError": "errors", "HostError": "errors",
 }
 
 __all__ = [
     "ALL_BRANCHES", "CoverRange", "Cursor", "CursorMove", "Summary", "UnknownEntryError",
     "UnreadEntry", "UnreadResult",
-    "AppendResult", "BusyError", "CarryReport", "Elsewhere", "ForeignDatabaseError",
+    "AppendResult", "BusyError", "HostError", "CarryReport", "Elsewhere", "ForeignDatabaseError",
     "InvalidEntryError", "InvalidInputError", "JournalEntry", "JournalFieldCollapse",
     "NotAStoreError", "NotFoundError", "PendingResult", "ReadOnlyStoreError", "ReadResult",
     "RecallError", "SchemaTooNewError", "Scope", "Store", "StoreError", "WorkspaceError",
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from .errors import (
         BusyError,
         ForeignDatabaseError,
+        HostError,
         InvalidEntryError,
         InvalidInputError,
         JournalFieldCollapse,

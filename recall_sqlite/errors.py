@@ -96,3 +96,11 @@ class UnknownModelError(NotFoundError):
 
 class ImportConflict(StoreError):
     """Another process imported the same source file at the same time."""
+
+
+# --- hosts ----------------------------------------------------------------
+
+
+class HostError(RecallError):
+    """A host adapter (recall_sqlite.synapt) cannot run: an unsupported host version, or a
+    store problem met while answering the host, reported as one clear message."""

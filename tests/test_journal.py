@@ -244,3 +244,29 @@ def test_append_read_round_trip(tmp_path: Path, batch: list[JournalEntry]) -> No
         sids = [e.session_id for e in shown if e.session_id]
         assert len(sids) == len(set(sids))
         assert s.journal.read(n=100).total == len(shown)
+
+
+def test_versions_session_ids_and_done_items_see_every_stored_version(
+        tmp_path: Path) -> None:
+    """Hosts that replay a journal file need every version, not just the heads reads show."""
+    root = make_workspace(tmp_path)
+    (root / "desk" / ".git").mkdir(parents=True)
+    with open_store(root) as s:
+        s.journal.append(entry("2026-01-01T00:00:00Z", session_id="a", focus="stub", auto=True))
+        s.journal.append(entry("2026-01-01T01:00:00Z", session_id="a", focus="real",
+                               done=["one"]))
+        s.journal.append(entry("2026-01-01T02:00:00Z", session_id="a", done=["two"]))
+        s.journal.append(entry("2026-01-01T03:00:00Z", focus="no session"))
+        assert [e.focus for e in s.journal.versions()] == ["stub", "real", "", "no session"]
+        assert [e.focus for e in s.journal.versions(session_id="a")] == ["stub", "real", ""]
+        assert s.journal.session_ids() == {"a"}
+        assert s.journal.done_items("a") == ["one", "two"]
+        assert s.journal.versions(worktree="nope") == []
+        assert len(s.journal.read(10).entries) == 2     # reads show one version per session
+    with open_store(root / "desk") as d:
+        d.journal.append(entry("2026-01-02T00:00:00Z", session_id="b", focus="desk"))
+        assert [e.focus for e in d.journal.versions()] == ["desk"]
+        assert [e.focus for e in d.journal.versions(worktree=".")][:1] == ["stub"]
+        assert d.journal.session_ids(all_worktrees=True) == {"a", "b"}
+        assert d.journal.done_items("a") == []
+        assert d.journal.done_items("a", all_worktrees=True) == ["one", "two"]

@@ -40,6 +40,11 @@ def command_of(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    # Host commands pass their arguments to synapt untouched, so they dispatch before argparse.
+    if args and args[0] in ("synapt", "synapt-server"):
+        from ..synapt import cli as host
+        run_host = host.main_synapt if args[0] == "synapt" else host.main_server
+        return run_host(args[1:])
     from ._common import run
 
     command = command_of(args)

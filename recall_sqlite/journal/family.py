@@ -211,6 +211,41 @@ class Journal:
         scope = self._scope(None, all_worktrees, False)
         return PendingResult(pending, scope, len(sessions), elsewhere)
 
+    def versions(self, *, session_id: str | None = None, worktree: str | None = None,
+                 all_worktrees: bool = False) -> list[JournalEntry]:
+        """Every stored version in scope, oldest insertion first: not only the one per
+        session that reads show. For hosts that replay a journal file (synapt's raw
+        reads); `worktree` names another worktree of the workspace by key."""
+        ctx = self._ctx
+        sql = f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE workspace_id = ?"
+        params: list[Any] = [ctx.workspace_pk]
+        if not all_worktrees:
+            pk = ctx.worktree_pk if worktree is None else ctx.worktree_pk_of(worktree)
+            if pk is None:
+                return []
+            sql += " AND worktree_id = ?"
+            params.append(pk)
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        return self.entries_from_rows(self._ctx.db.query(sql + " ORDER BY seq", params))
+
+    def session_ids(self, *, all_worktrees: bool = False) -> set[str]:
+        """The session ids stored in scope (entries without one are not a session)."""
+        ctx = self._ctx
+        sql = "SELECT DISTINCT session_id FROM journal_entries WHERE workspace_id = ?"
+        params: list[Any] = [ctx.workspace_pk]
+        if not all_worktrees:
+            sql += " AND worktree_id = ?"
+            params.append(ctx.worktree_pk)
+        return {str(sid) for (sid,) in ctx.db.query(sql + " AND session_id <> ''", params)}
+
+    def done_items(self, session_id: str, *, all_worktrees: bool = False) -> list[str]:
+        """The done items of every stored version of a session, oldest version first."""
+        with self._ctx.db.read() as conn:
+            return [item for items in self._raw_done(conn, session_id, all_worktrees)
+                    for item in items]
+
     def get(self, entry_id_hex: str) -> JournalEntry | None:
         """One stored version by id, within this workspace only."""
         try:
