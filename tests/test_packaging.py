@@ -23,6 +23,9 @@ def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
     (wheel,) = dist.glob("recall_sqlite-*.whl")
     with zipfile.ZipFile(wheel) as z:
         assert "recall_sqlite/schema.sql" in z.namelist()
+        names = z.namelist()
+        assert "recall_sqlite/py.typed" in names          # hosts get our types
+        assert any(n.endswith("licenses/LICENSE") for n in names)
         shipped = z.read("recall_sqlite/schema.sql")
         assert shipped == (REPO / "recall_sqlite" / "schema.sql").read_bytes()
 
