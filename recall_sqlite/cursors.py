@@ -238,26 +238,24 @@ class Cursors:
         the id of an entry on this branch: it and everything before it become read). Never
         moves backwards: asking for less than the current position leaves it where it is,
         and the result says where that is."""
-        consumer, branch = _check_consumer(consumer), _check_branch(branch)
-        with self._ctx.db.write() as conn:
-            target = resolve_position(conn, self._ctx, to, what="advance to", branch=branch)
-            previous = self._position(conn, consumer, branch)[0]
-            self._store(conn, consumer, branch, target, forward_only=True)
-            cursor = self._cursor(conn, consumer, branch)
-        return CursorMove(cursor, previous, target)
+        return self._move(consumer, branch, to, what="advance to", forward_only=True)
 
     def reset(self, consumer: str, branch: str, *, to: int | str = 0) -> CursorMove:
         """Put the cursor at `to` (default 0: everything on the branch is unread again),
         backwards or forwards."""
-        consumer, branch = _check_consumer(consumer), _check_branch(branch)
-        with self._ctx.db.write() as conn:
-            target = resolve_position(conn, self._ctx, to, what="reset to", branch=branch)
-            previous = self._position(conn, consumer, branch)[0]
-            self._store(conn, consumer, branch, target, forward_only=False)
-            cursor = self._cursor(conn, consumer, branch)
-        return CursorMove(cursor, previous, target)
+        return self._move(consumer, branch, to, what="reset to", forward_only=False)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _move(self, consumer: str, branch: str, to: int | str, *, what: str,
+              forward_only: bool) -> CursorMove:
+        consumer, branch = _check_consumer(consumer), _check_branch(branch)
+        with self._ctx.db.write() as conn:
+            target = resolve_position(conn, self._ctx, to, what=what, branch=branch)
+            previous = self._position(conn, consumer, branch)[0]
+            self._store(conn, consumer, branch, target, forward_only=forward_only)
+            cursor = self._cursor(conn, consumer, branch)
+        return CursorMove(cursor, previous, target)
 
     def _position(self, conn: Any, consumer: str, branch: str) -> tuple[int, str | None]:
         rows = conn.execute(_POSITION_SQL, (self._ctx.workspace_pk, branch, consumer)).fetchall()

@@ -26,7 +26,16 @@ from ..timestamps import now_us, utc_now_iso
 from .assign import Assignment, KnownWorktree, assign
 from .discover import Bucket, Problem, discover, file_size
 from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
-from .sources import EMPTY_SHA, SOURCE_COLS, Source, as_int, current, current_in, hash_prefix
+from .sources import (
+    EMPTY_SHA,
+    SOURCE_COLS,
+    Source,
+    as_int,
+    blocks,
+    current,
+    current_in,
+    hash_prefix,
+)
 
 Progress = Callable[[int, int], None]
 # Lines per committed chunk: big enough that commits cost little, small enough that a kill
@@ -420,12 +429,7 @@ class _Chunker:
         try:
             with open(self.path, "rb") as fh:
                 fh.seek(offset)
-                left = keep
-                while left:
-                    piece = fh.read(min(left, 1 << 20))
-                    if not piece:
-                        break
+                for piece in blocks(fh, keep):
                     blob.write(piece)
-                    left -= len(piece)
         finally:
             blob.close()

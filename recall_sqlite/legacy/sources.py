@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,15 +31,21 @@ SOURCE_COLS = "id, version, worktree_id, size, sha256, mtime_ns, lines, tail_ope
 EMPTY_SHA = hashlib.sha256().hexdigest()
 
 
-def hash_prefix(fh: Any, size: int) -> Any:
-    h = hashlib.sha256()
+def blocks(fh: Any, size: int) -> Iterator[bytes]:
+    """The next `size` bytes of a file (fewer at its end), a MiB at a time."""
     left = size
     while left:
         block = fh.read(min(left, 1 << 20))
         if not block:
-            break
-        h.update(block)
+            return
+        yield block
         left -= len(block)
+
+
+def hash_prefix(fh: Any, size: int) -> Any:
+    h = hashlib.sha256()
+    for block in blocks(fh, size):
+        h.update(block)
     return h
 
 
