@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 # STEPS[i] takes a store from version i + 1 to version i + 2.
-STEPS: tuple[str, ...] = ()
+STEPS: tuple[str, ...] = ("v002_search",)
 SCHEMA_VERSION = 1 + len(STEPS)
 
 
