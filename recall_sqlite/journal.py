@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -21,6 +21,9 @@ from .db import now_us, translate
 from .errors import InvalidEntryError, JournalFieldCollapse
 from .timestamps import parse_timestamp
 from .validate import require_text
+
+if TYPE_CHECKING:
+    from .search import EntrySearchResult, Fusion
 
 TEXT_FIELDS = ("session_id", "branch", "focus", "griptree", "agent_id")
 LIST_FIELDS = ("done", "decisions", "next_steps", "files_modified", "git_log")
@@ -471,6 +474,18 @@ class Journal:
                 seen.add(key)
         scope = self._scope(None, all_worktrees, False)
         return PendingResult(pending, scope, len(sessions), elsewhere)
+
+    def search(self, query: str, n: int = 10, *, branch: str | None = None,
+               all_worktrees: bool = False, meaningful: bool = False,
+               vector: object = None, model: str | None = None,
+               fusion: Fusion = "rrf") -> EntrySearchResult:
+        """Full-text search, best first, scoped as `read` (see recall_sqlite/search.py);
+        with `vector` and `model`, fused with the vector ranking of the same scope."""
+        from .search import search_journal
+
+        return search_journal(self._ctx, self, query, n, branch=branch,
+                              all_worktrees=all_worktrees, meaningful=meaningful,
+                              vector=vector, model=model, fusion=fusion)
 
     def get(self, entry_id_hex: str) -> JournalEntry | None:
         """One stored version by id, within this workspace only."""
