@@ -197,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = jsub.add_parser("pending", parents=[jp], help="unresolved next steps")
     p.add_argument("--all-worktrees", action="store_true")
     p.set_defaults(func=cmd_journal_pending)
+    importlib.import_module("recall_sqlite.cli_search").add_journal_search(jsub, jp)
 
     for name in EXTENSIONS:
         importlib.import_module(name).register(sub, jp)

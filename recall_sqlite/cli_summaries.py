@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Any
 
@@ -162,4 +163,5 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
                             help="delete a summary, its source links and vectors")
     remove.add_argument("id", type=cli.positive_int)
     remove.set_defaults(func=cmd_remove)
+    importlib.import_module("recall_sqlite.cli_search").add_summary_search(sub, json_parent)
 
