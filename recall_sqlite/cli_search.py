@@ -20,7 +20,7 @@ def _marks() -> tuple[str, str]:
 
 def cmd_journal_search(args: argparse.Namespace) -> int:
     with cli.open_from_args(args) as store:
-        result = store.journal.search(args.query, args.n, branch=args.branch,
+        result = store.journal.search(' '.join(args.query), args.n, branch=args.branch,
                                       all_worktrees=args.all_worktrees,
                                       meaningful=args.meaningful)
     data = result.to_dict()
@@ -61,7 +61,7 @@ def cmd_summary_search(args: argparse.Namespace) -> int:
     branch = None if args.workspace_wide else (ALL_BRANCHES if args.branch is None
                                                else args.branch)
     with cli.open_from_args(args) as store:
-        result = store.summaries.search(args.query, args.n, branch=branch, kind=args.kind,
+        result = store.summaries.search(' '.join(args.query), args.n, branch=branch, kind=args.kind,
                                         include_superseded=args.superseded)
     data = result.to_dict()
     open_, close = _marks()
@@ -84,7 +84,8 @@ def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentPa
         help="full-text search, best first, one version per session",
         description="Every word must match; \"a phrase\" in double quotes and a prefix* keep "
                     "their meaning, anything else typed is searched as words.")
-    s.add_argument("query", help="the words to look for")
+    s.add_argument("query", nargs="+", help="the words to look for (put -- before a query "
+                   "that starts with '-')")
     s.add_argument("-n", type=cli.nonneg_int, default=10)
     s.add_argument("--branch")
     s.add_argument("--all-worktrees", action="store_true")
@@ -95,7 +96,8 @@ def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentPa
 def add_summary_search(summary_subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     s = summary_subparsers.add_parser(
         "search", parents=[json_parent], help="full-text search of summaries, best first")
-    s.add_argument("query", help="the words to look for")
+    s.add_argument("query", nargs="+", help="the words to look for (put -- before a query "
+                   "that starts with '-')")
     s.add_argument("-n", type=cli.nonneg_int, default=10)
     s.add_argument("--branch", help="one branch's summaries ('' = none); default: every scope")
     s.add_argument("--workspace-wide", action="store_true",

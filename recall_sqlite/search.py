@@ -72,7 +72,7 @@ class ParsedQuery:
     """What a typed query was read as: `terms`, every one of which must match, and the
     FTS5 expression built from them ('' when nothing searchable was typed)."""
 
-    text: str
+    text: str                # as typed, controls and lone surrogates made spaces
     terms: tuple[Term, ...]
     truncated: bool = False  # more than MAX_TERMS words were typed; the rest were dropped
 
@@ -143,7 +143,8 @@ def parse_query(text: object) -> ParsedQuery:
         stripped = chunk.rstrip("*")
         add(stripped, False, len(stripped) < len(chunk))
         i = j
-    return ParsedQuery(text, tuple(terms), truncated)
+    # The cleaned text: a lone surrogate kept here would make JSON output invalid UTF-8.
+    return ParsedQuery(s, tuple(terms), truncated)
 
 
 # -- snippets -------------------------------------------------------------------------------
