@@ -340,3 +340,55 @@ def test_fts_tables_are_plain_sqlite(store: Store) -> None:
         "SELECT name FROM sqlite_schema WHERE name LIKE '%fts%'")}
     conn.close()
     assert {"journal_fts", "summaries_fts", "journal_fts_content"} <= names
+
+
+# -- hybrid ---------------------------------------------------------------------------------
+
+
+def test_hybrid_fuses_text_and_vector_rankings(store: Store) -> None:
+    pytest.importorskip("numpy")
+    a = store.journal.append(entry("2026-01-01T00:00:00Z", session_id="a",
+                                   focus="websocket gateway"))
+    b = store.journal.append(entry("2026-01-02T00:00:00Z", session_id="b",
+                                   focus="socket proxy in front of the api"))
+    c = store.journal.append(entry("2026-01-03T00:00:00Z", session_id="c",
+                                   focus="billing", auto=True))
+    from recall_sqlite.vectors import Owner
+    store.vectors.put_many([Owner.entry(a.id), Owner.entry(b.id), Owner.entry(c.id)],
+                           [[1.0, 0.1, 0.0], [0.9, 0.0, 0.1], [0.0, 0.0, 1.0]], model="m")
+    text = store.journal.search("gateway")
+    assert [e.id for e in text.entries] == [a.id]
+    for fusion in ("rrf", "combsum"):
+        r = store.journal.search("gateway", vector=[1.0, 0.0, 0.0], model="m",
+                                 fusion=fusion)  # type: ignore[arg-type]
+        assert r.mode == "hybrid" and r.fusion == fusion
+        ids = [e.id for e in r.entries]
+        assert ids[:2] == [a.id, b.id] and set(ids) == {a.id, b.id, c.id}
+        assert r.hits[0].text_rank == 1 and r.hits[0].vector_rank == 1
+        assert r.hits[1].text_rank is None and r.hits[1].field is None
+        assert r.hits[1].snippet.text.startswith("socket proxy")
+        assert (r.total, r.elsewhere.total) == (text.total, text.elsewhere.total)
+    # the scope filters apply to the vector side too
+    r = store.journal.search("gateway", vector=[0.0, 0.0, 1.0], model="m", meaningful=True)
+    assert c.id not in [e.id for e in r.entries]
+    # no words at all: the vector ranking alone
+    r = store.journal.search("***", vector=[0.0, 0.0, 1.0], model="m")
+    assert [e.id for e in r.entries][0] == c.id and r.total == 0
+    with pytest.raises(Exception, match="dimension"):
+        store.journal.search("x", vector=[1.0, 0.0], model="m")
+    with pytest.raises(Exception, match="fusion"):
+        store.journal.search("x", vector=[1.0, 0.0, 0.0], model="m",
+                             fusion="nope")  # type: ignore[arg-type]
+
+
+def test_hybrid_summaries(store: Store) -> None:
+    pytest.importorskip("numpy")
+    one = store.summaries.add("gateway decisions", branch="main")
+    two = store.summaries.add("proxy notes", branch="feat")
+    from recall_sqlite.vectors import Owner
+    store.vectors.put_many([Owner.summary(one.id), Owner.summary(two.id)],
+                           [[1.0, 0.0], [0.9, 0.2]], model="m")
+    r = store.summaries.search("gateway", vector=[1.0, 0.1], model="m")
+    assert [s.id for s in r.summaries] == [one.id, two.id]
+    r = store.summaries.search("gateway", branch="main", vector=[1.0, 0.1], model="m")
+    assert [s.id for s in r.summaries] == [one.id]
