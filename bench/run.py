@@ -2,7 +2,8 @@
 
     python bench/run.py                  # full sizes (tens of minutes on 2 cores)
     python bench/run.py --quick          # tiny sizes: a smoke run
-    python bench/run.py --only journal   # one suite (journal, summaries, vectors, legacy, synapt)
+    python bench/run.py --only journal   # one suite (journal, summaries, vectors, legacy,
+                                         # synapt, search)
 
 Writes bench/results.json (or --out PATH) and prints a markdown table for the README.
 """
@@ -28,6 +29,7 @@ SUITES = {
     "vectors": "bench_vectors",
     "legacy": "bench_legacy",
     "synapt": "bench_synapt",
+    "search": "bench_search",
 }
 
 

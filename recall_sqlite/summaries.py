@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .checks import require_int, require_text
 from .context import StoreContext
@@ -34,6 +34,10 @@ from .db import scalar
 from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
 from .journal.positions import journal_end, parse_entry_id, resolve_position
 from .timestamps import iso_utc, now_us, parse_timestamp
+
+if TYPE_CHECKING:
+    from .search import Fusion
+    from .search import SummarySearchResult as SearchResult
 
 DEFAULT_KIND = "summary"
 DEFAULT_LIMIT = 20
@@ -329,6 +333,19 @@ class Summaries:
             params.append(require_text("kind", kind, allow_empty=False))
         sql = f"{select} WHERE {' AND '.join(where)} ORDER BY s.created_us DESC"
         return [s for s in self._many(sql, params) if s.stale]
+
+    def search(self, query: str, n: int = 10, *, branch: BranchFilter = ALL_BRANCHES,
+               kind: str | None = None, include_superseded: bool = False,
+               vector: object = None, model: str | None = None,
+               fusion: Fusion = "rrf") -> SearchResult:
+        """Full-text search of summaries, best first: every scope by default, or one
+        `branch` (None: the workspace-wide ones) with the matches elsewhere counted; current
+        summaries only unless `include_superseded` (see recall_sqlite/search.py)."""
+        from .search import search_summaries
+
+        return search_summaries(self._ctx, self, query, n, branch=branch, kind=kind,
+                                include_superseded=include_superseded, vector=vector,
+                                model=model, fusion=fusion)
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -164,3 +164,29 @@ def test_a_failing_step_leaves_the_previous_version(tmp_path: Path,
     conn.close()
     if FROZEN[-1].name == f"v{SCHEMA_VERSION}":
         assert json.loads(json.dumps(answers(root, db))) == expected["answers"]
+
+
+@pytest.mark.parametrize("frozen", FROZEN, ids=lambda p: p.name)
+def test_migrated_store_is_searchable(frozen: Path, tmp_path: Path) -> None:
+    """Rows written before the search index existed are indexed by the step: a search
+    finds exactly the shown entries (and current summaries) that hold the words."""
+    from recall_sqlite.search import check_index
+
+    root, db, _ = _migrated(frozen, tmp_path)
+    for where in (root, root / "desk"):
+        with open_store(where, db_path=db) as s:
+            with s.db.read() as conn:
+                assert check_index(conn).ok
+            for kw in ({}, {"all_worktrees": True}, {"branch": "main"}):
+                read = s.journal.read(1000, **kw)  # type: ignore[arg-type]
+                want = sorted(e.id or "" for e in read.entries
+                              if "websocket" in e.focus and "gateway" in e.focus)
+                found = s.journal.search("websocket gateway", 1000, **kw)  # type: ignore[arg-type]
+                assert want and sorted(e.id or "" for e in found.entries) == want
+                assert found.total == len(want)
+            legacy = s.journal.search("legacy step", all_worktrees=True)
+            assert legacy.total == 5
+    with open_store(root, db_path=db) as s:
+        got = s.summaries.search("main")
+        assert [x.text for x in got.summaries] == ["newer day on main"]
+        assert s.summaries.search("main", include_superseded=True).total == 2

@@ -77,3 +77,5 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p = jsub.add_parser("pending", parents=[jp], help="unresolved next steps")
     p.add_argument("--all-worktrees", action="store_true")
     p.set_defaults(func=cmd_journal_pending)
+    from .search import add_journal_search
+    add_journal_search(jsub, jp)

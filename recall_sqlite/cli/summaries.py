@@ -162,4 +162,6 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
                             help="delete a summary, its source links and vectors")
     remove.add_argument("id", type=cli.positive_int)
     remove.set_defaults(func=cmd_remove)
+    from .search import add_summary_search
+    add_summary_search(sub, json_parent)
 

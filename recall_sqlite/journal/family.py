@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
+    from ..search import EntrySearchResult, Fusion
+
 ENTRY_COLUMNS = codec.select_list()
 # From this many rows on, append_many writes through journal_bulk.py (measured break-even).
 BULK_MIN_ROWS = 32
@@ -245,6 +247,18 @@ class Journal:
         with self._ctx.db.read() as conn:
             return [item for items in self._raw_done(conn, session_id, all_worktrees)
                     for item in items]
+
+    def search(self, query: str, n: int = 10, *, branch: str | None = None,
+               all_worktrees: bool = False, meaningful: bool = False,
+               vector: object = None, model: str | None = None,
+               fusion: Fusion = "rrf") -> EntrySearchResult:
+        """Full-text search, best first, scoped as `read` (see recall_sqlite/search.py);
+        with `vector` and `model`, fused with the vector ranking of the same scope."""
+        from ..search import search_journal
+
+        return search_journal(self._ctx, self, query, n, branch=branch,
+                              all_worktrees=all_worktrees, meaningful=meaningful,
+                              vector=vector, model=model, fusion=fusion)
 
     def get(self, entry_id_hex: str) -> JournalEntry | None:
         """One stored version by id, within this workspace only."""
