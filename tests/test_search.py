@@ -13,7 +13,7 @@ from typing import Any
 import apsw
 import pytest
 
-from recall_sqlite import Store, open_store
+from recall_sqlite import RecallError, Store, open_store
 from recall_sqlite.search import check_index, parse_query, rebuild_index
 
 from .conftest import entry, make_workspace
@@ -392,3 +392,15 @@ def test_hybrid_summaries(store: Store) -> None:
     assert [s.id for s in r.summaries] == [one.id, two.id]
     r = store.summaries.search("gateway", branch="main", vector=[1.0, 0.1], model="m")
     assert [s.id for s in r.summaries] == [one.id]
+
+
+def test_snippets_are_read_on_first_use_while_the_store_is_open(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    with open_store(root) as s:
+        s.journal.append(entry("2026-01-01T00:00:00Z", focus="the websocket gateway"))
+        kept = s.journal.search("gateway")
+        asked = s.journal.search("gateway")
+        assert asked.hits[0].snippet.marked("[", "]") == "the websocket [gateway]"
+    assert asked.hits[0].field == "focus"           # cached: no store needed any more
+    with pytest.raises(RecallError):                # a typed error, never apsw's
+        _ = kept.hits[0].snippet

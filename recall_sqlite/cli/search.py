@@ -26,7 +26,7 @@ def cmd_journal_search(args: argparse.Namespace) -> int:
         result = store.journal.search(' '.join(args.query), args.n, branch=args.branch,
                                       all_worktrees=args.all_worktrees,
                                       meaningful=args.meaningful)
-    data = result.to_dict()
+        data = result.to_dict()   # inside: snippets are read on first use
     open_, close = _marks()
     body: list[str] = []
     for hit, e in zip(result.hits, data["entries"], strict=True):
@@ -66,7 +66,7 @@ def cmd_summary_search(args: argparse.Namespace) -> int:
     with cli.open_from_args(args) as store:
         result = store.summaries.search(' '.join(args.query), args.n, branch=branch, kind=args.kind,
                                         include_superseded=args.superseded)
-    data = result.to_dict()
+        data = result.to_dict()   # inside: snippets are read on first use
     open_, close = _marks()
     body = [format_summary(h.summary).split("\n", 1)[0] + f"  score {h.score:.3g}\n"
             + h.snippet.marked(open_, close) for h in result.hits]
