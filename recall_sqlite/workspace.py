@@ -464,6 +464,16 @@ def _find_root(
             if marker is not None:
                 return marker
         return git_root, "git"
+    # Without git, a subdirectory of a directory that already has a workspace id is part of
+    # that workspace: its legacy stores were imported there, and a read from it must see them.
+    for directory in _walk_up(cwd, home):
+        if (directory / ".synapt" / "recall" / WORKSPACE_FILE).is_file():
+            warnings.append(
+                f"no workspace marker (.grip/, .gitgrip/), git checkout or SYNAPT_RECALL_ROOT "
+                f"found above {cwd}; using {directory}, which has a workspace id, as a weak "
+                "workspace root"
+            )
+            return directory, "directory"
     warnings.append(
         f"no workspace marker (.grip/, .gitgrip/), git checkout or SYNAPT_RECALL_ROOT found "
         f"above {cwd}; using that directory itself as a weak workspace root"

@@ -266,12 +266,16 @@ def format_verify(d: dict[str, Any]) -> str:
         out.append(f"  {s['status']:<12} {s['bucket']:<16} {s['file_lines']:>7} lines: "
                    f"{s['imported']} imported, {s['duplicates']} duplicate, "
                    f"{s['quarantined']} quarantined, {s['unaccounted']} unaccounted")
+        out.append(f"      {s['key'] or s['path']}"
+                   + (f" -> {s['worktree']}" if s["worktree"] else ""))
         if s["detail"]:
             out.append(f"      {s['detail']}")
     verdict = "OK: every line of every store is accounted for" if d["ok"] else "NOT OK"
     out.append(f"{verdict} ({d['lines_total']} lines: {d['imported']} imported, "
                f"{d['duplicates']} duplicates, {d['quarantined']} quarantined, "
-               f"{d['unaccounted']} unaccounted, {d['changed']} file(s) changed).")
+               f"{d['unaccounted']} unaccounted, {d['changed']} file(s) changed, "
+               f"{d['not_imported']} store(s) found but not imported, {d['interrupted']}"
+               " interrupted).")
     out.extend(_problems(d))
     return "\n".join(out)
 

@@ -27,12 +27,15 @@ Paths = Iterable[str | os.PathLike[str]]
 class Legacy:
     """Legacy stores of the store's workspace (`store.legacy`)."""
 
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: StoreContext, root: Path | None = None) -> None:
         self._ctx = ctx
+        self._opened_at = root
 
     def root(self) -> Path:
-        """The workspace root: the recorded root that exists and carries this workspace's
-        id (a moved project: its new root, where it was opened from)."""
+        """The workspace root: where the store was opened, else the recorded root that
+        exists and carries this workspace's id."""
+        if self._opened_at is not None:
+            return self._opened_at
         roots = identity.roots(self._ctx.db, self._ctx.workspace_pk)
         for r in roots:
             try:
