@@ -266,3 +266,19 @@ def test_library_survey_of_a_file(tmp_path: Path) -> None:
     f.parent.mkdir()
     f.write_text('{"timestamp": "2026-01-01T00:00:00Z", "session_id": "x"}\n')
     assert survey([f]).lines_total == 1
+
+
+def test_worktree_list_shows_roots_entries_and_gone_roots(tmp_path: Path) -> None:
+    w = Writer(tmp_path)
+    root = new_repo(tmp_path / "proj")
+    git(root, "worktree", "add", "-q", "../side", "-b", "side")
+    w.write(root)
+    w.write(tmp_path / "side")
+    w.write(tmp_path / "side")
+    assert jcli("import", cwd=root, home=w.home)["ok"]
+    shutil.rmtree(tmp_path / "side")        # the desk is deleted; its history is not
+    rows = {r["key"]: r for r in jcli("worktree", "list", cwd=root, home=w.home)["worktrees"]}
+    assert (rows["."]["entries"], rows["."]["root_exists"]) == (1, True)
+    assert (rows["@side"]["entries"], rows["@side"]["root_exists"]) == (2, False)
+    text = cli("worktree", "list", cwd=root, home=w.home).stdout
+    assert "@side" in text and "(gone)" in text

@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import identity
 from ..context import StoreContext
-from ..errors import ImportConflict, RecallError
+from ..errors import ImportConflict, InvalidInputError, RecallError
 from ..journal.bulk import bulk_insert
 from ..timestamps import now_us, utc_now_iso
 from .assign import KnownWorktree
@@ -191,7 +191,13 @@ class Importer:
                 result.worktree = self._ctx.worktree_key_of(cur.worktree_id)
                 if a.how in ("mapped", "new") and a.worktree is not None \
                         and a.worktree.key != result.worktree:
-                    moved, stayed = rehome(self._ctx, cur.id, self._worktree_pk_w(a.worktree))
+                    try:
+                        moved, stayed = rehome(self._ctx, cur.id,
+                                               self._worktree_pk_w(a.worktree))
+                    except InvalidInputError as exc:
+                        result.action, result.note = "failed", (
+                            f"already imported into worktree {result.worktree!r}; {exc}")
+                        return result
                     cur = current_in(self._ctx.db, self._ctx.workspace_pk, key)
                     assert cur is not None
                     result.note = (f"re-homed from worktree {result.worktree!r}: {moved} "
