@@ -199,7 +199,86 @@ def run(quick: bool) -> list[dict[str, Any]]:
                         limit=imp, limit_name="first import", target="<= 10% of first",
                         ok=again["seconds"] <= 0.1 * imp))
         rows.append(_sql_floor(Path(tmp), root, first["imported"]))
+        rows.extend(_nested(Path(tmp) / "nested", 2_000 if quick else 100_000, repeat))
+        rows.append(_walk_tree(Path(tmp) / "walk", 2_000 if quick else 100_000, repeat))
     return rows
+
+
+def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
+    """A plain git repository whose history synapt 0.30.0 split over 20 stores at several
+    depths (its data root is the cwd in a plain repository): survey and import of the
+    whole workspace against json.loads of the very same lines."""
+    root = base / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    rng = random.Random(20)
+    dirs = [root] + [root.joinpath(*[f"d{i}", f"s{i % 3}"][: 1 + i % 2]) for i in range(19)]
+    files = []
+    for d in dirs:
+        p = d / ".synapt" / "recall" / "worktrees" / "repo" / "journal.jsonl"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        files.append(open(p, "w", encoding="utf-8"))  # noqa: SIM115 - closed below
+    try:
+        for i in range(n):
+            files[rng.randrange(len(files))].write(synapt_line(
+                timestamp=_iso(1_700_000_000 + i * 60), session_id=f"s{i}", branch="main",
+                focus=_s(rng, 9), done=[_s(rng, 6)], files_modified=[f"src/{i}.py"]) + "\n")
+    finally:
+        for f in files:
+            f.close()
+
+    def parse() -> int:
+        count = 0
+        for f in files:
+            with open(f.name, "rb") as fh:
+                for line in fh:
+                    json.loads(line)
+                    count += 1
+        return count
+
+    lines = parse()
+    limit = median_time(parse, repeat=repeat, warmup=0)
+    sv = median_time(lambda: survey(root=root), repeat=repeat, warmup=0)
+    surveyed = survey(root=root)
+    assert surveyed.lines_total == lines and len(surveyed.buckets) == 20
+    open_store(root, root=root).close()
+    first = _child(CHILD, root)
+    assert first["imported"] == lines, first
+    return [
+        row("legacy", "parse limit: 20 nested stores", n=lines, ours=limit),
+        row("legacy", "survey of 20 nested stores (walk included)", n=lines, ours=sv,
+            limit=limit, limit_name="json.loads parse", target="<= 1.5x parse",
+            ok=sv <= 1.5 * limit),
+        row("legacy", "import of 20 nested stores (walk included)", n=lines,
+            ours=first["seconds"], limit=limit, limit_name="json.loads parse",
+            target="<= 4x parse", ok=first["seconds"] <= 4 * limit),
+    ]
+
+
+def _walk_tree(base: Path, n_files: int, repeat: int) -> dict[str, Any]:
+    """The store walk over a source tree of `n_files` files (10 per directory, 3 levels),
+    warm cache, with 5 nested stores in it."""
+    from recall_sqlite.legacy.walk import walk
+    root = base / "repo"
+    (root / ".git").mkdir(parents=True)
+    made = 0
+    i = 0
+    while made < n_files:
+        d = root / f"a{i // 100}" / f"b{i // 10 % 10}" / f"c{i % 10}"
+        d.mkdir(parents=True, exist_ok=True)
+        for j in range(10):
+            (d / f"f{j}.py").write_bytes(b"")
+        made += 10
+        i += 1
+    for k in range(5):
+        p = root / f"a{k}" / ".synapt" / "recall" / "worktrees" / "repo" / "journal.jsonl"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("")
+    found = walk(root)
+    assert len(found.data_dirs) == 5
+    t = median_time(lambda: walk(root), repeat=repeat, warmup=1)
+    return row("legacy", "discovery walk (warm)", n=made, ours=t, unit="s",
+               target="<= 1 s at 100k files", ok=t <= 1.0, directories=found.dirs)
 
 
 def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:

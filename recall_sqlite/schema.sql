@@ -1,4 +1,4 @@
--- recall-sqlite schema, version 2. The single source of truth for the store's shape.
+-- recall-sqlite schema, version 3. The single source of truth for the store's shape.
 --
 -- Rules this file keeps:
 --  * every canonical table is STRICT and uses only INTEGER/TEXT/BLOB/REAL, so a stock
@@ -34,7 +34,7 @@ CREATE TABLE workspace_roots (
 CREATE TABLE worktrees (
     id           INTEGER PRIMARY KEY,
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
-    key          TEXT NOT NULL,                -- path relative to the workspace root ('.' = root), or an explicit label
+    key          TEXT NOT NULL,                -- '.' = root; '@<git admin name>' (or '<main>@<name>') for a linked worktree; else the path relative to the root (absolute outside it), or an explicit label
     name         TEXT NOT NULL,                -- human label (basename)
     root         TEXT,                         -- absolute path last seen (NULL for imported-only worktrees)
     first_seen   TEXT NOT NULL,
@@ -459,7 +459,7 @@ CREATE TABLE import_runs (
 CREATE TABLE import_sources (
     id              INTEGER PRIMARY KEY,
     workspace_id    INTEGER NOT NULL REFERENCES workspaces(id),
-    path            TEXT NOT NULL,             -- absolute path of the file
+    path            TEXT NOT NULL,             -- relative to the workspace root; '<worktree key>:<path>' in a linked worktree outside it; absolute outside both
     version         INTEGER NOT NULL DEFAULT 1,
     superseded      INTEGER NOT NULL DEFAULT 0 CHECK (superseded IN (0, 1)),
     bucket          TEXT NOT NULL,             -- the legacy bucket name: provenance, not identity

@@ -101,7 +101,9 @@ class Store:
     @property
     def legacy(self) -> Legacy:
         from .legacy import Legacy
-        family: Legacy = self._family("legacy", Legacy)
+        # The root this store was opened at: after the project moved, a read-only open
+        # cannot record the new root, and the legacy bookkeeping is relative to it.
+        family: Legacy = self._family("legacy", lambda ctx: Legacy(ctx, self.workspace.root))
         return family
 
     def close(self) -> None:

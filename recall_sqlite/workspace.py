@@ -29,12 +29,14 @@ __all__ = [
     "RESOLVED_BY",
     "Workspace",
     "data_dir",
+    "linked_admin",
     "default_db_path",
     "ensure_private_dir",
     "ensure_workspace_id",
     "read_branch",
     "read_workspace_id",
     "resolve",
+    "worktree_key",
 ]
 
 RESOLVED_BY: Final = (
@@ -462,6 +464,16 @@ def _find_root(
             if marker is not None:
                 return marker
         return git_root, "git"
+    # Without git, a subdirectory of a directory that already has a workspace id is part of
+    # that workspace: its legacy stores were imported there, and a read from it must see them.
+    for directory in _walk_up(cwd, home):
+        if (directory / ".synapt" / "recall" / WORKSPACE_FILE).is_file():
+            warnings.append(
+                f"no workspace marker (.grip/, .gitgrip/), git checkout or SYNAPT_RECALL_ROOT "
+                f"found above {cwd}; using {directory}, which has a workspace id, as a weak "
+                "workspace root"
+            )
+            return directory, "directory"
     warnings.append(
         f"no workspace marker (.grip/, .gitgrip/), git checkout or SYNAPT_RECALL_ROOT found "
         f"above {cwd}; using that directory itself as a weak workspace root"
@@ -525,12 +537,7 @@ def resolve(
     if label:
         worktree = worktree_name = label
     else:
-        if wt_root == ws_root:
-            worktree = "."
-        elif wt_root.is_relative_to(ws_root):
-            worktree = wt_root.relative_to(ws_root).as_posix()
-        else:
-            worktree = wt_root.as_posix()
+        worktree = worktree_key(wt_root, ws_root)
         worktree_name = wt_root.name
 
     return Workspace(
@@ -543,6 +550,41 @@ def resolve(
         branch=read_branch(wt_root),
         warnings=tuple(warnings),
     )
+
+
+def linked_admin(checkout: Path) -> tuple[Path, str] | None:
+    """(main checkout, git's administrative name) when `checkout` is a linked worktree
+    (`.git` file -> `<main>/.git/worktrees/<name>`), else None. The name is what
+    `git worktree move` keeps, so it, not the path, is the worktree's identity."""
+    dotgit = checkout / ".git"
+    if not dotgit.is_file():
+        return None
+    gitdir = _read_gitdir_pointer(dotgit)
+    if gitdir is None:
+        return None
+    common, linked = _common_dir(gitdir)
+    if not linked or common.name != ".git" or gitdir.parent.name != "worktrees":
+        return None
+    return common.parent, gitdir.name
+
+
+def worktree_key(wt_root: Path, ws_root: Path) -> str:
+    """The key a checkout is recorded under: '.' for the workspace root, `<main>@<name>`
+    for a linked git worktree (`@<name>` when its main checkout is the root; <name> is
+    git's administrative name, which survives `git worktree move`), else the checkout's
+    path relative to the root (absolute when it lies outside)."""
+    if wt_root == ws_root:
+        return "."
+    admin = linked_admin(wt_root)
+    if admin is not None:
+        main, name = admin
+        if main == ws_root:
+            return f"@{name}"
+        if main.is_relative_to(ws_root):
+            return f"{main.relative_to(ws_root).as_posix()}@{name}"
+    if wt_root.is_relative_to(ws_root):
+        return wt_root.relative_to(ws_root).as_posix()
+    return wt_root.as_posix()
 
 
 def read_branch(worktree_root: Path) -> str:

@@ -188,8 +188,9 @@ def test_touched_file_is_unchanged_and_appended_lines_are_resumed(
     more = store.legacy.import_paths([a]).to_dict()
     assert more["sources"][0]["action"] == "appended"
     assert (more["lines_total"], more["imported"]) == (1, 1)
+    key = a.relative_to(workspace_root).as_posix()    # bookkeeping is root-relative
     assert store.db.query("SELECT max(line) FROM entry_provenance p JOIN import_sources s"
-                          " ON s.id = p.source_id WHERE s.path = ?", (str(a),))[0][0] == 4
+                          " ON s.id = p.source_id WHERE s.path = ?", (key,))[0][0] == 4
     assert store.legacy.verify([workspace_root], deep=True).ok
 
 
@@ -216,7 +217,7 @@ def test_rewritten_file_becomes_a_new_version(store: Store, workspace_root: Path
     assert r["sources"][0]["action"] == "changed"
     assert (r["imported"], r["duplicates"]) == (0, 3)
     versions = store.db.query("SELECT version, superseded FROM import_sources WHERE path = ?"
-                              " ORDER BY version", (str(a),))
+                              " ORDER BY version", (a.relative_to(workspace_root).as_posix(),))
     assert versions == [(1, 1), (2, 0)]
     assert store.legacy.verify([a], deep=True).ok
 
@@ -276,7 +277,9 @@ def test_cli_survey_writes_nothing_then_import_and_verify(tmp_path: Path) -> Non
     root = make_workspace(tmp_path)
     a, _ = overlapping(root)
     before = sorted(p for p in root.rglob("*"))
-    s = cli("survey", str(root), "--json")
+    refused = cli("survey", str(root), cwd=tmp_path)   # another workspace than the cwd's
+    assert refused.returncode == 2 and f"--cwd {root}" in refused.stderr
+    s = cli("survey", str(root), "--json", cwd=root)
     assert s.returncode == 0, s.stderr
     assert sorted(p for p in root.rglob("*")) == before     # no db, no workspace.json
     sd = json.loads(s.stdout)
@@ -285,19 +288,19 @@ def test_cli_survey_writes_nothing_then_import_and_verify(tmp_path: Path) -> Non
     assert [b["sessions"] for b in sd["buckets"]] == [3, 3]
     assert (sd["sessions"], sd["sessions_in_several_buckets"],
             sd["sessions_with_differing_versions"]) == (4, 2, 1)
-    i = cli("import", str(root / ".synapt" / "recall"), "--json", cwd=tmp_path)
+    i = cli("--cwd", str(root), "import", str(root / ".synapt" / "recall"), "--json")
     assert i.returncode == 0, i.stderr
     d = json.loads(i.stdout)
     assert (d["lines_total"], d["imported"], d["duplicates"], d["quarantined"]) == (7, 5, 1, 1)
     assert Path(d["database"]) == root / ".synapt/recall/recall-sqlite.db"
-    v = cli("verify", str(root), "--json")
+    v = cli("verify", "--json", cwd=root / ".synapt")
     assert v.returncode == 0 and json.loads(v.stdout)["ok"] is True
-    again = cli("survey", str(root), "--json")      # reads the store now it exists
+    again = cli("survey", str(root), "--json", cwd=root)  # reads the store now it exists
     assert again.returncode == 0, again.stderr
     assert {b["import_state"] for b in json.loads(again.stdout)["buckets"]} == {"imported"}
     with a.open("a") as fh:
         fh.write(line("15:00", "s9") + "\n")
-    v = cli("verify", str(root))
+    v = cli("verify", str(root), cwd=root)
     assert v.returncode == 1 and "NOT OK" in v.stdout
     nothing = cli("import", str(tmp_path / "nothing-here"), cwd=tmp_path)
     assert nothing.returncode == 1 and "does not exist" in nothing.stdout

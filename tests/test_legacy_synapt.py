@@ -204,3 +204,43 @@ def test_survey_fast_path_agrees_with_the_parser(e: dict[str, Any], variant: str
     assert fast == slow
     # one content, one key, whichever way it was serialised
     assert slow == slow_canonical
+
+
+# Where synapt 0.30.0 leaves stores in a gr2 workspace with a checkout: the shared data
+# directory, nested data directories at any depth, inside and outside the checkout.
+PLACES = (".", "sub", "sub/deeper", "api", "api/src", ".synapse-old")
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(pool=st.lists(entries, min_size=1, max_size=10),
+       stores=st.lists(st.tuples(st.sampled_from(PLACES), st.sampled_from(BUCKETS),
+                                 st.lists(st.integers(0, 9), max_size=8)),
+                       min_size=1, max_size=5))
+def test_overlapping_stores_anywhere_import_like_their_concatenation(
+        pool: list[dict[str, Any]], stores: list[tuple[str, str, list[int]]]) -> None:
+    from recall_sqlite.legacy import make_plan
+    tmp = Path(tempfile.mkdtemp())
+    try:
+        root = make_workspace(tmp)
+        (root / "api" / ".git").mkdir(parents=True)
+        for place, name, picks in stores:
+            data = root / ".synapse" / "recall" if place == ".synapse-old" \
+                else root / place / ".synapt" / "recall"
+            path = data / "worktrees" / name / "journal.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+            for i in picks:
+                synapt_journal.append_entry(synapt_journal.JournalEntry(**pool[i % len(pool)]),
+                                            path=path)
+        order = [s.path for s in make_plan(root).everything]     # the import's order
+        concatenated = tmp / "all.jsonl"
+        concatenated.write_bytes(b"".join(p.read_bytes() for p in order))
+        with open_store(root) as store:
+            report = store.legacy.import_paths()
+            assert report.ok, report.to_dict()
+            got = [e.synapt_dict() for e in
+                   store.journal.read(n=10_000, all_worktrees=True).entries]
+        assert got == _oracle(concatenated)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -190,3 +190,62 @@ def test_migrated_store_is_searchable(frozen: Path, tmp_path: Path) -> None:
         got = s.summaries.search("main")
         assert [x.text for x in got.summaries] == ["newer day on main"]
         assert s.summaries.search("main", include_superseded=True).total == 2
+
+
+def test_v3_rekeys_linked_worktrees_and_makes_bookkeeping_relative(tmp_path: Path) -> None:
+    """The v1 store keyed a linked worktree by its absolute path and its import sources by
+    absolute paths: after the step the worktree carries git's admin name and the sources
+    are relative to the root, so verify holds at a root the store was never opened at."""
+    from .stores.make_store import SYNAPT_LINE
+
+    v1 = STORES / "v1"
+    root, db, _ = _migrated(v1, tmp_path)
+    (root / ".git" / "worktrees" / "side").mkdir(parents=True)
+    side = tmp_path / "side-desk"
+    side.mkdir()
+    admin = root / ".git" / "worktrees" / "side"
+    (admin / "commondir").write_text("../..\n")
+    (admin / "HEAD").write_text("ref: refs/heads/side\n")
+    (admin / "gitdir").write_text(f"{side}/.git\n")
+    (side / ".git").write_text(f"gitdir: {admin}\n")
+    conn = apsw.Connection(str(db))
+    old_root = conn.execute("SELECT root FROM workspace_roots").fetchall()[0][0]
+    assert str(conn.execute("SELECT path FROM import_sources").fetchall()[0][0]).startswith(
+        old_root)
+    ws_pk = conn.execute("SELECT id FROM workspaces").fetchall()[0][0]
+    # what v1 recorded for a linked worktree outside the root, and a source inside it
+    conn.execute("INSERT INTO worktrees (workspace_id, key, name, root, first_seen, last_seen)"
+                 " VALUES (?, ?, 'side-desk', ?, ?, ?)",
+                 (ws_pk, side.as_posix(), str(side), "2026-01-01T00:00:00Z",
+                  "2026-01-01T00:00:00Z"))
+    conn.execute("INSERT INTO workspace_roots VALUES (?, ?, ?, ?)",
+                 (ws_pk, str(root), '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'))
+    wt_pk = conn.execute("SELECT id FROM worktrees WHERE key = ?", (side.as_posix(),)
+                         ).fetchall()[0][0]
+    conn.execute("INSERT INTO import_sources (workspace_id, path, bucket, layout, worktree_id,"
+                 " sha256) VALUES (?, ?, 'side-desk', 'worktrees', ?, 'e')",
+                 (ws_pk, f"{side}/lib/.synapt/recall/worktrees/side-desk/journal.jsonl", wt_pk))
+    conn.close()
+    open_store(root, db_path=db).close()
+    conn = apsw.Connection(str(db))
+    keys = {k for (k,) in conn.execute("SELECT key FROM worktrees")}
+    paths = sorted(str(p) for (p,) in conn.execute("SELECT path FROM import_sources"))
+    conn.close()
+    assert keys == {".", "desk", "@side"}
+    assert paths == [".synapt/recall/worktrees/proj/journal.jsonl",
+                     "@side:lib/.synapt/recall/worktrees/side-desk/journal.jsonl"]
+    # the bucket as make_store wrote it, now at the new root: verify holds, and a re-import
+    # of it reads nothing and quarantines nothing a second time
+    bucket = root / ".synapt" / "recall" / "worktrees" / "proj" / "journal.jsonl"
+    bucket.parent.mkdir(parents=True)
+    lines = [SYNAPT_LINE.format(ts=f"2026-02-0{d}T10:00:00+00:00", sid=f"legacy{d}",
+                                focus=f"legacy {d}", step=f"legacy step {d}")
+             for d in range(1, 6)]
+    bucket.write_text("".join(lines) + lines[0] + "{not json\n")
+    with open_store(root, db_path=db) as s:
+        v = s.legacy.verify([bucket], deep=True)
+        assert v.ok, v.to_dict()
+        before = s.db.query("SELECT count(*) FROM quarantine")
+        again = s.legacy.import_paths([bucket]).to_dict()
+        assert again["lines_total"] == 0 and again["quarantined"] == 0
+        assert s.db.query("SELECT count(*) FROM quarantine") == before

@@ -165,7 +165,8 @@ def test_linked_griptree_resolves_to_parent(tmp_path: Path, no_subprocess: None)
     in_repo = resolve(tree / "app" / "src", env=env)
     assert (in_repo.root, in_repo.resolved_by) == (gs, "gitgrip")
     assert in_repo.worktree_root == tree / "app"
-    assert in_repo.worktree == (tree / "app").as_posix()  # outside the root: absolute key
+    # a linked worktree of the checkout `app`: keyed by git's administrative name
+    assert in_repo.worktree == "app@feat"
     assert in_repo.branch == "feat"
     assert in_repo.warnings == ()
 
@@ -247,7 +248,8 @@ def test_real_git_main_and_linked_worktree(tmp_path: Path, monkeypatch: pytest.M
     assert m.root == f.root == main
     assert m.resolved_by == f.resolved_by == "git"
     assert (m.worktree, m.worktree_root, m.branch) == (".", main, "main")
-    assert (f.worktree, f.worktree_root, f.branch) == (linked.as_posix(), linked, "feature/x")
+    # git's administrative name, which `git worktree move` keeps, not the path
+    assert (f.worktree, f.worktree_root, f.branch) == ("@wt-feature", linked, "feature/x")
     assert f.worktree_name == "wt-feature"
     assert m.warnings == f.warnings == ()
 

@@ -11,7 +11,6 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from ..errors import RecallError
@@ -25,8 +24,9 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         description="Per bucket: lines, valid entries, malformed lines by reason, sessions, "
                     "date range, branches, auto/enriched; across buckets: duplicates, shared "
                     "sessions, differing versions and the rows an import would create.")
-    s.add_argument("paths", nargs="+", metavar="PATH",
-                   help="a workspace root, a .synapt/recall directory or journal.jsonl files")
+    s.add_argument("paths", nargs="*", metavar="PATH",
+                   help="default: every store of the current directory's workspace; or a "
+                        "directory of it, a .synapt/recall directory, journal.jsonl files")
     s.add_argument("--map", action="append", default=[], metavar="BUCKET=WORKTREE")
     s.set_defaults(func=cmd_survey)
 
@@ -35,15 +35,18 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         description="Import every line: new entries, duplicates of stored ones, or "
                     "quarantined with the reason. Re-runnable, resumable after a kill; "
                     "never modifies the source files.")
-    i.add_argument("paths", nargs="+", metavar="PATH")
+    i.add_argument("paths", nargs="*", metavar="PATH",
+                   help="default: every store of the current directory's workspace")
     i.add_argument("--map", action="append", default=[], metavar="BUCKET=WORKTREE",
-                   help="put a bucket's entries in this worktree (key or name)")
+                   help="put a bucket's entries in this worktree (key or name); on a "
+                        "source already imported, moves its rows there")
     i.set_defaults(func=cmd_import)
 
     v = subparsers.add_parser(
         "verify", parents=[json_parent], help="check an import against the files as they are",
         description="Exit 1 when any line is unaccounted for or a file changed since import.")
-    v.add_argument("paths", nargs="+", metavar="PATH")
+    v.add_argument("paths", nargs="*", metavar="PATH",
+                   help="default: the whole workspace (a store found but not imported fails)")
     v.add_argument("--deep", action="store_true",
                    help="also re-read every line and match it to its recorded row")
     v.set_defaults(func=cmd_verify)
@@ -89,23 +92,10 @@ class _Bar:
             sys.stderr.flush()
 
 
-def _root_of(paths: list[str]) -> Path | None:
-    from ..legacy import owning_root
-    roots = {r for r in (owning_root(p) for p in paths) if r is not None}
-    if len(roots) > 1:
-        raise cli.UsageError(
-            "the paths belong to different workspaces (" + ", ".join(sorted(map(str, roots)))
-            + "); import one workspace at a time")
-    return next(iter(roots)) if roots else None
-
-
-def _open(args: argparse.Namespace, paths: list[str], *, read_only: bool = False) -> Any:
-    """The store of the workspace that owns the data (an explicit --cwd wins)."""
-    from ..store import open_store
-    root = None if args.cwd else _root_of(paths)
-    if root is None:
-        return cli.open_from_args(args, read_only=read_only)
-    return open_store(root, root=root, db_path=args.db, read_only=read_only)
+def _open(args: argparse.Namespace, *, read_only: bool = False) -> Any:
+    """The store of the current directory's workspace (or --cwd's): never the directory
+    that happens to hold a legacy store."""
+    return cli.open_from_args(args, read_only=read_only)
 
 
 def _mapping(args: argparse.Namespace) -> dict[str, str]:
@@ -122,27 +112,32 @@ def _problems(data: dict[str, Any]) -> list[str]:
 
 def cmd_survey(args: argparse.Namespace) -> int:
     from ..legacy import survey
+    from ..legacy.plan import resolve_root
     mapping = _mapping(args)
     bar = _Bar(args, "survey")
     try:
         try:
             # Read-only: a store that exists tells the worktrees and what was imported.
-            store = _open(args, args.paths, read_only=True)
+            store = _open(args, read_only=True)
         except RecallError:
             store = None
         if store is not None:
             with store:
-                report = store.legacy.survey(args.paths, mapping=mapping, progress=bar)
+                report = store.legacy.survey(args.paths, mapping=mapping, progress=bar,
+                                             cwd=args.cwd)
         else:
-            report = survey(args.paths, mapping=mapping, progress=bar)
+            report = survey(args.paths, mapping=mapping, progress=bar,
+                            root=resolve_root(args.cwd), cwd=args.cwd)
     finally:
         bar.close()
     data = report.to_dict()
     cli.emit(args, data, format_survey(data))
-    return 1 if data["problems"] else 0
+    return 1 if data["problems"] or data["ambiguous"] else 0
 
 
 def format_survey(d: dict[str, Any]) -> str:
+    if not d["buckets"]:
+        return "\n".join(["No legacy journal found.", *_problems(d)])
     out = [f"Survey of {len(d['buckets'])} legacy bucket file(s)"
            + (f" of workspace {d['root']}" if d["root"] else "") + " (nothing was written)", ""]
     head = ("BUCKET", "LINES", "VALID", "BAD", "DUPS", "SESSIONS", "FIRST", "LAST", "AUTO",
@@ -166,12 +161,12 @@ def format_survey(d: dict[str, Any]) -> str:
             notes.append("branches: " + ", ".join(f"{k or '(none)'} {v}"
                                                   for k, v in b["branches"].items()))
         if b["note"]:
-            notes.append(b["note"])
+            notes.append(f"-> {b['worktree']}: {b['note']}")
         if b["import_state"]:
             notes.append(f"store: {b['import_state']}")
         if b["error"]:
             notes.append(f"error: {b['error']}")
-        out.append(f"{b['bucket']} ({b['path']})")
+        out.append(f"{b['bucket']} ({b['key'] or b['path']})")
         out.extend(f"    {n}" for n in notes)
     out.append("")
     out.append(f"Across buckets: {d['lines_total']} lines, {d['valid']} valid, "
@@ -182,6 +177,17 @@ def format_survey(d: dict[str, Any]) -> str:
     if d["likely_slices"]:
         out.append("Likely subdirectory slices (named after no worktree): "
                    + ", ".join(d["likely_slices"]) + ".")
+    if d["ambiguous"]:
+        out.append("Ambiguous (the import skips them until --map settles each): "
+                   + ", ".join(d["ambiguous"]) + ".")
+    w = d.get("walk") or {}
+    if w:
+        out.append(f"Walked {w['directories']} directories of {len(w['worktrees'])} "
+                   f"worktree(s) ({', '.join(x['key'] for x in w['worktrees'])});"
+                   f" {w['symlinks_not_followed']} symlink(s) not followed"
+                   + ("; skipped: " + "; ".join(f"{x['path']} ({x['reason']})"
+                                                for x in w["skipped"]) if w["skipped"] else "")
+                   + ".")
     out.append(f"An import would create {d['rows_to_create']} row(s), recognise "
                f"{d['duplicates']} duplicate(s) and quarantine {d['quarantined']} line(s).")
     out.extend(_problems(d))
@@ -192,19 +198,21 @@ def format_survey(d: dict[str, Any]) -> str:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from ..legacy import discover
+    from ..legacy.plan import make_plan, resolve_root
     mapping = _mapping(args)
-    found = discover(args.paths)
-    if not found.buckets:
-        # Nothing to import: say why, and open (or mint) no store for it.
+    # Nothing to import: say why, and open (or mint) no store for it.
+    found = make_plan(resolve_root(args.cwd), args.paths, mapping=mapping, cwd=args.cwd)
+    if not found.stores:
         data = {"ok": False, "lines_total": 0, "imported": 0, "duplicates": 0,
-                "quarantined": 0, "sources": [], "problems": [p.to_dict() for p in found.problems]}
+                "quarantined": 0, "sources": [], "not_imported": [],
+                "problems": [p.to_dict() for p in found.problems]}
         cli.emit(args, data, "Nothing to import.\n" + "\n".join(_problems(data)))
         return 1
     bar = _Bar(args, "import")
     try:
-        with _open(args, args.paths) as store:
-            report = store.legacy.import_paths(args.paths, mapping=mapping, progress=bar)
+        with _open(args) as store:
+            report = store.legacy.import_paths(args.paths, mapping=mapping, progress=bar,
+                                               cwd=args.cwd)
     finally:
         bar.close()
     data = report.to_dict()
@@ -225,6 +233,13 @@ def format_import(d: dict[str, Any]) -> str:
                f" duplicate(s), {d['quarantined']} quarantined; {d['unchanged_files']} file(s)"
                f" unchanged since the last import. {d['accounted_lines']} line(s) accounted for"
                " in all.")
+    if d.get("waited"):
+        out.append("(Another import of this workspace ran first; this one waited for it.)")
+    if d.get("not_imported"):
+        out.append(f"INCOMPLETE: {len(d['not_imported'])} store(s) of this workspace are not"
+                   " imported:")
+        out.extend(f"  {x['path']}  ({x['bucket']} -> {x['worktree']}: {x['why']})"
+                   for x in d["not_imported"])
     out.extend(_problems(d))
     return "\n".join(out)
 
@@ -235,8 +250,9 @@ def format_import(d: dict[str, Any]) -> str:
 def cmd_verify(args: argparse.Namespace) -> int:
     bar = _Bar(args, "verify")
     try:
-        with _open(args, args.paths, read_only=True) as store:
-            report = store.legacy.verify(args.paths, deep=args.deep, progress=bar)
+        with _open(args, read_only=True) as store:
+            report = store.legacy.verify(args.paths, deep=args.deep, progress=bar,
+                                         cwd=args.cwd)
     finally:
         bar.close()
     data = report.to_dict()
@@ -250,12 +266,16 @@ def format_verify(d: dict[str, Any]) -> str:
         out.append(f"  {s['status']:<12} {s['bucket']:<16} {s['file_lines']:>7} lines: "
                    f"{s['imported']} imported, {s['duplicates']} duplicate, "
                    f"{s['quarantined']} quarantined, {s['unaccounted']} unaccounted")
+        out.append(f"      {s['key'] or s['path']}"
+                   + (f" -> {s['worktree']}" if s["worktree"] else ""))
         if s["detail"]:
             out.append(f"      {s['detail']}")
-    verdict = "OK: every line is accounted for" if d["ok"] else "NOT OK"
+    verdict = "OK: every line of every store is accounted for" if d["ok"] else "NOT OK"
     out.append(f"{verdict} ({d['lines_total']} lines: {d['imported']} imported, "
                f"{d['duplicates']} duplicates, {d['quarantined']} quarantined, "
-               f"{d['unaccounted']} unaccounted, {d['changed']} file(s) changed).")
+               f"{d['unaccounted']} unaccounted, {d['changed']} file(s) changed, "
+               f"{d['not_imported']} store(s) found but not imported, {d['interrupted']}"
+               " interrupted).")
     out.extend(_problems(d))
     return "\n".join(out)
 

@@ -1,20 +1,13 @@
-"""Which worktree a legacy bucket's rows belong to, and the checkouts a workspace has on
-disk. Filesystem only; the store passes in the worktrees it already records."""
+"""Which worktree a legacy store's rows belong to: one rule for survey and import. No
+filesystem here: the walk (walk.py) says where a store lies and which checkouts exist, the
+store says which worktrees it records."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from .. import workspace as ws
-from ..errors import InvalidInputError, WorkspaceError
-
-# A bounded look for checkouts under the root (worktrees the database may not know yet).
-_SCAN_DEPTH = 3
-_SCAN_DIRS = 2000
-_SCAN_SKIP = frozenset({"node_modules", "__pycache__", "venv", "target", "dist", "build"})
+from ..errors import InvalidInputError
 
 
 @dataclass(frozen=True)
@@ -23,86 +16,98 @@ class KnownWorktree:
     name: str
     root: str | None
     pk: int | None              # None: a checkout found on disk, not in the database yet
+    admin: str = ""             # git's administrative name of a linked worktree
 
-
-def _identity_env() -> dict[str, str]:
-    # The keys a checkout gets when someone works in it with no overrides set, which is
-    # what open_store would record there.
-    drop = ("SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE")
-    return {k: v for k, v in os.environ.items() if k not in drop}
-
-
-def checkouts_on_disk(root: Path) -> list[KnownWorktree]:
-    """Checkouts below `root` (a bounded, shallow walk), keyed as the store keys them."""
-    found: list[KnownWorktree] = []
-    env = _identity_env()
-    frontier, visited = [(root, 0)], 0
-    while frontier and visited < _SCAN_DIRS:
-        d, depth = frontier.pop(0)
-        visited += 1
-        try:
-            children = sorted(c for c in d.iterdir()
-                              if c.is_dir() and not c.is_symlink() and not c.name.startswith(".")
-                              and c.name not in _SCAN_SKIP)
-        except OSError:
-            continue
-        for c in children:
-            if ((c / ".git").exists() or (c / ".grip").is_dir()
-                    or (c / ".gitgrip" / "griptree.json").is_file()):
-                try:
-                    w = ws.resolve(c, root=root, env=env)
-                except WorkspaceError:
-                    continue
-                if w.root == root and w.worktree != ".":
-                    found.append(KnownWorktree(w.worktree, w.worktree_name,
-                                               str(w.worktree_root), None))
-            if depth + 1 < _SCAN_DEPTH:
-                frontier.append((c, depth + 1))
-    return found
+    def names(self) -> tuple[str, ...]:
+        return (self.name, self.admin) if self.admin and self.admin != self.name \
+            else (self.name,)
 
 
 @dataclass(frozen=True)
 class Assignment:
-    worktree: KnownWorktree
-    how: str                    # 'mapped' | 'name' | 'main' | 'ambiguous' | 'recorded' | 'new'
-    likely_slice: bool
-    note: str = ""
+    """Where a store's rows go and why. `worktree` None: ambiguous, settled only by
+    `--map` (`candidates` are the worktrees that fit)."""
+
+    worktree: KnownWorktree | None
+    # mapped | recorded | place | name | main | slice | ambiguous | new
+    how: str
+    why: str
+    candidates: tuple[KnownWorktree, ...] = ()
+
+    @property
+    def likely_slice(self) -> bool:
+        return self.how == "slice"
+
+    @property
+    def key(self) -> str:
+        return self.worktree.key if self.worktree is not None else "?"
+
+
+def _by_target(target: str, known: Sequence[KnownWorktree], main: KnownWorktree,
+               flag: str) -> KnownWorktree:
+    if target in (".", main.key):
+        return main
+    keyed = [w for w in known if w.key == target]
+    if keyed:
+        return keyed[0]
+    named = [w for w in known if target in w.names()]
+    if len(named) == 1:
+        return named[0]
+    if len(named) > 1:
+        raise InvalidInputError(
+            f"--map {flag}: several worktrees are named {target!r} "
+            f"({', '.join(w.key for w in named)}); give the key instead")
+    return KnownWorktree(target, target, None, None)
 
 
 def assign(bucket_name: str, known: Sequence[KnownWorktree], main: KnownWorktree,
-           mapping: Mapping[str, str]) -> Assignment:
-    """Which worktree a bucket's rows belong to: `--map` first, then a worktree of the same
-    name, else the main worktree (a bucket named after no worktree is a cwd slice)."""
-    by_name = [w for w in known if w.name == bucket_name]
-    if bucket_name in mapping:
-        target = mapping[bucket_name]
-        if target in (".", main.key):
-            return Assignment(main, "mapped", False)
-        keyed = [w for w in known if w.key == target]
-        named = [w for w in known if w.name == target]
-        if keyed:
-            return Assignment(keyed[0], "mapped", False)
-        if len(named) == 1:
-            return Assignment(named[0], "mapped", False)
-        if len(named) > 1:
-            raise InvalidInputError(
-                f"--map {bucket_name}={target}: several worktrees are named {target!r} "
-                f"({', '.join(w.key for w in named)}); give the key instead")
-        return Assignment(KnownWorktree(target, target, None, None), "new", False,
-                          f"new worktree {target!r} (no such worktree yet)")
-    if len(by_name) == 1:
-        how = "main" if by_name[0].key == main.key else "name"
-        return Assignment(by_name[0], how, False)
-    if len(by_name) > 1:
-        keys = ", ".join(w.key for w in by_name)
-        return Assignment(main, "ambiguous", False,
-                          f"several worktrees are named {bucket_name!r} ({keys}): "
-                          f"assigned to the main worktree; use --map {bucket_name}=KEY")
+           mapping: Mapping[str, str], *, tree: KnownWorktree | None = None,
+           shared: bool = True, source: str = "",
+           recorded: KnownWorktree | None = None) -> Assignment:
+    """The one assignment rule, used by survey and import alike:
+
+    1. `--map` (by bucket name, or by the store's path) decides;
+    2. a file already imported stays where its rows are (only `--map` moves it);
+    3. a store inside worktree W's tree, other than the workspace's shared data
+       directory, belongs to W whatever its bucket is named (synapt named it after the
+       checkout it walked up to, and wrote it where it stood);
+    4. a bucket in the shared data directory goes to the worktree whose directory name
+       (or git admin name) it carries; a name that fits several is ambiguous;
+    5. a name that fits none is a slice of the main worktree (synapt before 0.30 named
+       buckets after the current directory)."""
+    for flag_key in (source, bucket_name):
+        if flag_key and flag_key in mapping:
+            target = mapping[flag_key]
+            w = _by_target(target, known, main, f"{flag_key}={target}")
+            if w.pk is None and w.root is None and w not in known:
+                return Assignment(w, "new", f"--map {flag_key}={target}: a new worktree "
+                                  f"{target!r} (no such worktree yet)")
+            return Assignment(w, "mapped", f"--map {flag_key}={target}")
+    if recorded is not None:
+        return Assignment(recorded, "recorded",
+                          f"imported earlier into worktree {recorded.key!r}")
+    if tree is not None and not shared:
+        return Assignment(tree, "place", f"the store lies inside worktree {tree.key!r}"
+                          + (f" ({tree.root})" if tree.root else ""))
+    fits = [w for w in known if bucket_name in w.names()]
+    if len(fits) == 1:
+        w = fits[0]
+        how = "main" if w.key == main.key else "name"
+        return Assignment(w, how, f"bucket {bucket_name!r} is the name of worktree "
+                          f"{w.key!r}" + (f" ({w.root})" if w.root else ""))
+    if len(fits) > 1:
+        names = " and ".join(f"{w.key!r} ({w.root or 'no root'})" for w in fits)
+        flags = " or ".join(f"--map {bucket_name}={w.key}" for w in fits)
+        return Assignment(None, "ambiguous",
+                          f"ambiguous: worktrees {names} are all named {bucket_name!r}"
+                          f" (synapt filed them in one bucket); settle it with {flags}",
+                          tuple(fits))
     if bucket_name == main.name:
-        return Assignment(main, "main", False)
-    return Assignment(main, "main", True,
-                      f"no worktree is named {bucket_name!r}: likely a subdirectory slice "
-                      "(synapt named buckets after the cwd); assigned to the main worktree")
+        return Assignment(main, "main", f"bucket {bucket_name!r} is the workspace's name")
+    return Assignment(main, "slice",
+                      f"no worktree is named {bucket_name!r}: a subdirectory slice (synapt "
+                      "before 0.30 named buckets after the current directory); assigned to"
+                      " the main worktree")
 
 
 def parse_mapping(items: Iterable[str]) -> dict[str, str]:

@@ -1,6 +1,6 @@
-"""`store.legacy`: legacy JSONL buckets of the store's workspace. Composition only: the
-workspace's worktrees (recorded ones and checkouts found on disk) handed to survey, import
-and verify, each of which lives in its own module."""
+"""`store.legacy`: legacy JSONL stores of the store's workspace. Composition only: the plan
+(every store the workspace has, where each goes) handed to survey, import and verify, each
+of which lives in its own module."""
 
 from __future__ import annotations
 
@@ -9,71 +9,83 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from .. import identity
+from .. import workspace as ws
 from ..context import StoreContext
-from .assign import KnownWorktree, checkouts_on_disk
+from ..errors import WorkspaceError
+from .assign import KnownWorktree
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .lines import MAX_LINE_BYTES
-from .sources import states
+from .plan import Plan, make_plan
+from .sources import recorded_worktrees, states
 from .survey import SurveyReport, survey
 from .verify import Verifier, VerifyReport
 
 Progress = Callable[[int, int], None]
+Paths = Iterable[str | os.PathLike[str]]
 
 
 class Legacy:
-    """Legacy buckets of the store's workspace (`store.legacy`)."""
+    """Legacy stores of the store's workspace (`store.legacy`)."""
 
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: StoreContext, root: Path | None = None) -> None:
         self._ctx = ctx
+        self._opened_at = root
 
-    def _root(self) -> Path | None:
+    def root(self) -> Path:
+        """The workspace root: where the store was opened, else the recorded root that
+        exists and carries this workspace's id."""
+        if self._opened_at is not None:
+            return self._opened_at
         roots = identity.roots(self._ctx.db, self._ctx.workspace_pk)
+        for r in roots:
+            try:
+                if Path(r).is_dir() and ws.read_workspace_id(Path(r)) == self._ctx.workspace_uuid:
+                    return Path(r)
+            except WorkspaceError:
+                continue
         for r in roots:
             if Path(r).is_dir():
                 return Path(r)
-        return Path(roots[0]) if roots else None
+        return Path(roots[0])
 
-    def worktrees(self) -> tuple[list[KnownWorktree], KnownWorktree]:
-        """(the workspace's worktrees: recorded ones, then checkouts found on disk; main)."""
-        known = [KnownWorktree(w.key, w.name, w.root, w.pk)
-                 for w in identity.worktrees(self._ctx.db, self._ctx.workspace_pk)]
-        root = self._root()
-        main = next((w for w in known if w.key == "."), None)
-        if main is None:
-            name = root.name if root else "."
-            main = KnownWorktree(".", name, str(root) if root else None, None)
-            known.insert(0, main)
-        if root is not None:
-            keys = {w.key for w in known}
-            known += [w for w in checkouts_on_disk(root) if w.key not in keys]
-        return known, main
+    def recorded(self) -> list[KnownWorktree]:
+        return [KnownWorktree(w.key, w.name, w.root, w.pk)
+                for w in identity.worktrees(self._ctx.db, self._ctx.workspace_pk)]
 
-    def states(self) -> dict[str, str]:
-        """path -> a short import state from size and mtime (no reading)."""
-        return states(self._ctx.db, self._ctx.workspace_pk)
+    def plan(self, paths: Paths = (), *, mapping: Mapping[str, str] | None = None,
+             cwd: str | os.PathLike[str] | None = None) -> Plan:
+        """Every store of the workspace, the ones `paths` select and where each goes."""
+        return make_plan(self.root(), [os.fspath(p) for p in paths], recorded=self.recorded(),
+                         sources=recorded_worktrees(self._ctx.db, self._ctx.workspace_pk),
+                         mapping=mapping, cwd=cwd)
 
-    def survey(self, paths: Iterable[str | os.PathLike[str]], *,
-               mapping: Mapping[str, str] | None = None,
-               progress: Progress | None = None) -> SurveyReport:
+    def states(self, plan: Plan) -> dict[str, str]:
+        """source key -> a short import state from size and mtime (no reading)."""
+        return states(self._ctx.db, self._ctx.workspace_pk, plan.path_of)
+
+    def survey(self, paths: Paths = (), *, mapping: Mapping[str, str] | None = None,
+               progress: Progress | None = None,
+               cwd: str | os.PathLike[str] | None = None) -> SurveyReport:
         """`survey()` with this workspace's worktrees and import states (reads only)."""
-        known, main = self.worktrees()
-        return survey(paths, known=known, main=main, mapping=mapping, states=self.states(),
-                      progress=progress)
+        plan = self.plan(paths, mapping=mapping, cwd=cwd)
+        return survey(plan=plan, states=self.states(plan), progress=progress)
 
-    # -- import ----------------------------------------------------------------------------
-
-    def import_paths(self, paths: Iterable[str | os.PathLike[str]], *,
-                     mapping: Mapping[str, str] | None = None,
+    def import_paths(self, paths: Paths = (), *, mapping: Mapping[str, str] | None = None,
                      progress: Progress | None = None, chunk_lines: int = CHUNK_LINES,
-                     max_line: int = MAX_LINE_BYTES) -> ImportReport:
-        """Import every legacy journal at `paths` into this workspace. Idempotent; safe to
-        kill at any point and re-run; never writes to the source files."""
-        return Importer(self._ctx, self.worktrees()).run(
-            paths, mapping=mapping, progress=progress, chunk_lines=chunk_lines,
-            max_line=max_line)
+                     max_line: int = MAX_LINE_BYTES,
+                     cwd: str | os.PathLike[str] | None = None) -> ImportReport:
+        """Import every legacy journal `paths` select (none: every store of the workspace).
+        Idempotent; safe to kill at any point and re-run; never writes to the source
+        files. The report lists the workspace's stores still not imported."""
+        given = [os.fspath(p) for p in paths]
+        plan = self.plan(given, mapping=mapping, cwd=cwd)
+        return Importer(self._ctx).run(plan, progress=progress, chunk_lines=chunk_lines,
+                                       max_line=max_line, given=given)
 
-    def verify(self, paths: Iterable[str | os.PathLike[str]], *, deep: bool = False,
-               progress: Progress | None = None) -> VerifyReport:
-        """Check every line of every legacy journal at `paths` against the import records
-        (see verify.py); `deep` also re-reads every line."""
-        return Verifier(self._ctx).run(paths, deep=deep, progress=progress)
+    def verify(self, paths: Paths = (), *, deep: bool = False,
+               progress: Progress | None = None,
+               cwd: str | os.PathLike[str] | None = None) -> VerifyReport:
+        """Check every line of every store `paths` select (none: the whole workspace,
+        which also fails for every store found but not imported)."""
+        plan = self.plan(paths, cwd=cwd)
+        return Verifier(self._ctx).run(plan, deep=deep, progress=progress)

@@ -14,18 +14,21 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import identity
 from ..context import StoreContext
-from ..errors import ImportConflict, RecallError
+from ..errors import ImportConflict, InvalidInputError, RecallError
 from ..journal.bulk import bulk_insert
 from ..timestamps import now_us, utc_now_iso
-from .assign import Assignment, KnownWorktree, assign
-from .discover import Bucket, Problem, discover, file_size
+from .assign import KnownWorktree
+from .discover import Problem, file_size
 from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
+from .lock import run_lock
+from .plan import Plan, PlannedStore
+from .rehome import rehome
 from .sources import (
     EMPTY_SHA,
     SOURCE_COLS,
@@ -35,6 +38,7 @@ from .sources import (
     current,
     current_in,
     hash_prefix,
+    recorded_keys,
 )
 
 Progress = Callable[[int, int], None]
@@ -53,7 +57,8 @@ class SourceResult:
     path: str
     bucket: str
     worktree: str
-    action: str                 # new | resumed | appended | unchanged | changed | failed
+    # new | resumed | appended | unchanged | changed | rehomed | skipped | failed
+    action: str
     lines: int = 0              # read this run
     imported: int = 0
     duplicates: int = 0
@@ -61,6 +66,9 @@ class SourceResult:
     total_lines: int = 0        # accounted for in this file altogether
     assigned_by: str = ""
     note: str = ""
+    key: str = ""
+    moved: int = 0              # rows re-homed to `worktree` this run
+    stayed: int = 0             # rows left where another source put them
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -73,13 +81,17 @@ class ImportReport:
     problems: list[Problem]
     workspace_id: str
     database: str
+    # Stores of the workspace that were found but are not imported (after this run).
+    not_imported: list[dict[str, str]] = field(default_factory=list)
+    waited: bool = False        # another import of this workspace ran first
 
     def _sum(self, name: str) -> int:
         return sum(int(getattr(s, name)) for s in self.sources)
 
     @property
     def ok(self) -> bool:
-        return not self.problems and all(s.action != "failed" for s in self.sources)
+        return not self.problems and not self.not_imported and all(
+            s.action not in ("failed", "skipped") for s in self.sources)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,7 +101,9 @@ class ImportReport:
             "duplicates": self._sum("duplicates"), "quarantined": self._sum("quarantined"),
             "unchanged_files": sum(1 for s in self.sources if s.action == "unchanged"),
             "accounted_lines": self._sum("total_lines"),
+            "moved": self._sum("moved"), "stayed": self._sum("stayed"),
             "sources": [s.to_dict() for s in self.sources],
+            "not_imported": list(self.not_imported), "waited": self.waited,
             "problems": [p.to_dict() for p in self.problems],
         }
 
@@ -97,42 +111,41 @@ class ImportReport:
 class Importer:
     """Imports legacy journals into one workspace of the store."""
 
-    def __init__(self, ctx: StoreContext, worktrees: tuple[list[KnownWorktree], KnownWorktree]
-                 ) -> None:
+    def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
-        self._known, self._main = worktrees
 
-    def run(self, paths: Iterable[str | os.PathLike[str]], *,
-                     mapping: Mapping[str, str] | None = None,
-                     progress: Progress | None = None, chunk_lines: int = CHUNK_LINES,
-                     max_line: int = MAX_LINE_BYTES) -> ImportReport:
-        """Import every legacy journal at `paths` into this workspace. Idempotent; safe to
-        kill at any point and re-run; never writes to the source files."""
-        given = [os.fspath(p) for p in paths]
-        mapping = dict(mapping or {})
-        found = discover(given)
-        assignments = {b.path: assign(b.name, self._known, self._main, mapping)
-                       for b in found.buckets}
-        run_id = self._start_run(given)
-        total = sum(file_size(b.path) for b in found.buckets)
-        state = _RunState(run_id=run_id, total=total, progress=progress)
-        results: list[SourceResult] = []
-        status = "failed"
-        try:
-            for b in found.buckets:
-                results.append(self._import_source(b, assignments[b.path], state,
-                                                   chunk_lines, max_line))
-            status = "done"
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        finally:
-            self._finish_run(run_id, status)
+    def run(self, plan: Plan, *, progress: Progress | None = None,
+            chunk_lines: int = CHUNK_LINES, max_line: int = MAX_LINE_BYTES,
+            given: list[str] | None = None) -> ImportReport:
+        """Import every store the plan selects into this workspace. Idempotent; safe to
+        kill at any point and re-run; never writes to the source files. A second import
+        of the same workspace waits for the first (a lock beside the database) and then
+        finds the lines it imported already accounted for."""
+        problems = list(plan.problems)
+        with run_lock(self._ctx.db.path) as waited:
+            run_id = self._start_run(given if given is not None else [str(plan.root)])
+            total = sum(file_size(s.path) for s in plan.stores)
+            state = _RunState(run_id=run_id, total=total, progress=progress)
+            results: list[SourceResult] = []
+            status = "failed"
+            try:
+                for ps in plan.stores:
+                    results.append(self._import_source(ps, state, chunk_lines, max_line))
+                status = "done"
+            except KeyboardInterrupt:
+                status = "interrupted"
+                raise
+            finally:
+                self._finish_run(run_id, status)
         for r in results:
-            if r.action == "failed":
-                found.problems.append(Problem(r.path, r.note))
-        return ImportReport(run_id, results, found.problems, self._ctx.workspace_uuid,
-                            str(self._ctx.db.path))
+            if r.action in ("failed", "skipped"):
+                problems.append(Problem(r.path, r.note))
+        recorded = recorded_keys(self._ctx)
+        missing = [{"path": str(s.path), "bucket": s.bucket.name, "key": s.key,
+                    "worktree": s.assignment.key, "why": s.assignment.why}
+                   for s in plan.everything if s.key not in recorded]
+        return ImportReport(run_id, results, problems, self._ctx.workspace_uuid,
+                            str(self._ctx.db.path), missing, waited)
 
     def _start_run(self, paths: list[str]) -> int:
         host = socket.gethostname()
@@ -140,7 +153,7 @@ class Importer:
             for rid, rhost, pid in conn.execute(
                     "SELECT id, host, pid FROM import_runs WHERE workspace_id = ?"
                     " AND status = 'running'", (self._ctx.workspace_pk,)).fetchall():
-                if rhost == host and not _alive(as_int(pid)):
+                if rhost == host and not pid_alive(as_int(pid)):
                     conn.execute("UPDATE import_runs SET status = 'interrupted' WHERE id = ?",
                                  (rid,))
             rows = conn.execute(
@@ -155,11 +168,16 @@ class Importer:
             conn.execute("UPDATE import_runs SET status = ?, finished_at = ? WHERE id = ?",
                          (status, utc_now_iso(), run_id))
 
-    def _import_source(self, b: Bucket, a: Assignment, state: _RunState, chunk_lines: int,
+    def _import_source(self, ps: PlannedStore, state: _RunState, chunk_lines: int,
                        max_line: int) -> SourceResult:
+        b, a, key = ps.bucket, ps.assignment, ps.key
         path = str(b.path)
-        result = SourceResult(path, b.name, a.worktree.key, "new", assigned_by=a.how,
-                              note=a.note)
+        result = SourceResult(path, b.name, a.key, "new", assigned_by=a.how, note=a.why,
+                              key=key)
+        cur0 = current_in(self._ctx.db, self._ctx.workspace_pk, key)
+        if a.worktree is None and cur0 is None:
+            result.action = "skipped"
+            return result
         try:
             fh = open(path, "rb")  # noqa: SIM115 - closed in the finally below
         except OSError as exc:
@@ -167,18 +185,31 @@ class Importer:
             return result
         try:
             st = os.fstat(fh.fileno())
-            cur = current_in(self._ctx.db, self._ctx.workspace_pk, path)
+            cur = cur0
             hasher: Any = hashlib.sha256()
             start, tail_fix = 0, False
             if cur is not None:
                 result.worktree = self._ctx.worktree_key_of(cur.worktree_id)
-                if result.worktree != a.worktree.key:
-                    result.note = (f"already imported into worktree {result.worktree!r};"
-                                   " rows are not moved")
-                    result.assigned_by = "recorded"
+                if a.how in ("mapped", "new") and a.worktree is not None \
+                        and a.worktree.key != result.worktree:
+                    try:
+                        moved, stayed = rehome(self._ctx, cur.id,
+                                               self._worktree_pk_w(a.worktree))
+                    except InvalidInputError as exc:
+                        result.action, result.note = "failed", (
+                            f"already imported into worktree {result.worktree!r}; {exc}")
+                        return result
+                    cur = current_in(self._ctx.db, self._ctx.workspace_pk, key)
+                    assert cur is not None
+                    result.note = (f"re-homed from worktree {result.worktree!r}: {moved} "
+                                   f"row(s) moved, {stayed} left where another source put "
+                                   "them")
+                    result.worktree, result.moved, result.stayed = a.worktree.key, moved, stayed
+                    result.action = "rehomed"
                 result.total_lines = cur.lines
                 if cur.complete and st.st_size == cur.size and st.st_mtime_ns == cur.mtime_ns:
-                    result.action = "unchanged"
+                    if result.action != "rehomed":
+                        result.action = "unchanged"
                     state.advance(st.st_size)
                     return result
                 same = st.st_size >= cur.size
@@ -202,11 +233,16 @@ class Importer:
                     result.total_lines = 0
             worktree_key = result.worktree
             with self._ctx.db.write() as conn:
-                cur2 = current(conn, self._ctx.workspace_pk, path)
+                cur2 = current(conn, self._ctx.workspace_pk, key)
                 if cur2 != cur:
                     raise ImportConflict(f"{path} is being imported by another process")
                 if cur is None or result.action == "changed":
                     wt = a.worktree
+                    if wt is None:
+                        # Ambiguous, and the file was rewritten: the old rows stay where
+                        # they are; the new version waits for --map.
+                        result.action = "skipped"
+                        return result
                     wt_pk = self._worktree_pk(conn, wt)
                     version = 1
                     if cur is not None:
@@ -218,7 +254,7 @@ class Importer:
                         "INSERT INTO import_sources (workspace_id, path, version, bucket, layout,"
                         " worktree_id, sha256, first_run_id, last_run_id)"
                         f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {SOURCE_COLS}",
-                        (self._ctx.workspace_pk, path, version, b.name, b.layout, wt_pk,
+                        (self._ctx.workspace_pk, key, version, b.name, b.layout, wt_pk,
                          EMPTY_SHA, state.run_id, state.run_id)).fetchall()
                     r = rows[0]
                     cur = Source(as_int(r[0]), as_int(r[1]), as_int(r[2]), 0, EMPTY_SHA, 0, 0,
@@ -244,8 +280,12 @@ class Importer:
             return w.pk
         return identity.ensure_worktree(conn, self._ctx.workspace_pk, w.key, w.name, w.root)
 
+    def _worktree_pk_w(self, w: KnownWorktree) -> int:
+        with self._ctx.db.write() as conn:
+            return self._worktree_pk(conn, w)
 
-def _alive(pid: int) -> bool:
+
+def pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
     try:

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import IO, Any, NamedTuple
 
 from ..errors import InvalidEntryError
@@ -40,8 +40,21 @@ WRONG_TYPE = "wrong-type"
 BAD_TEXT = "bad-text"
 INVALID_ENTRY = "invalid-entry"
 TOO_LONG = "too-long"
+TOO_DEEP = "too-deep"
 REASONS = (BLANK, INVALID_UTF8, TRUNCATED, INVALID_JSON, NOT_AN_OBJECT, MISSING_TIMESTAMP,
-           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG)
+           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG, TOO_DEEP)
+
+# Nesting beyond this in a line's unknown fields is damage, not data: it is kept verbatim in
+# the quarantine, because stored it would make every later read of the entry recurse past
+# Python's limit (json.dumps/loads of the `extra` column).
+MAX_DEPTH = 64
+# Instants every reader can print: datetime covers years 1-9999, and an entry whose UTC
+# instant falls outside them (year 1 with a positive offset) breaks iso_utc() and every
+# report that shows its date.
+_MIN_US = (datetime(1, 1, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
+           ) // timedelta(microseconds=1)
+_MAX_US = (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
+           - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
 
 _FIELD_SET = frozenset(SYNAPT_FIELDS)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -199,7 +212,11 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None
                                   f" (an interrupted write?): {exc.msg} at column {exc.colno}")
         return Bad(INVALID_JSON, f"{exc.msg} at column {exc.colno}")
     except RecursionError:
-        return Bad(INVALID_JSON, "JSON nested too deeply")
+        return Bad(TOO_DEEP, "JSON nested too deeply to parse")
+    except ValueError as exc:
+        # Not a syntax error: a value json refuses to build, e.g. an integer of more than
+        # sys.get_int_max_str_digits() digits (CVE-2020-10735's limit).
+        return Bad(INVALID_JSON, f"JSON value refused: {exc}")
     return value, _escapes_clean(text)
 
 
@@ -322,14 +339,38 @@ def _validated(obj: dict[str, Any], clean: bool
     if f is not None:
         # f is the 14 fields in SYNAPT_FIELDS order, then the epoch us
         return dict(zip(SYNAPT_FIELDS, f[:14], strict=True)), None, f[14]
+    depth = _depth(obj)
+    if depth > MAX_DEPTH:
+        return Bad(TOO_DEEP, f"nested {depth} levels deep (the limit is {MAX_DEPTH})")
     try:
         e = JournalEntry.from_mapping(obj)
         ts_us = parse_timestamp(e.timestamp)
     except InvalidEntryError as exc:
         return Bad(reason_of(exc), str(exc))
     except RecursionError:
-        return Bad(INVALID_ENTRY, "entry nested too deeply")
+        return Bad(TOO_DEEP, "entry nested too deeply")
+    except (ValueError, OverflowError) as exc:
+        # The validator's own checks raise InvalidEntryError; anything else is a value
+        # it could not even look at. Quarantined, never a traceback.
+        return Bad(INVALID_ENTRY, f"entry refused: {exc}")
+    if not _MIN_US <= ts_us <= _MAX_US:
+        return Bad(BAD_TIMESTAMP, f"timestamp {e.timestamp!r} is outside years 1-9999 UTC")
     return e.synapt_dict(), (e.extra or None), ts_us
+
+
+def _depth(obj: Any) -> int:
+    """How deeply containers nest in a decoded JSON value (iterative: no recursion limit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, level = stack.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > MAX_DEPTH:
+                return deepest
+        children = value.values() if type(value) is dict else value
+        stack.extend((c, level + 1) for c in children if type(c) in (dict, list))
+    return deepest
 
 
 def not_an_object(obj: Any) -> Bad:

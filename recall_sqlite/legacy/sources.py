@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..db import Database
@@ -71,21 +72,37 @@ def current_in(db: Database, workspace_pk: int, path: str) -> Source | None:
         return current(conn, workspace_pk, path)
 
 
-def states(db: Database, workspace_pk: int) -> dict[str, str]:
-    """path -> a short import state from size and mtime (no reading)."""
+def recorded_keys(ctx: Any) -> set[str]:
+    """The keys of every source of the workspace with a current import record."""
+    return {str(k) for (k,) in ctx.db.query(
+        "SELECT path FROM import_sources WHERE workspace_id = ? AND superseded = 0",
+        (ctx.workspace_pk,))}
+
+
+def recorded_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
+    """source key -> the key of the worktree its rows are in."""
+    return {str(p): str(k) for p, k in db.query(
+        "SELECT s.path, t.key FROM import_sources s JOIN worktrees t ON t.id = s.worktree_id"
+        " WHERE s.workspace_id = ? AND s.superseded = 0", (workspace_pk,))}
+
+
+def states(db: Database, workspace_pk: int, path_of: Callable[[str], Path]) -> dict[str, str]:
+    """source key -> a short import state from size and mtime (no reading)."""
     out: dict[str, str] = {}
-    for path, size, mtime, complete in db.query(
+    for key, size, mtime, complete in db.query(
             "SELECT path, size, mtime_ns, complete FROM import_sources"
             " WHERE workspace_id = ? AND superseded = 0", (workspace_pk,)):
         try:
-            st = os.stat(path)
+            st = os.stat(path_of(str(key)))
         except OSError:
-            out[path] = "imported; file gone"
+            out[key] = "imported; file gone"
             continue
         if complete and st.st_size == size and st.st_mtime_ns == mtime:
-            out[path] = "imported"
+            out[key] = "imported"
+        elif not complete:
+            out[key] = "import interrupted: run import again"
         elif st.st_size > size:
-            out[path] = "partly imported (file has more)"
+            out[key] = "partly imported (file has more)"
         else:
-            out[path] = "imported; file changed since"
+            out[key] = "imported; file changed since"
     return out

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..timestamps import iso_utc
-from .assign import KnownWorktree, assign, checkouts_on_disk
-from .discover import Bucket, Problem, discover, file_size
+from .discover import Bucket, Problem, file_size
 from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, inspect
+from .plan import Plan, make_plan
 
 Progress = Callable[[int, int], None]
 _SURVEY_CACHE_MAX = 100_000
@@ -41,6 +42,8 @@ class BucketSurvey:
     assigned_by: str = ""
     likely_slice: bool = False
     note: str = ""
+    key: str = ""
+    candidates: list[str] = field(default_factory=list)
     import_state: str = ""
     error: str = ""
 
@@ -55,6 +58,7 @@ class BucketSurvey:
             "branches": dict(self.branches.most_common()), "auto": self.auto,
             "enriched": self.enriched, "worktree": self.worktree,
             "assigned_by": self.assigned_by, "likely_slice": self.likely_slice,
+            "key": self.key, "candidates": self.candidates,
             "note": self.note, "import_state": self.import_state, "error": self.error,
         }
 
@@ -72,6 +76,7 @@ class SurveyReport:
     sessions_in_several_buckets: int
     sessions_with_differing_versions: int
     root: str | None
+    walk: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,27 +88,29 @@ class SurveyReport:
             "sessions_in_several_buckets": self.sessions_in_several_buckets,
             "sessions_with_differing_versions": self.sessions_with_differing_versions,
             "likely_slices": [b.bucket.name for b in self.buckets if b.likely_slice],
+            "ambiguous": [b.bucket.name for b in self.buckets if b.assigned_by == "ambiguous"],
+            "walk": self.walk,
             "buckets": [b.to_dict() for b in self.buckets],
             "problems": [p.to_dict() for p in self.problems],
         }
 
 
-def survey(paths: Iterable[str | os.PathLike[str]], *, known: Sequence[KnownWorktree] = (),
-           main: KnownWorktree | None = None, mapping: Mapping[str, str] | None = None,
-           states: Mapping[str, str] | None = None, progress: Progress | None = None,
-           max_line: int = MAX_LINE_BYTES) -> SurveyReport:
-    """Characterise legacy buckets without writing anything anywhere. `known`/`main` are the
-    workspace's worktrees (default: checkouts found on disk under the owning root), used to
-    say where each bucket would go and which look like subdirectory slices; `states` maps a
-    path to its import state when a store was consulted."""
-    found = discover(paths)
-    roots = {b.root for b in found.buckets if b.root is not None}
-    root = next(iter(roots)) if len(roots) == 1 else None
-    if main is None:
-        base = root
-        main = KnownWorktree(".", base.name if base else "", str(base) if base else None, None)
-        if not known and base is not None:
-            known = [main, *checkouts_on_disk(base)]
+def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = None,
+           mapping: Mapping[str, str] | None = None, states: Mapping[str, str] | None = None,
+           progress: Progress | None = None, max_line: int = MAX_LINE_BYTES,
+           root: str | os.PathLike[str] | None = None,
+           cwd: str | os.PathLike[str] | None = None) -> SurveyReport:
+    """Characterise legacy stores without writing anything anywhere. `plan` (plan.py) says
+    which stores and where each would go; without one, the stores `paths` name in the
+    workspace at `root` (default: the one the paths lie in, else the current directory's).
+    `states` maps a store's key to its import state when a store was consulted."""
+    given = [os.fspath(p) for p in paths]
+    if plan is None:
+        plan = make_plan(Path(root) if root is not None else _root_for(given), given,
+                         mapping=mapping, cwd=cwd)
+    found = _Found([s.bucket for s in plan.stores], list(plan.problems))
+    by_path = {s.path: s for s in plan.stores}
+    root_path = plan.root
     total = sum(file_size(b.path) for b in found.buckets)
     done = 0
     contents: set[int] = set()
@@ -120,11 +127,13 @@ def survey(paths: Iterable[str | os.PathLike[str]], *, known: Sequence[KnownWork
     results: list[BucketSurvey] = []
     for index, b in enumerate(found.buckets):
         s = BucketSurvey(b)
-        a = assign(b.name, known, main, mapping or {})
+        ps = by_path[b.path]
+        a = ps.assignment
         s.worktree, s.assigned_by, s.likely_slice, s.note = (
-            a.worktree.key, a.how, a.likely_slice, a.note)
+            a.key, a.how, a.likely_slice, a.why)
+        s.key, s.candidates = ps.key, [w.key for w in a.candidates]
         if states is not None:
-            s.import_state = states.get(str(b.path), "not imported")
+            s.import_state = states.get(ps.key, "not imported")
         results.append(s)
         bucket_bit = 1 << (index + 65)
         try:
@@ -215,5 +224,34 @@ def survey(paths: Iterable[str | os.PathLike[str]], *, known: Sequence[KnownWork
         quarantined=lines - valid, duplicates=sum(s.duplicates for s in results),
         rows_to_create=len(contents), sessions=len(sessions),
         sessions_in_several_buckets=several, sessions_with_differing_versions=differing,
-        root=str(root) if root else None,
+        root=str(root_path),
+        walk={"directories": plan.walk.dirs, "symlinks_not_followed": plan.walk.symlinks,
+              "skipped": [{"path": p, "reason": r} for p, r in plan.walk.skipped],
+              "worktrees": [{"key": w.key, "name": w.name, "root": w.root}
+                            for w in plan.worktrees]},
     )
+
+
+class _Found:
+    def __init__(self, buckets: list[Bucket], problems: list[Problem]) -> None:
+        self.buckets, self.problems = buckets, problems
+
+
+def _root_for(paths: list[str]) -> Path:
+    """The workspace the paths lie in when they agree on one (the library's convenience;
+    the CLI always passes the current directory's), else the current directory's."""
+    from .. import workspace as ws
+    from ..errors import WorkspaceError
+    from .walk import identity_env
+    roots: set[Path] = set()
+    for p in paths:
+        q = Path(os.path.abspath(p))
+        try:
+            w = ws.resolve(q if q.is_dir() else q.parent, env=identity_env())
+        except WorkspaceError:
+            continue
+        if not w.weak:
+            roots.add(w.root)
+    if len(roots) == 1:
+        return roots.pop()
+    return ws.resolve(None, env=identity_env()).root

@@ -4,16 +4,26 @@ has exactly one recorded fate, the imported prefix is byte-for-byte what was imp
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable
+import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..context import StoreContext
-from .discover import Bucket, Problem, discover, file_size
-from .importer import CHUNK_LINES
-from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, Parsed, classify, too_long
+from .discover import Problem, file_size
+from .importer import CHUNK_LINES, pid_alive
+from .lines import (
+    INVALID_JSON,
+    MAX_LINE_BYTES,
+    TOO_LONG,
+    TRUNCATED,
+    Bad,
+    LineReader,
+    Parsed,
+    classify,
+    too_long,
+)
+from .plan import Plan, PlannedStore
 from .sources import Source, as_int, current_in, hash_prefix
 
 Progress = Callable[[int, int], None]
@@ -23,7 +33,7 @@ Progress = Callable[[int, int], None]
 class SourceCheck:
     path: str
     bucket: str
-    # ok | grown | changed | not-imported | missing | unreadable | inconsistent
+    # ok | grown | interrupted | changed | not-imported | missing | unreadable | inconsistent
     status: str
     worktree: str = ""
     lines: int = 0              # lines accounted for at import
@@ -34,6 +44,7 @@ class SourceCheck:
     unaccounted: int = 0
     mismatched: int = 0
     detail: str = ""
+    key: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -56,6 +67,8 @@ class VerifyReport:
             "imported": sum(c.imported for c in s), "duplicates": sum(c.duplicates for c in s),
             "quarantined": sum(c.quarantined for c in s),
             "unaccounted": sum(c.unaccounted for c in s),
+            "not_imported": sum(1 for c in s if c.status == "not-imported"),
+            "interrupted": sum(1 for c in s if c.status == "interrupted"),
             "changed": sum(1 for c in s if c.status in ("changed", "missing")),
             "sources": [c.to_dict() for c in s],
             "problems": [p.to_dict() for p in self.problems],
@@ -66,39 +79,42 @@ class Verifier:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    def run(self, paths: Iterable[str | os.PathLike[str]], *, deep: bool = False,
-               progress: Progress | None = None) -> VerifyReport:
-        """Check every line of every legacy journal at `paths` against the import records:
+    def run(self, plan: Plan, *, deep: bool = False,
+            progress: Progress | None = None) -> VerifyReport:
+        """Check every line of every store the plan selects against the import records:
         the file's imported prefix is byte-for-byte what was imported, it has no lines
         beyond it, and each of its lines has exactly one fate. `deep` also re-reads every
-        line and checks it maps to the very row (or quarantine bytes) recorded for it."""
-        found = discover(paths)
-        report = VerifyReport(problems=list(found.problems))
-        total = sum(file_size(b.path) for b in found.buckets)
+        line and checks it maps to the very row (or quarantine bytes) recorded for it.
+        For the whole workspace, a store found but never imported fails, and so does an
+        imported file that is gone."""
+        report = VerifyReport(problems=list(plan.problems))
+        total = sum(file_size(s.path) for s in plan.stores)
         done = 0
         checked: set[str] = set()
-        for b in found.buckets:
-            checked.add(str(b.path))
-            report.sources.append(self._verify_source(b, deep))
-            done += file_size(b.path)
+        for ps in plan.stores:
+            checked.add(ps.key)
+            report.sources.append(self._verify_source(ps, deep))
+            done += file_size(ps.path)
             if progress is not None:
                 progress(done, total)
-        # Sources recorded under the given directories whose files are gone.
-        for path, bucket, lines in self._ctx.db.query(
+        chosen = [s.path for s in plan.stores]
+        for key, bucket, lines in self._ctx.db.query(
                 "SELECT path, bucket, lines FROM import_sources WHERE workspace_id = ?"
                 " AND superseded = 0", (self._ctx.workspace_pk,)):
-            if path in checked or not any(_under(path, d) for d in found.dirs):
+            path = plan.path_of(str(key))
+            if key in checked or not (plan.whole or any(
+                    path.parent.is_relative_to(c.parent) for c in chosen)):
                 continue
-            if not os.path.exists(path):
+            if not path.exists():
                 report.sources.append(SourceCheck(
-                    path, bucket, "missing", lines=int(lines),
+                    str(path), bucket, "missing", lines=int(lines), key=str(key),
                     detail="imported earlier; the file no longer exists (moved or deleted)"))
         return report
 
-    def _verify_source(self, b: Bucket, deep: bool) -> SourceCheck:
-        path = str(b.path)
-        check = SourceCheck(path, b.name, "ok")
-        cur = current_in(self._ctx.db, self._ctx.workspace_pk, path)
+    def _verify_source(self, ps: PlannedStore, deep: bool) -> SourceCheck:
+        path = str(ps.path)
+        check = SourceCheck(path, ps.bucket.name, "ok", key=ps.key)
+        cur = current_in(self._ctx.db, self._ctx.workspace_pk, ps.key)
         try:
             fh = open(path, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
@@ -109,7 +125,10 @@ class Verifier:
                 reader = LineReader(fh)
                 check.file_lines = sum(1 for _ in reader)
                 check.status, check.unaccounted = "not-imported", check.file_lines
-                check.detail = "never imported"
+                check.worktree = ps.assignment.key
+                check.detail = ("found but never imported: run import"
+                                + (f" ({ps.assignment.why})" if ps.assignment.worktree is None
+                                   else ""))
                 return check
             wt = self._ctx.worktree_key_of(cur.worktree_id)
             check.worktree = wt
@@ -121,14 +140,33 @@ class Verifier:
             rest_lines, rest_bytes = _count_rest(fh, cur.tail_open)
             check.file_lines = cur.lines + rest_lines
             if rest_bytes and check.status == "ok":
-                check.status = "grown"
                 check.unaccounted = rest_lines
-                check.detail = f"{rest_lines} line(s) added since import: run import again"
+                if not cur.complete:
+                    check.status = "interrupted"
+                    check.detail = (f"the import of this file {self._run_state(cur)} after"
+                                    f" line {cur.lines}; {rest_lines} line(s) not imported"
+                                    " yet: run import again")
+                else:
+                    check.status = "grown"
+                    check.detail = f"{rest_lines} line(s) added since import: run import again"
+            elif not cur.complete and check.status == "ok":
+                check.status = "interrupted"
+                check.detail = (f"the import of this file {self._run_state(cur)} before it"
+                                " recorded the file complete: run import again")
             self._check_records(cur, check)
             if deep and check.status == "ok":
                 fh.seek(0)
                 self._deep_check(fh, cur, check)
         return check
+
+    def _run_state(self, cur: Source) -> str:
+        rows = self._ctx.db.query(
+            "SELECT r.status, r.host, r.pid FROM import_sources s JOIN import_runs r"
+            " ON r.id = s.last_run_id WHERE s.id = ?", (cur.id,))
+        if rows and rows[0][0] == "running" and rows[0][1] == socket.gethostname() \
+                and pid_alive(as_int(rows[0][2])):
+            return "is still running (another process)"
+        return "was interrupted"
 
     def _check_records(self, cur: Source, check: SourceCheck) -> None:
         with self._ctx.db.read() as conn:
@@ -189,8 +227,11 @@ class Verifier:
                     # The length limit is the importer's choice: check the bytes only.
                     ok = data is None or data.startswith(got[0])
                 elif isinstance(fate, Bad):
-                    ok = got is not None and got[1] == fate.reason and (
-                        data is None or got[0] == data)
+                    # A cut-off last line that later got its newline reads as invalid
+                    # JSON now; its bytes are what decide whether the record still holds.
+                    same = got is not None and (got[1] == fate.reason or (
+                        got[1] == TRUNCATED and fate.reason == INVALID_JSON))
+                    ok = same and got is not None and (data is None or got[0] == data)
                 else:
                     ok = ids.get(n) == fate.id
                 if not ok:
@@ -213,10 +254,6 @@ class Verifier:
 
 def _all(conn: Any, sql: str, params: Any = ()) -> list[Any]:
     return list(conn.execute(sql, params).fetchall())
-
-
-def _under(path: str, d: Path) -> bool:
-    return path.startswith(str(d).rstrip(os.sep) + os.sep)
 
 
 def _count_rest(fh: Any, tail_open: bool) -> tuple[int, int]:

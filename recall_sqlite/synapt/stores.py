@@ -13,26 +13,13 @@ from __future__ import annotations
 import atexit
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from .. import Store, open_store
 from ..errors import RecallError
 from ..workspace import Workspace, resolve
-from .paths import JOURNAL, canonical_journal, linked_worktrees, worktree_bucket
-
-# The bounded walk for journals synapt nested below the workspace (run from a
-# subdirectory of a plain git repository): deep enough for `repo/server/api`, cheap enough
-# for a hook.
-_WALK_DEPTH = 6
-_WALK_DIRS = 5000
-_SKIP = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "target", "dist",
-                   "build", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
-_DATA_DIRS = (".synapt/recall", ".synapse/recall", ".synapse-recall")
-# Written once the whole workspace has been searched for synapt journals; later starts
-# only look at the files already known and the workspace's own data directory.
-MARKER = "recall-sqlite-synapt.json"
+from .paths import JOURNAL, canonical_journal, worktree_bucket
 
 _stores: dict[tuple[str, str, str], Store] = {}
 _checked: set[str] = set()
@@ -73,84 +60,28 @@ def reset() -> None:
 # -- first-use import --------------------------------------------------------------------
 
 
-def _walk_data_dirs(top: Path) -> Iterator[Path]:
-    """synapt data directories at or below `top`, bounded in depth and directories seen."""
-    seen = 0
-    stack: list[tuple[Path, int]] = [(top, 0)]
-    while stack:
-        d, depth = stack.pop()
-        seen += 1
-        if seen > _WALK_DIRS:
-            return
-        for rel in _DATA_DIRS:
-            if (d / rel).is_dir():
-                yield d / rel
-        if depth >= _WALK_DEPTH:
-            continue
-        try:
-            with os.scandir(d) as it:
-                children = [e.path for e in it
-                            if e.is_dir(follow_symlinks=False) and e.name not in _SKIP
-                            and not e.name.startswith((".synapt", ".synapse"))]
-        except OSError:
-            continue
-        stack.extend((Path(c), depth + 1) for c in sorted(children, reverse=True))
-
-
-def _journals(data_dir: Path) -> list[Path]:
-    found = []
-    if (data_dir / JOURNAL).is_file():
-        found.append(data_dir / JOURNAL)
-    try:
-        names = sorted(os.listdir(data_dir / "worktrees"))
-    except OSError:
-        names = []
-    found += [data_dir / "worktrees" / n / JOURNAL for n in names
-              if (data_dir / "worktrees" / n / JOURNAL).is_file()]
-    return found
-
-
-def legacy_journals(w: Workspace, *, deep: bool) -> list[Path]:
-    """Every synapt journal of the workspace: in its own data directory and, with `deep`,
-    nested below it and below its linked worktrees."""
-    tops = [w.root, *linked_worktrees(w.root)] if deep else [w.root]
-    files: list[Path] = []
-    for top in tops:
-        dirs = _walk_data_dirs(top) if deep else (top / d for d in _DATA_DIRS)
-        for d in dirs:
-            files += _journals(d)
-    seen: set[Path] = set()
-    out = []
-    for f in files:
-        r = f.resolve()
-        if r not in seen:
-            seen.add(r)
-            out.append(r)
-    return out
-
-
 def ensure_imported(store: Store, w: Workspace) -> None:
     """Import every synapt journal of the workspace not (wholly) imported yet, then bring
-    the canonical buckets up to date with what the import brought from elsewhere."""
-    marker = w.root / ".synapt" / "recall" / MARKER
-    deep = not marker.exists()
-    states = store.legacy.states()
-    todo = [p for p in legacy_journals(w, deep=deep) if states.get(str(p)) != "imported"]
-    if todo:
-        report = store.legacy.import_paths(todo)
-        if not report.ok:
-            problems = [f"{p.path}: {p.reason}" for p in report.problems]
-            problems += [f"{s.path}: {s.note or s.action}" for s in report.sources
-                         if s.action == "failed"]
-            raise RecallError("importing synapt's journals failed: " + "; ".join(problems))
-        fill = {s.worktree for s in report.sources
-                if s.imported and Path(s.path) != _canonical_for_key(w, s.worktree)}
-        for key in sorted(fill):
-            fill_mirror(store, w, key)
-    if deep:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"searched": True, "version": 1}) + "\n",
-                          encoding="utf-8")
+    the canonical buckets up to date with what the import brought from elsewhere. The
+    stores are the ones `recall-sqlite import` finds (legacy/plan.py: the workspace's own
+    data directory, nested ones at any depth, linked worktrees and theirs), so the first
+    read after switching is already whole."""
+    plan = store.legacy.plan()
+    states = store.legacy.states(plan)
+    todo = [p.path for p in plan.everything if states.get(p.key) != "imported"]
+    if not todo:
+        return
+    report = store.legacy.import_paths(todo)
+    if not report.ok:
+        problems = [f"{p.path}: {p.reason}" for p in report.problems]
+        problems += [f"{s.path}: {s.note or s.action}" for s in report.sources
+                     if s.action == "failed"]
+        raise RecallError("importing synapt's journals failed: " + "; ".join(problems))
+    canonical = {_canonical_for_key(w, k.key) for k in plan.worktrees}
+    fill = {s.worktree for s in report.sources
+            if s.imported and Path(s.path).resolve() not in canonical}
+    for key in sorted(fill):
+        fill_mirror(store, w, key)
 
 
 def _canonical_for_key(w: Workspace, key: str) -> Path:

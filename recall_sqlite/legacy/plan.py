@@ -1,0 +1,178 @@
+"""The plan survey, import and verify share: which legacy stores the workspace has (the
+walk), which of them the given paths select, the key each one's bookkeeping is recorded
+under, and where each one's rows go (assign.py). Filesystem only; the store hands in the
+worktrees and sources it records.
+
+A store's key is its path relative to the workspace root, or `<worktree key>:<path>` for
+a store inside a linked worktree outside the root (relative to that worktree), or the
+absolute path of a file that lies outside both: moving the project directory, or a
+`git worktree move`, leaves every key as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import workspace as ws
+from ..errors import InvalidInputError, WorkspaceError
+from .assign import Assignment, KnownWorktree, assign
+from .discover import Bucket, Problem, _buckets_in_data_dir, discover
+from .walk import Checkout, Walk, data_dir_at, identity_env, walk
+
+
+@dataclass(frozen=True)
+class PlannedStore:
+    bucket: Bucket
+    key: str                    # the bookkeeping key (see the module docstring)
+    shared: bool                # in the workspace's shared data directory
+    tree: str | None            # key of the worktree whose tree holds it
+    assignment: Assignment
+
+    @property
+    def path(self) -> Path:
+        return self.bucket.path
+
+
+@dataclass
+class Plan:
+    root: Path
+    walk: Walk
+    worktrees: list[KnownWorktree]
+    main: KnownWorktree
+    stores: list[PlannedStore] = field(default_factory=list)       # selected by the paths
+    everything: list[PlannedStore] = field(default_factory=list)   # the whole workspace
+    problems: list[Problem] = field(default_factory=list)
+    whole: bool = True          # the paths name the whole workspace
+
+    def path_of(self, key: str) -> Path:
+        """The file a bookkeeping key names now."""
+        return path_of(key, self.root, self.walk.checkouts)
+
+
+def source_key(path: Path, root: Path, checkouts: Sequence[Checkout]) -> str:
+    if path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    for c in sorted(checkouts, key=lambda c: -len(c.root.parts)):
+        if c.key != "." and path.is_relative_to(c.root):
+            return f"{c.key}:{path.relative_to(c.root).as_posix()}"
+    return path.as_posix()
+
+
+def path_of(key: str, root: Path, checkouts: Sequence[Checkout]) -> Path:
+    if os.path.isabs(key):
+        return Path(key)
+    wt, sep, rest = key.partition(":")
+    if sep and "@" in wt:
+        for c in checkouts:
+            if c.key == wt:
+                return c.root / rest
+    return root / key
+
+
+def _merge_worktrees(recorded: Sequence[KnownWorktree], found: Walk
+                     ) -> tuple[list[KnownWorktree], KnownWorktree]:
+    by_key: dict[str, KnownWorktree] = {w.key: w for w in recorded}
+    for c in found.checkouts:
+        w = by_key.get(c.key)
+        by_key[c.key] = KnownWorktree(c.key, c.name, str(c.root), w.pk if w else None,
+                                      c.admin)
+    known = sorted(by_key.values(), key=lambda w: (w.key != ".", w.key))
+    return known, by_key["."]
+
+
+def resolve_root(cwd: str | os.PathLike[str] | None) -> Path:
+    """The workspace the current directory (or --cwd) resolves to: the import's target."""
+    return ws.resolve(cwd, env=identity_env()).root
+
+
+def make_plan(root: Path, paths: Sequence[str | os.PathLike[str]] = (), *,
+              recorded: Sequence[KnownWorktree] = (),
+              sources: Mapping[str, str] | None = None,
+              mapping: Mapping[str, str] | None = None,
+              cwd: str | os.PathLike[str] | None = None) -> Plan:
+    """Walk the workspace at `root`, select the stores `paths` name (none, or the root
+    itself: every store of the workspace) and assign each. `sources` maps the key of a
+    store already imported to the worktree key its rows are in. Raises InvalidInputError
+    for a path that belongs to another workspace."""
+    mapping = dict(mapping or {})
+    sources = dict(sources or {})
+    base = Path(os.path.abspath(cwd)) if cwd is not None else Path.cwd()
+    given = [Path(os.path.abspath(base / os.fspath(p))) for p in paths]
+    found = walk(root)
+    known, main = _merge_worktrees(recorded, found)
+    plan = Plan(root, found, known, main)
+    for p in given:
+        _refuse_foreign(p, root)
+    by_key = {w.key: w for w in known}
+    roots = {c.root for c in found.checkouts}
+
+    def planned(b: Bucket, shared: bool) -> PlannedStore:
+        key = source_key(b.path, root, found.checkouts)
+        tree = found.tree_of(b.path)
+        tree_w = by_key.get(tree.key) if tree is not None else None
+        rec = by_key.get(sources[key]) if key in sources else None
+        if key in sources and rec is None:
+            rec = KnownWorktree(sources[key], sources[key], None, None)
+        a = assign(b.name, known, main, mapping, tree=tree_w, shared=shared, source=key,
+                   recorded=rec)
+        return PlannedStore(b, key, shared, tree.key if tree else None, a)
+
+    seen: set[Path] = set()
+    for d in found.data_dirs:
+        for b in _buckets_in_data_dir(d.path, plan.problems):
+            b = Bucket(b.path, b.name, b.layout, d.owner)
+            if b.path not in seen:
+                seen.add(b.path)
+                plan.everything.append(planned(b, d.shared))
+    plan.whole = not given or any(p == root for p in given)
+    if plan.whole:
+        plan.stores = list(plan.everything)
+    chosen = {s.path for s in plan.stores}
+    for p in given:
+        if p == root:
+            continue
+        if not p.exists():
+            plan.problems.append(Problem(str(p), "does not exist"))
+            continue
+        inside = any(p == r or p.is_relative_to(r) for r in roots)
+        under = [s for s in plan.everything if s.path.is_relative_to(p)] \
+            if inside and p.is_dir() else []
+        if under:
+            for s in under:
+                if s.path not in chosen:
+                    chosen.add(s.path)
+                    plan.stores.append(s)
+            continue
+        # A data directory, a bucket directory or a journal file named directly.
+        named = discover([p])
+        plan.problems.extend(named.problems)
+        for b in named.buckets:
+            if b.path in chosen:
+                continue
+            chosen.add(b.path)
+            known_store = next((s for s in plan.everything if s.path == b.path), None)
+            if known_store is not None:
+                plan.stores.append(known_store)
+            else:
+                owner = data_dir_at(b.path.parent.parent.parent) if b.layout == "worktrees" \
+                    else None
+                shared = owner is not None and owner.owner == root
+                plan.stores.append(planned(b, shared))
+    return plan
+
+
+def _refuse_foreign(p: Path, root: Path) -> None:
+    if not p.exists():
+        return
+    try:
+        w = ws.resolve(p if p.is_dir() else p.parent, env=identity_env())
+    except WorkspaceError:
+        return
+    if w.weak or w.root == root:
+        return
+    raise InvalidInputError(
+        f"{p} belongs to the workspace {w.root}, not to {root} (the workspace of the "
+        f"current directory): run the command there, or pass --cwd {w.root}")
