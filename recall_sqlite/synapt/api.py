@@ -90,7 +90,7 @@ def append_entry(entry: Any, path: Path | None = None, allow_collapsed: bool = F
     store, target = opened
     record = entry.to_dict()
     store.journal.append(record, allow_collapsed=True)
-    mirror_append(target.journal, record)
+    mirror_append(target.journal, record, store)
     return target.journal
 
 

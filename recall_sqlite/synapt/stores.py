@@ -131,11 +131,19 @@ def legacy_journals(w: Workspace, *, deep: bool) -> list[Path]:
 
 def ensure_imported(store: Store, w: Workspace) -> None:
     """Import every synapt journal of the workspace not (wholly) imported yet, then bring
-    the canonical buckets up to date with what the import brought from elsewhere."""
+    the canonical buckets up to date with what the import brought from elsewhere.
+
+    Which files are up to date is decided without importing recall_sqlite.legacy (~8 ms
+    of every hook): from the import records' size and mtime, as `store.legacy.states()`
+    decides it, or from what the mirror recorded after appending to a file that was up to
+    date (see mirror_append)."""
     marker = w.root / ".synapt" / "recall" / MARKER
-    deep = not marker.exists()
-    states = store.legacy.states()
-    todo = [p for p in legacy_journals(w, deep=deep) if states.get(str(p)) != "imported"]
+    state = _read_state(marker)
+    deep = not state.get("searched")
+    imported = _import_records(store)
+    mirrored = state.get("mirrored", {})
+    todo = [p for p in legacy_journals(w, deep=deep)
+            if not _up_to_date(p, imported, mirrored)]
     if todo:
         report = store.legacy.import_paths(todo)
         if not report.ok:
@@ -148,9 +156,50 @@ def ensure_imported(store: Store, w: Workspace) -> None:
         for key in sorted(fill):
             fill_mirror(store, w, key)
     if deep:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"searched": True, "version": 1}) + "\n",
-                          encoding="utf-8")
+        _update_state(marker, searched=True)
+
+
+# Import records as `recall_sqlite.legacy.sources.states` reads them (the same table and
+# rule), queried here so that a start with nothing to import never loads that package.
+_IMPORT_RECORDS = ("SELECT path, size, mtime_ns, complete FROM import_sources"
+                   " WHERE workspace_id = ? AND superseded = 0")
+
+
+def _import_records(store: Store) -> dict[str, tuple[int, int]]:
+    """path -> (size, mtime_ns) of each file the import took in whole."""
+    rows = store.db.query(_IMPORT_RECORDS, (store.context.workspace_pk,))
+    return {str(path): (int(size), int(mtime)) for path, size, mtime, complete in rows
+            if complete}
+
+
+def _up_to_date(path: Path, imported: dict[str, tuple[int, int]],
+                mirrored: dict[str, list[int]]) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    now = (st.st_size, st.st_mtime_ns)
+    key = str(path)
+    return imported.get(key) == now or tuple(mirrored.get(key, ())) == now
+
+
+def _read_state(marker: Path) -> dict[str, Any]:
+    try:
+        got = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _update_state(marker: Path, **changes: Any) -> None:
+    """Rewrite the adapter's state file atomically (a lost update between two processes
+    only costs the next start an import check, never a missed import)."""
+    state = _read_state(marker)
+    state.update(changes, version=1)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    tmp = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, marker)
 
 
 def _canonical_for_key(w: Workspace, key: str) -> Path:
@@ -161,16 +210,32 @@ def _canonical_for_key(w: Workspace, key: str) -> Path:
 # -- the mirror --------------------------------------------------------------------------
 
 
-def mirror_append(path: Path, record: dict[str, Any]) -> None:
+def mirror_append(path: Path, record: dict[str, Any], store: Store | None = None) -> None:
     """Append one entry to the mirror as synapt's append_entry would (same line, same
-    lock), creating the bucket directory inside the workspace's own data directory."""
+    lock), creating the bucket directory inside the workspace's own data directory.
+
+    With `store`: when the file was up to date before this line (imported, or last written
+    by this function), it is recorded as up to date after it too, so the next start does
+    not re-import the mirror's own lines. Checked and recorded under synapt's lock, so a
+    line another synapt process appended is never recorded as imported."""
     from synapt.recall._filelock import lock_exclusive
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    marker = path.parent.parent.parent / MARKER
+    real = path.resolve()  # the import's records name resolved paths
     with open(path, "a", encoding="utf-8") as f:
         lock_exclusive(f)
+        fresh = False
+        if store is not None:
+            state = _read_state(marker)
+            fresh = _up_to_date(real, _import_records(store), state.get("mirrored", {}))
         f.write(json.dumps(record) + "\n")
         f.flush()
+        if fresh:
+            st = os.fstat(f.fileno())
+            mirrored = dict(_read_state(marker).get("mirrored", {}))
+            mirrored[str(real)] = [st.st_size, st.st_mtime_ns]
+            _update_state(marker, mirrored=mirrored)
 
 
 def fill_mirror(store: Store, w: Workspace, key: str) -> int:
@@ -188,7 +253,7 @@ def fill_mirror(store: Store, w: Workspace, key: str) -> int:
     for e in store.journal.versions(worktree=key):
         record = e.synapt_dict()
         if json.dumps(record, sort_keys=True) not in present:
-            mirror_append(path, record)
+            mirror_append(path, record, store)
             added += 1
     return added
 
