@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,7 +55,12 @@ def _hook(cmd: list[str], root: Path, env: dict[str, str]) -> str:
 
 
 def _journal_line(text: str) -> str:
-    return next((line for line in text.splitlines() if line.startswith("Journal read:")), "")
+    """The hook's `Journal read: {...}` fact (mid-line in synapt 0.30's wake line); the
+    whole output differs between the two only by paths and run times."""
+    found = re.search(r"Journal read: \{[^}]*\}", text)
+    if found is None:
+        raise RuntimeError(f"no 'Journal read:' in the hook's output: {text[:200]!r}")
+    return found.group(0)
 
 
 def bench_hook(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:

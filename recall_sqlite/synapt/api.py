@@ -17,6 +17,7 @@ import synapt.recall.journal as sj
 
 from .. import JournalEntry, Store
 from ..errors import HostError, InvalidInputError, RecallError
+from .lazy import dedup, read_versions
 from .paths import Target, target_of_dir, target_of_path, worktree_bucket
 from .stores import mirror_append, store_for
 
@@ -163,7 +164,18 @@ def _read_all_entries(path: Path) -> list[Any]:
     if opened is None:
         got: list[Any] = ORIGINAL["_read_all_entries"](path)
         return got
-    return [to_synapt(e) for e in opened[0].journal.versions()]
+    # Entries that fetch their lists on first access, and remember the store's heads for
+    # _dedup_entries (see lazy.py): the hook reads all versions and looks at a few.
+    return read_versions(opened[0])
+
+
+def _dedup_entries(entries: list[Any]) -> list[Any]:
+    """synapt's own dedup, answered from the store's heads when `entries` is exactly what
+    _read_all_entries returned (unchanged); any other list goes to synapt's function."""
+    got = dedup(entries)
+    if got is None:
+        got = ORIGINAL["_dedup_entries"](entries)
+    return got
 
 
 @_answering
@@ -226,6 +238,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "pending_next_steps": pending_next_steps,
     "session_done_items": session_done_items,
     "_read_all_entries": _read_all_entries,
+    "_dedup_entries": _dedup_entries,
     "_read_all_session_ids": _read_all_session_ids,
     "newer_journal_elsewhere": newer_journal_elsewhere,
 }

@@ -21,6 +21,13 @@ from ..errors import RecallError
 from ..workspace import Workspace, resolve
 from .paths import JOURNAL, canonical_journal, worktree_bucket
 
+# synapt's data directories inside a workspace root (legacy/discover.py has the same list;
+# not imported from there, because loading recall_sqlite.legacy costs ~8 ms per start).
+_DATA_DIRS = (".synapt/recall", ".synapse/recall", ".synapse-recall")
+# The adapter's state beside the store: the stores of the workspace as they were when last
+# found wholly imported, so an unchanged start checks them by stat alone.
+MARKER = "recall-sqlite-synapt.json"
+
 _stores: dict[tuple[str, str, str], Store] = {}
 _checked: set[str] = set()
 
@@ -62,26 +69,88 @@ def reset() -> None:
 
 def ensure_imported(store: Store, w: Workspace) -> None:
     """Import every synapt journal of the workspace not (wholly) imported yet, then bring
-    the canonical buckets up to date with what the import brought from elsewhere. The
-    stores are the ones `recall-sqlite import` finds (legacy/plan.py: the workspace's own
-    data directory, nested ones at any depth, linked worktrees and theirs), so the first
-    read after switching is already whole."""
+    the canonical buckets up to date with what the import brought from elsewhere.
+
+    The stores are the ones `recall-sqlite import` finds (legacy/plan.py: the workspace's
+    own data directory, nested ones at any depth, linked worktrees and theirs), so the first
+    read after switching is already whole. After that, a start in which every store it
+    found has the size and mtime recorded then, and the workspace's own data directory
+    holds no new journal, imports nothing and does not load recall_sqlite.legacy; anything
+    else runs the whole check again. (A store nested below a subdirectory *after* the last
+    check is found by the next whole check, `recall-sqlite verify` or `doctor`.)"""
+    marker = w.root / ".synapt" / "recall" / MARKER
+    files = _read_state(marker).get("files")
+    if isinstance(files, dict) and _unchanged(files, w.root):
+        return
     plan = store.legacy.plan()
     states = store.legacy.states(plan)
     todo = [p.path for p in plan.everything if states.get(p.key) != "imported"]
-    if not todo:
-        return
-    report = store.legacy.import_paths(todo)
-    if not report.ok:
-        problems = [f"{p.path}: {p.reason}" for p in report.problems]
-        problems += [f"{s.path}: {s.note or s.action}" for s in report.sources
-                     if s.action == "failed"]
-        raise RecallError("importing synapt's journals failed: " + "; ".join(problems))
-    canonical = {_canonical_for_key(w, k.key) for k in plan.worktrees}
-    fill = {s.worktree for s in report.sources
-            if s.imported and Path(s.path).resolve() not in canonical}
-    for key in sorted(fill):
-        fill_mirror(store, w, key)
+    if todo:
+        report = store.legacy.import_paths(todo)
+        if not report.ok:
+            problems = [f"{p.path}: {p.reason}" for p in report.problems]
+            problems += [f"{s.path}: {s.note or s.action}" for s in report.sources
+                         if s.action == "failed"]
+            raise RecallError("importing synapt's journals failed: " + "; ".join(problems))
+        canonical = {_canonical_for_key(w, k.key) for k in plan.worktrees}
+        fill = {s.worktree for s in report.sources
+                if s.imported and Path(s.path).resolve() not in canonical}
+        for key in sorted(fill):
+            fill_mirror(store, w, key)
+    snapshot: dict[str, list[int]] = {}
+    for p in plan.everything:
+        got = _stat(p.path.resolve())
+        if got is not None:
+            snapshot[str(p.path.resolve())] = list(got)
+    _update_state(marker, files=snapshot)
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _own_journals(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for rel in _DATA_DIRS:
+        d = root / rel
+        if (d / JOURNAL).is_file():
+            found.append(d / JOURNAL)
+        try:
+            names = os.listdir(d / "worktrees")
+        except OSError:
+            continue
+        found += [d / "worktrees" / n / JOURNAL for n in names
+                  if (d / "worktrees" / n / JOURNAL).is_file()]
+    return found
+
+
+def _unchanged(files: dict[str, Any], root: Path) -> bool:
+    if any(_stat(Path(p)) != tuple(v) for p, v in files.items()):
+        return False
+    return all(str(p.resolve()) in files for p in _own_journals(root))
+
+
+def _read_state(marker: Path) -> dict[str, Any]:
+    try:
+        got = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _update_state(marker: Path, **changes: Any) -> None:
+    """Rewrite the adapter's state file atomically (a lost update between two processes
+    only costs the next start an import check, never a missed import)."""
+    state = _read_state(marker)
+    state.update(changes, version=1)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    tmp = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, marker)
 
 
 def _canonical_for_key(w: Workspace, key: str) -> Path:
@@ -94,14 +163,28 @@ def _canonical_for_key(w: Workspace, key: str) -> Path:
 
 def mirror_append(path: Path, record: dict[str, Any]) -> None:
     """Append one entry to the mirror as synapt's append_entry would (same line, same
-    lock), creating the bucket directory inside the workspace's own data directory."""
+    lock), creating the bucket directory inside the workspace's own data directory.
+
+    When the file was as the last whole check recorded it, it is recorded again after this
+    line, so the next start does not re-import the mirror's own lines; checked and recorded
+    under synapt's lock, so a line another synapt process appended is never taken for
+    imported."""
     from synapt.recall._filelock import lock_exclusive
 
     path.parent.mkdir(parents=True, exist_ok=True)
+    marker = path.parent.parent.parent / MARKER
+    real = str(path.resolve())
     with open(path, "a", encoding="utf-8") as f:
         lock_exclusive(f)
+        files = _read_state(marker).get("files")
+        known = isinstance(files, dict) and files.get(real) is not None \
+            and tuple(files[real]) == _stat(Path(real))
         f.write(json.dumps(record) + "\n")
         f.flush()
+        if known:
+            assert isinstance(files, dict)
+            st = os.fstat(f.fileno())
+            _update_state(marker, files={**files, real: [st.st_size, st.st_mtime_ns]})
 
 
 def fill_mirror(store: Store, w: Workspace, key: str) -> int:
