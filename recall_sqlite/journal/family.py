@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
+    from .forget import ForgetReport
+
 ENTRY_COLUMNS = codec.select_list()
 # From this many rows on, append_many writes through journal_bulk.py (measured break-even).
 BULK_MIN_ROWS = 32
@@ -143,6 +145,17 @@ class Journal:
         ctx = self._ctx
         eid, content = e.encode(ctx.workspace_uuid)
         return (eid, ctx.workspace_pk, worktree_pk, now_us(), *content)
+
+    def forget(self, entry_ids: str | Iterable[str] = (), *,
+               session_id: str | None = None) -> ForgetReport:
+        """Remove entry versions (by id) or every version of a session, for real: their
+        vectors, summary links and provenance go, quarantined copies of their text are
+        emptied, derived state stays right, the ids are tombstoned (an import never brings
+        them back) and no byte of the text stays in the database file or its WAL (see
+        journal/forget.py). Raises UnknownEntryError for an id not in this workspace."""
+        from .forget import forget
+
+        return forget(self._ctx, entry_ids, session_id)
 
     # -- reading ----------------------------------------------------------------------
 
