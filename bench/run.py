@@ -2,7 +2,8 @@
 
     python bench/run.py                  # full sizes (tens of minutes on 2 cores)
     python bench/run.py --quick          # tiny sizes: a smoke run
-    python bench/run.py --only journal   # one suite (journal, summaries, vectors, legacy)
+    python bench/run.py --only journal   # one suite: journal, summaries, vectors, legacy,
+                                         # integrity
 
 Writes bench/results.json (or --out PATH) and prints a markdown table for the README.
 """
@@ -27,6 +28,7 @@ SUITES = {
     "summaries": "bench_summaries_cursors",
     "vectors": "bench_vectors",
     "legacy": "bench_legacy",
+    "integrity": "bench_integrity",
 }
 
 

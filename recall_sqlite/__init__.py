@@ -32,12 +32,16 @@ _EXPORTS: dict[str, str] = {
     "SchemaTooNewError": "errors", "ReadOnlyStoreError": "errors", "BusyError": "errors",
     "InvalidInputError": "errors", "InvalidEntryError": "errors",
     "JournalFieldCollapse": "errors", "NotFoundError": "errors",
+    "CorruptStoreError": "errors", "DiskFullError": "errors", "StoreGoneError": "errors",
+    "NoStoreError": "errors", "FieldTooLargeError": "errors",
 }
 
 __all__ = [
     "ALL_BRANCHES", "CoverRange", "Cursor", "CursorMove", "Summary", "UnknownEntryError",
     "UnreadEntry", "UnreadResult",
-    "AppendResult", "BusyError", "CarryReport", "Elsewhere", "ForeignDatabaseError",
+    "AppendResult", "BusyError", "CarryReport", "CorruptStoreError", "DiskFullError",
+    "Elsewhere", "FieldTooLargeError", "ForeignDatabaseError", "NoStoreError",
+    "StoreGoneError",
     "InvalidEntryError", "InvalidInputError", "JournalEntry", "JournalFieldCollapse",
     "NotAStoreError", "NotFoundError", "PendingResult", "ReadOnlyStoreError", "ReadResult",
     "RecallError", "SchemaTooNewError", "Scope", "Store", "StoreError", "WorkspaceError",
@@ -64,16 +68,21 @@ if TYPE_CHECKING:
     from .cursors import Cursor, CursorMove, UnreadEntry, UnreadResult
     from .errors import (
         BusyError,
+        CorruptStoreError,
+        DiskFullError,
+        FieldTooLargeError,
         ForeignDatabaseError,
         InvalidEntryError,
         InvalidInputError,
         JournalFieldCollapse,
+        NoStoreError,
         NotAStoreError,
         NotFoundError,
         ReadOnlyStoreError,
         RecallError,
         SchemaTooNewError,
         StoreError,
+        StoreGoneError,
         UnknownEntryError,
         WorkspaceError,
     )

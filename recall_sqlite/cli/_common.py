@@ -87,6 +87,11 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
+    def error(self, message: str) -> Any:  # argparse's signature says NoReturn
+        # One line, like every other error (argparse would print the whole usage first).
+        sys.stderr.write(f"{self.prog}: {clean(message)} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
 
 def json_parent() -> argparse.ArgumentParser:
     parent = Parser(add_help=False)

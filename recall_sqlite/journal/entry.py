@@ -22,16 +22,20 @@ if TYPE_CHECKING:
 MAX_EXTRA_DEPTH = 64
 
 
+_limit: list[int] = []
+
+
 def _max_field_bytes() -> int:
     """The largest text field (or list field, items together), in UTF-8 bytes: 1 MiB, or
-    RECALL_SQLITE_MAX_FIELD_BYTES. Every read prints the fields it shows, so a 20 MB
-    focus pasted by mistake would cost every session start."""
-    import os
+    RECALL_SQLITE_MAX_FIELD_BYTES (read once per process: validation is on every write).
+    Every read prints the fields it shows, so a 20 MB focus pasted by mistake would cost
+    every session start."""
+    if not _limit:
+        import os
 
-    try:
-        return max(1, int(os.environ.get("RECALL_SQLITE_MAX_FIELD_BYTES", "")))
-    except ValueError:
-        return 1 << 20
+        value = os.environ.get("RECALL_SQLITE_MAX_FIELD_BYTES", "")
+        _limit.append(max(1, int(value)) if value.isdigit() else 1 << 20)
+    return _limit[0]
 
 
 def _check_size(name: str, chars: int, text: str | list[str], limit: int) -> None:

@@ -17,6 +17,7 @@ import contextlib
 import apsw
 
 from .._record import Frozen
+from ..checks import require_text
 from ..errors import InvalidInputError, UnknownEntryError
 from .positions import parse_entry_id
 
@@ -63,8 +64,8 @@ class ForgetReport(Frozen):
 def forget(ctx: StoreContext, entry_ids: Iterable[str] = (),
            session_id: str | None = None) -> ForgetReport:
     ids = [parse_entry_id(i) for i in _ids(entry_ids)]
-    if session_id is not None and (not isinstance(session_id, str) or not session_id):
-        raise InvalidInputError("session_id must be a non-empty string")
+    if session_id is not None:
+        require_text("session_id", session_id, allow_empty=False)
     if not ids and session_id is None:
         raise InvalidInputError("forget needs entry ids or a session id")
     db, ws = ctx.db, ctx.workspace_pk

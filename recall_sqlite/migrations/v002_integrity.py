@@ -32,19 +32,20 @@ JOURNAL_ENTRIES = """CREATE TABLE journal_entries (
     timestamp      TEXT NOT NULL,              -- the original text, kept verbatim
     ts_us          INTEGER NOT NULL,           -- the same instant, epoch microseconds UTC
     focus          TEXT NOT NULL DEFAULT '',
-    -- JSON lists of strings: arrays here, their items checked by journal_entries_check_lists
-    -- (a CHECK cannot look inside an array).
-    done           TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(done) AND json_type(done) = 'array'),
-    decisions      TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(decisions) AND json_type(decisions) = 'array'),
-    next_steps     TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(next_steps) AND json_type(next_steps) = 'array'),
-    files_modified TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(files_modified) AND json_type(files_modified) = 'array'),
-    git_log        TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(git_log) AND json_type(git_log) = 'array'),
+    -- JSON lists of strings: arrays here (json_type refuses malformed JSON with an error,
+    -- so no json_valid: each list is parsed once per check), their items checked by
+    -- journal_entries_check_lists (a CHECK cannot look inside an array).
+    done           TEXT NOT NULL DEFAULT '[]' CHECK (json_type(done) = 'array'),
+    decisions      TEXT NOT NULL DEFAULT '[]' CHECK (json_type(decisions) = 'array'),
+    next_steps     TEXT NOT NULL DEFAULT '[]' CHECK (json_type(next_steps) = 'array'),
+    files_modified TEXT NOT NULL DEFAULT '[]' CHECK (json_type(files_modified) = 'array'),
+    git_log        TEXT NOT NULL DEFAULT '[]' CHECK (json_type(git_log) = 'array'),
     auto           INTEGER NOT NULL DEFAULT 0 CHECK (auto IN (0, 1)),
     enriched       INTEGER NOT NULL DEFAULT 0 CHECK (enriched IN (0, 1)),
     repair         INTEGER NOT NULL DEFAULT 0 CHECK (repair IN (0, 1)),
     griptree       TEXT NOT NULL DEFAULT '',
     agent_id       TEXT NOT NULL DEFAULT '',
-    extra          TEXT CHECK (extra IS NULL OR (json_valid(extra) AND json_type(extra) = 'object')),
+    extra          TEXT CHECK (extra IS NULL OR json_type(extra) = 'object'),
                                                -- JSON object of unknown legacy fields, never dropped
     stored_us      INTEGER NOT NULL,           -- when this row was written (epoch us)
     -- derived at write time from the fields above (see journal/codec.py):
@@ -125,8 +126,6 @@ BEGIN
        SET heads = heads + excluded.heads, meaningful = meaningful + excluded.meaningful;
 END;""",
     """CREATE TRIGGER journal_entries_check_lists BEFORE INSERT ON journal_entries
-WHEN json_valid(NEW.done) AND json_valid(NEW.decisions) AND json_valid(NEW.next_steps)
- AND json_valid(NEW.files_modified) AND json_valid(NEW.git_log)
 BEGIN
     SELECT RAISE(ABORT, 'journal_entries: done, decisions, next_steps, files_modified and git_log must be JSON arrays of strings')
      WHERE EXISTS (SELECT 1 FROM json_each(NEW.done) WHERE type <> 'text')
