@@ -170,3 +170,24 @@ def test_a_shell_delete_keeps_reads_honest(tmp_path: Path) -> None:
     r = store.journal.read(50)
     assert r.total == len(r.entries) < total
     store.close()
+
+
+def test_removing_a_head_promotes_the_next_version_in_both_scopes(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    (root / "desk" / ".git").mkdir(parents=True)
+    open_store(root / "desk").close()
+    with open_store(root) as store:
+        ids = [store.journal.append(_entry(i, "s", i, False, 3, "main"),
+                                    worktree=(".", "desk")[i % 2]).id for i in range(4)]
+        for eid in reversed(ids[1:]):  # newest first: each removal takes away a head
+            store.journal.forget(eid)
+            assert _check(store) == []
+            r = store.journal.read(5, all_worktrees=True)
+            assert r.total == 1 and r.entries[0].id != eid
+        shell = apsw.Connection(str(store.db.path))
+        store.journal.append(_entry(9, "s", 9, False, 3, "main"))
+        shell.execute("DELETE FROM journal_entries WHERE seq = (SELECT max(seq)"
+                      " FROM journal_entries)")
+        shell.close()
+        assert _check(store) == []
+        assert store.journal.read(5, all_worktrees=True).entries[0].id == ids[0]
