@@ -2,8 +2,8 @@
 
     python bench/run.py                  # full sizes (tens of minutes on 2 cores)
     python bench/run.py --quick          # tiny sizes: a smoke run
-    python bench/run.py --only journal   # one suite (journal, summaries, vectors, legacy,
-                                         # synapt, search)
+    python bench/run.py --only journal   # one suite: journal, summaries, vectors, legacy,
+                                         # synapt, search, integrity
 
 Writes bench/results.json (or --out PATH) and prints a markdown table for the README.
 """
@@ -30,6 +30,7 @@ SUITES = {
     "legacy": "bench_legacy",
     "synapt": "bench_synapt",
     "search": "bench_search",
+    "integrity": "bench_integrity",
 }
 
 

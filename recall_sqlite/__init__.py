@@ -32,12 +32,16 @@ _EXPORTS: dict[str, str] = {
     "SchemaTooNewError": "errors", "ReadOnlyStoreError": "errors", "BusyError": "errors",
     "InvalidInputError": "errors", "InvalidEntryError": "errors",
     "JournalFieldCollapse": "errors", "NotFoundError": "errors", "HostError": "errors",
+    "CorruptStoreError": "errors", "DiskFullError": "errors", "StoreGoneError": "errors",
+    "NoStoreError": "errors", "FieldTooLargeError": "errors",
 }
 
 __all__ = [
     "ALL_BRANCHES", "CoverRange", "Cursor", "CursorMove", "Summary", "UnknownEntryError",
     "UnreadEntry", "UnreadResult",
-    "AppendResult", "BusyError", "HostError", "CarryReport", "Elsewhere", "ForeignDatabaseError",
+    "AppendResult", "BusyError", "CarryReport", "CorruptStoreError", "DiskFullError",
+    "Elsewhere", "FieldTooLargeError", "ForeignDatabaseError", "HostError", "NoStoreError",
+    "StoreGoneError",
     "InvalidEntryError", "InvalidInputError", "JournalEntry", "JournalFieldCollapse",
     "NotAStoreError", "NotFoundError", "PendingResult", "ReadOnlyStoreError", "ReadResult",
     "RecallError", "SchemaTooNewError", "Scope", "Store", "StoreError", "WorkspaceError",
@@ -64,17 +68,22 @@ if TYPE_CHECKING:
     from .cursors import Cursor, CursorMove, UnreadEntry, UnreadResult
     from .errors import (
         BusyError,
+        CorruptStoreError,
+        DiskFullError,
+        FieldTooLargeError,
         ForeignDatabaseError,
         HostError,
         InvalidEntryError,
         InvalidInputError,
         JournalFieldCollapse,
+        NoStoreError,
         NotAStoreError,
         NotFoundError,
         ReadOnlyStoreError,
         RecallError,
         SchemaTooNewError,
         StoreError,
+        StoreGoneError,
         UnknownEntryError,
         WorkspaceError,
     )

@@ -13,11 +13,15 @@ import apsw
 from . import migrations
 from .errors import (
     BusyError,
+    CorruptStoreError,
+    DiskFullError,
     ForeignDatabaseError,
+    NoStoreError,
     NotAStoreError,
     ReadOnlyStoreError,
     SchemaTooNewError,
     StoreError,
+    StoreGoneError,
 )
 from .migrations import SCHEMA_VERSION
 
@@ -30,6 +34,9 @@ if TYPE_CHECKING:
 # SQLite file, synapt's own index/recall.db included.
 APPLICATION_ID = 0x52435351
 BUSY_TIMEOUT_MS = 10_000
+# A 0-byte file older than this is a store that lost its content (a sync tool, a bad copy),
+# not one another process is creating right now: it is refused, never silently recreated.
+EMPTY_FILE_GRACE_S = 10.0
 
 
 def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
@@ -40,13 +47,55 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
 
 def _private_file(path: Path) -> None:
     """Create the database file 0600 before SQLite does, so it (and the -wal/-shm files
-    SQLite derives from its mode) is never readable by other users."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    SQLite derives from its mode) is never readable by other users; missing directories
+    are created 0700. Nothing is created through a dangling symlink (SQLite would create
+    its target with the umask's mode, wherever it points)."""
+    if os.path.islink(path) and not os.path.exists(path):
+        raise StoreError(f"{path} is a dangling symlink; refusing to create a store through it")
+    if not path.parent.is_dir():
+        from .workspace import ensure_private_dir
+
+        ensure_private_dir(path.parent)
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
         return
+    except OSError as exc:
+        raise StoreError(f"cannot create {path}: {exc.strerror or exc}") from None
     os.close(fd)
+
+
+def _refuse_emptied(path: Path) -> None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if st.st_size or _wal_size(path):
+        return
+    import time
+
+    if time.time() - st.st_mtime > EMPTY_FILE_GRACE_S:
+        raise CorruptStoreError(
+            f"{path} is empty (0 bytes): a store that lost its content? It is not recreated "
+            "silently; restore it from a backup, or delete it to start a new store")
+
+
+def _wal_size(path: Path) -> int:
+    try:
+        return os.stat(f"{path}-wal").st_size
+    except OSError:
+        return 0
+
+
+def harden(conn: apsw.Connection) -> None:
+    """SQLite's hardening for files that other tools (a shell, a cloned repository) may
+    have written: no schema corruption through writable_schema or shadow tables, no
+    functions with side effects reachable from triggers and views, no double-quoted
+    string literals (a typo'd column name is an error, not a string)."""
+    conn.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
+    conn.config(apsw.SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+    conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
+    conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
 
 
 def translate(exc: apsw.Error, path: Path) -> StoreError:
@@ -57,9 +106,26 @@ def translate(exc: apsw.Error, path: Path) -> StoreError:
         return ReadOnlyStoreError(f"{path} is read-only: {exc}")
     if isinstance(exc, apsw.BusyError):
         return BusyError(f"{path} stayed locked by another writer past {BUSY_TIMEOUT_MS} ms")
+    if isinstance(exc, apsw.FullError):
+        return DiskFullError(f"{path}: the disk is full; nothing of this write was kept")
+    if isinstance(exc, apsw.CorruptError):
+        return CorruptStoreError(f"{path} is damaged ({exc}); run `recall-sqlite doctor`")
     if isinstance(exc, apsw.CantOpenError):
         return StoreError(f"cannot open {path}: {exc}")
+    if isinstance(exc, apsw.IOError):
+        return StoreError(f"{path}: I/O error ({exc})")
     return StoreError(f"{path}: {exc}")
+
+
+def translate_any(exc: BaseException, path: Path) -> BaseException:
+    """translate() for apsw errors; decoding failures of a damaged file's text become a
+    CorruptStoreError too (SQLite hands back what the page holds)."""
+    if isinstance(exc, apsw.Error):
+        return translate(exc, path)
+    if isinstance(exc, (UnicodeDecodeError, ValueError)):
+        return CorruptStoreError(f"{path}: a stored value cannot be decoded ({exc}); "
+                                 "run `recall-sqlite doctor`")
+    return exc
 
 
 class Database:
@@ -71,24 +137,28 @@ class Database:
         self.read_only = read_only
         # Public so the journal's hot read path can hold it without a context manager.
         self.lock = RLock()
+        self.immutable = False
         self.conn = self._connect()
+        # Which file this connection writes: a write first checks the path still names it.
+        self._identity = _file_identity(path)
 
     # -- opening --------------------------------------------------------------------
 
     def _connect(self) -> apsw.Connection:
         path = self.path
         if self.read_only:
-            if not path.exists():
-                raise StoreError(f"{path} does not exist (cannot open read-only)")
-            flags = apsw.SQLITE_OPEN_READONLY
+            if not path.is_file():
+                raise NoStoreError(f"{path} does not exist (no store yet; nothing was created)")
         else:
             if path.exists() and not os.access(path, os.W_OK):
-                raise ReadOnlyStoreError(f"{path} is not writable; open it with read_only=True")
+                raise ReadOnlyStoreError(f"{path} is not writable; open it read-only "
+                                         "(read_only=True, or --read-only)")
+            _refuse_emptied(path)
             _private_file(path)
-            flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         try:
-            conn = apsw.Connection(str(path), flags=flags)
+            conn = self._open(path)
             conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            harden(conn)
             self._check_identity(conn)
             if not self.read_only:
                 # WAL lets readers run beside the single writer (hooks, an MCP server and
@@ -103,7 +173,7 @@ class Database:
             if not self.read_only:
                 self._apply_schema(conn)
             elif (version := self._user_version(conn)) == 0:
-                raise StoreError(f"{path} has no recall-sqlite schema yet (opened read-only)")
+                raise NoStoreError(f"{path} has no recall-sqlite schema yet (opened read-only)")
             elif version < SCHEMA_VERSION:
                 raise StoreError(
                     f"{path} has schema version {version} and needs migrating to "
@@ -111,6 +181,29 @@ class Database:
         except apsw.Error as exc:
             raise translate(exc, path) from None
         return conn
+
+    def _open(self, path: Path) -> apsw.Connection:
+        if not self.read_only:
+            return apsw.Connection(str(path),
+                                   flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            conn.execute("PRAGMA application_id").fetchall()
+            return conn
+        except (apsw.CantOpenError, apsw.ReadOnlyError):
+            # A WAL store on read-only media (or in a directory we may not write): SQLite
+            # cannot create the -shm file. Without a WAL holding commits the main file is
+            # the whole store, and immutable=1 reads it without any lock or -shm.
+            conn.close()
+        if _wal_size(path):
+            raise ReadOnlyStoreError(
+                f"{path} lies where it cannot be written and its -wal file still holds "
+                "commits: open it once where it is writable to checkpoint it")
+        from urllib.parse import quote
+
+        self.immutable = True
+        return apsw.Connection(f"file:{quote(str(path))}?immutable=1",
+                               flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
 
     @staticmethod
     def _user_version(conn: apsw.Connection) -> int:
@@ -138,24 +231,34 @@ class Database:
 
     def _apply_schema(self, conn: apsw.Connection) -> None:
         """A new file gets the latest schema whole; an older one runs each missing step in
-        its own transaction (see migrations/)."""
-        while (version := self._user_version(conn)) < SCHEMA_VERSION:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                # Re-read under the write lock: another process may have just done it.
-                version = self._user_version(conn)
-                if version == 0:
-                    conn.execute(migrations.schema_sql())
-                    conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                    version = SCHEMA_VERSION
-                elif version < SCHEMA_VERSION:
-                    version += 1
-                    migrations.migrate_to(conn, version)
-                conn.execute(f"PRAGMA user_version={version}")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        its own transaction (see migrations/), with foreign keys off as SQLite's table
+        rebuild procedure requires (a step checks them itself before it commits)."""
+        if self._user_version(conn) >= SCHEMA_VERSION:
+            return
+        conn.execute("PRAGMA foreign_keys=OFF")
+        try:
+            while (version := self._user_version(conn)) < SCHEMA_VERSION:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    # Re-read under the write lock: another process may have just done it.
+                    version = self._user_version(conn)
+                    if version == 0:
+                        conn.execute(migrations.schema_sql())
+                        conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                        version = SCHEMA_VERSION
+                    elif version < SCHEMA_VERSION:
+                        version += 1
+                        migrations.migrate_to(conn, version)
+                    conn.execute(f"PRAGMA user_version={version}")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    # SQLite may have rolled back already (a full disk does): the error
+                    # that matters is the first one, not "no transaction is active".
+                    with contextlib.suppress(apsw.Error):
+                        conn.execute("ROLLBACK")
+                    raise
+        finally:
+            conn.execute("PRAGMA foreign_keys=ON")
 
     # -- transactions ---------------------------------------------------------------
 
@@ -191,6 +294,7 @@ class Database:
             raise ReadOnlyStoreError(f"{self.path} is open read-only")
         with self.lock:
             conn = self.conn
+            self.check_same_file()
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except apsw.Error as exc:
@@ -210,6 +314,15 @@ class Database:
                     conn.execute("ROLLBACK")
                 raise translate(exc, self.path) from None
 
+    def check_same_file(self) -> None:
+        """Refuse to write when the path no longer names the file this connection has open
+        (deleted by `git clean`, replaced by a restore): SQLite would acknowledge every
+        write into an unlinked file that nobody will read again."""
+        if _file_identity(self.path) != self._identity:
+            raise StoreGoneError(
+                f"{self.path} was deleted or replaced while this process had it open; "
+                "nothing was written: open the store again")
+
     def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         """One statement, no explicit transaction."""
         with self.lock:
@@ -221,3 +334,11 @@ class Database:
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 
 class RecallError(Exception):
-    """Base of every error this package raises on purpose."""
+    """Base of every error this package raises on purpose.
+
+    `exit_code` is what the CLI exits with: 1 for a failure at run time (a busy, corrupt,
+    full or missing store), 2 for a mistake in what the caller asked (see the subclasses
+    that set it)."""
+
+    exit_code = 1
 
 
 # --- identity -------------------------------------------------------------
@@ -13,6 +19,8 @@ class RecallError(Exception):
 
 class WorkspaceError(RecallError):
     """A workspace could not be resolved (bad override, $HOME or / as root, ...)."""
+
+    exit_code = 2
 
 
 # --- the database file ----------------------------------------------------
@@ -42,15 +50,39 @@ class BusyError(StoreError):
     """Another process held the write lock for longer than the busy timeout."""
 
 
+class CorruptStoreError(StoreError):
+    """SQLite found the file damaged (run `recall-sqlite doctor`)."""
+
+
+class DiskFullError(StoreError):
+    """The disk (or a quota) is full: nothing of the failed write was kept."""
+
+
+class StoreGoneError(StoreError):
+    """The database file was deleted or replaced while this process had it open: a write
+    would go to a file nobody will ever read again, so it is refused."""
+
+
+class NoStoreError(StoreError):
+    """A read found no store (or no workspace id) yet: nothing was created."""
+
+
 # --- input ----------------------------------------------------------------
 
 
 class InvalidInputError(RecallError, ValueError):
     """Caller-supplied data was rejected; nothing was written."""
 
+    exit_code = 2
+
 
 class InvalidEntryError(InvalidInputError):
     """A journal entry has a wrong field type, a bad timestamp, or forbidden text."""
+
+
+class FieldTooLargeError(InvalidEntryError):
+    """A text field (or a list field, all items together) is larger than the store's limit
+    (default 1 MiB; `RECALL_SQLITE_MAX_FIELD_BYTES`)."""
 
 
 class JournalFieldCollapse(InvalidEntryError):
@@ -64,6 +96,8 @@ class UsageError(InvalidInputError):
 
 class NotFoundError(RecallError, LookupError):
     """A referenced entry, summary or other object does not exist in this workspace."""
+
+    exit_code = 2
 
 
 class UnknownEntryError(InvalidInputError, NotFoundError):

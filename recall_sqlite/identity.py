@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from ._record import Frozen
 from .db import Database, scalar
-from .errors import StoreError
 from .timestamps import now_us, parse_timestamp, utc_now_iso
 
 TYPE_CHECKING = False
@@ -78,9 +77,11 @@ def register(db: Database, s: Sighting) -> Registered:
             and parse_timestamp(rows[0][3]) > stale_before):
         return Registered(int(rows[0][0]), int(rows[0][1]), others)
     if db.read_only:
-        if known:
-            return Registered(int(rows[0][0]), int(rows[0][1]), others)
-        raise StoreError(f"{db.path} does not know this workspace/worktree yet (opened read-only)")
+        # A read never writes: an unknown workspace or worktree has no entries yet, and the
+        # key 0 (never handed out by INTEGER PRIMARY KEY) matches none.
+        ws_pk = int(rows[0][0]) if rows else 0
+        wt_pk = int(rows[0][1]) if known else 0
+        return Registered(ws_pk, wt_pk, others)
     now = utc_now_iso()
     with db.write() as conn:
         conn.execute(

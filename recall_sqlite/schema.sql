@@ -1,4 +1,4 @@
--- recall-sqlite schema, version 3. The single source of truth for the store's shape.
+-- recall-sqlite schema, version 4. The single source of truth for the store's shape.
 --
 -- Rules this file keeps:
 --  * every canonical table is STRICT and uses only INTEGER/TEXT/BLOB/REAL, so a stock
@@ -59,19 +59,23 @@ CREATE TABLE journal_entries (
     timestamp      TEXT NOT NULL,              -- the original text, kept verbatim
     ts_us          INTEGER NOT NULL,           -- the same instant, epoch microseconds UTC
     focus          TEXT NOT NULL DEFAULT '',
-    done           TEXT NOT NULL DEFAULT '[]', -- JSON lists of strings
-    decisions      TEXT NOT NULL DEFAULT '[]',
-    next_steps     TEXT NOT NULL DEFAULT '[]',
-    files_modified TEXT NOT NULL DEFAULT '[]',
-    git_log        TEXT NOT NULL DEFAULT '[]',
+    -- JSON lists of strings: arrays here (json_type refuses malformed JSON with an error,
+    -- so no json_valid: each list is parsed once per check), their items checked by
+    -- journal_entries_check_lists (a CHECK cannot look inside an array).
+    done           TEXT NOT NULL DEFAULT '[]' CHECK (json_type(done) = 'array'),
+    decisions      TEXT NOT NULL DEFAULT '[]' CHECK (json_type(decisions) = 'array'),
+    next_steps     TEXT NOT NULL DEFAULT '[]' CHECK (json_type(next_steps) = 'array'),
+    files_modified TEXT NOT NULL DEFAULT '[]' CHECK (json_type(files_modified) = 'array'),
+    git_log        TEXT NOT NULL DEFAULT '[]' CHECK (json_type(git_log) = 'array'),
     auto           INTEGER NOT NULL DEFAULT 0 CHECK (auto IN (0, 1)),
     enriched       INTEGER NOT NULL DEFAULT 0 CHECK (enriched IN (0, 1)),
     repair         INTEGER NOT NULL DEFAULT 0 CHECK (repair IN (0, 1)),
     griptree       TEXT NOT NULL DEFAULT '',
     agent_id       TEXT NOT NULL DEFAULT '',
-    extra          TEXT,                       -- JSON object of unknown legacy fields, never dropped
+    extra          TEXT CHECK (extra IS NULL OR json_type(extra) = 'object'),
+                                               -- JSON object of unknown legacy fields, never dropped
     stored_us      INTEGER NOT NULL,           -- when this row was written (epoch us)
-    -- derived at write time from the fields above (see journal.py):
+    -- derived at write time from the fields above (see journal/codec.py):
     rich           INTEGER NOT NULL DEFAULT 0, -- how many of focus/done/decisions/next_steps are non-empty
     meaningful     INTEGER NOT NULL DEFAULT 0 CHECK (meaningful IN (0, 1)),
     -- maintained by the triggers below:
@@ -117,7 +121,7 @@ CREATE TABLE journal_counts_ws (
 -- they would match `head_ws = 1` and turn each insert into a walk of every head in the
 -- workspace (quadratic imports); the session index is the right one.
 --
--- A bulk insert (recall_sqlite/journal_bulk.py) replays this trigger for a whole batch at
+-- A bulk insert (recall_sqlite/journal/bulk.py) replays this trigger for a whole batch at
 -- once: while a `journal_bulk` row names the workspace, the trigger stands aside. That row
 -- exists only inside the bulk writer's own transaction, so no other connection (and no
 -- sqlite3 shell) ever sees it and every other insert keeps the rule right.
@@ -188,8 +192,28 @@ BEGIN
        SET heads = heads + excluded.heads, meaningful = meaningful + excluded.meaningful;
 END;
 
--- Entries are append-only history: the store never edits or deletes them, and refuses
--- an edit of the fields that identity and ordering are derived from.
+-- The items of the list columns are strings. Entries are immutable (below), so checking
+-- inserts is enough (a malformed list fails here with "malformed JSON").
+CREATE TRIGGER journal_entries_check_lists BEFORE INSERT ON journal_entries
+BEGIN
+    SELECT RAISE(ABORT, 'journal_entries: done, decisions, next_steps, files_modified and git_log must be JSON arrays of strings')
+     WHERE EXISTS (SELECT 1 FROM json_each(NEW.done) WHERE type <> 'text')
+        OR EXISTS (SELECT 1 FROM json_each(NEW.decisions) WHERE type <> 'text')
+        OR EXISTS (SELECT 1 FROM json_each(NEW.next_steps) WHERE type <> 'text')
+        OR EXISTS (SELECT 1 FROM json_each(NEW.files_modified) WHERE type <> 'text')
+        OR EXISTS (SELECT 1 FROM json_each(NEW.git_log) WHERE type <> 'text');
+END;
+
+-- Entry ids that were forgotten (`recall-sqlite journal forget`, or a DELETE from a shell):
+-- an import or a replica must not bring them back. Only the id: no byte of the text.
+CREATE TABLE journal_tombstones (
+    id            BLOB PRIMARY KEY CHECK (length(id) = 16),
+    workspace_id  INTEGER NOT NULL,
+    forgotten_at  TEXT NOT NULL                -- ISO-8601 UTC
+) STRICT, WITHOUT ROWID;
+
+-- Entries are history: the store never edits them (forget deletes a version whole), and
+-- refuses an edit of the fields that identity and ordering are derived from.
 CREATE TRIGGER journal_entries_immutable BEFORE UPDATE OF
     id, workspace_id, worktree_id, session_id, branch, timestamp, ts_us, focus, done,
     decisions, next_steps, files_modified, git_log, auto, enriched, repair, griptree,
@@ -494,7 +518,9 @@ CREATE INDEX entry_provenance_by_entry ON entry_provenance (entry_seq);
 
 -- Lines that could not be imported: raw bytes and the reason, never dropped. `reason` is a
 -- stable code (blank, invalid-utf8, truncated, invalid-json, not-an-object,
--- missing-timestamp, bad-timestamp, wrong-type, bad-text, invalid-entry, too-long),
+-- missing-timestamp, bad-timestamp, wrong-type, bad-text, invalid-entry, too-long, and
+-- forgotten: the line's entry was forgotten, `raw` is empty and `offset` -1 when that
+-- happened after its import),
 -- `detail` the readable message. A rowid table so an enormous line can be streamed in
 -- with incremental blob I/O; `raw_length` is the line's full length and `raw` holds all
 -- of it up to 256 MiB (beyond that, the source file at `offset` keeps the rest).
@@ -517,7 +543,7 @@ CREATE TABLE quarantine (
 -- Full-text search of entries and summaries (FTS5, in every SQLite this package ships and
 -- in the stock sqlite3 3.40 shell). Both indexes are external-content: they hold only the
 -- inverted index, never a second copy of the text, so the file grows by the index alone.
--- Triggers keep them right for every writer: row-by-row inserts, journal_bulk.py (which
+-- Triggers keep them right for every writer: row-by-row inserts, journal/bulk.py (which
 -- stands aside only from the head trigger), imports and the shell.
 
 -- What the entry index tokenizes: the JSON lists decoded into their items, one per line,
@@ -597,6 +623,60 @@ WHEN OLD.text IS NOT NEW.text
 BEGIN
     INSERT INTO summaries_fts (summaries_fts, rowid, text) VALUES ('delete', OLD.id, OLD.text);
     INSERT INTO summaries_fts (rowid, text) VALUES (NEW.id, NEW.text);
+END;
+
+-- ===========================================================================
+-- forgetting
+-- ===========================================================================
+
+-- Removing an entry version (forget, or a DELETE at the sqlite3 prompt) keeps every derived
+-- table right, exactly as recall_sqlite/derived.py defines it: the counts lose the head
+-- that went, the best remaining version of its session becomes the head (the UPDATE fires
+-- the count and vector triggers above), the session's sid_order moves to its first
+-- remaining version, summary links go, the lines it was imported from stay accounted for
+-- (as quarantined 'forgotten', with no bytes kept) and its id is tombstoned.
+CREATE TRIGGER journal_entries_after_delete AFTER DELETE ON journal_entries
+BEGIN
+    UPDATE journal_counts_ws SET heads = heads - 1, meaningful = meaningful - OLD.meaningful
+     WHERE OLD.head_ws = 1 AND workspace_id = OLD.workspace_id AND branch = OLD.branch;
+    UPDATE journal_counts_wt SET heads = heads - 1, meaningful = meaningful - OLD.meaningful
+     WHERE OLD.head_wt = 1 AND workspace_id = OLD.workspace_id
+       AND worktree_id = OLD.worktree_id AND branch = OLD.branch;
+    UPDATE journal_entries SET head_ws = 1
+     WHERE OLD.head_ws = 1 AND OLD.session_id <> ''
+       AND seq = (SELECT seq FROM journal_entries
+                   WHERE workspace_id = OLD.workspace_id AND session_id = OLD.session_id
+                   ORDER BY auto, ts_us DESC, rich DESC, seq LIMIT 1);
+    UPDATE journal_entries SET head_wt = 1
+     WHERE OLD.head_wt = 1 AND OLD.session_id <> ''
+       AND seq = (SELECT seq FROM journal_entries
+                   WHERE workspace_id = OLD.workspace_id AND session_id = OLD.session_id
+                     AND worktree_id = OLD.worktree_id
+                   ORDER BY auto, ts_us DESC, rich DESC, seq LIMIT 1);
+    UPDATE journal_entries
+       SET sid_order = (SELECT min(seq) FROM journal_entries
+                         WHERE workspace_id = OLD.workspace_id AND session_id = OLD.session_id)
+     WHERE OLD.session_id <> '' AND OLD.sid_order = OLD.seq
+       AND workspace_id = OLD.workspace_id AND session_id = OLD.session_id;
+    DELETE FROM summary_sources WHERE entry_seq = OLD.seq;
+    UPDATE import_sources
+       SET imported = imported - (SELECT count(*) FROM entry_provenance p
+                                   WHERE p.source_id = import_sources.id
+                                     AND p.entry_seq = OLD.seq AND p.status = 'imported'),
+           duplicates = duplicates - (SELECT count(*) FROM entry_provenance p
+                                       WHERE p.source_id = import_sources.id
+                                         AND p.entry_seq = OLD.seq AND p.status = 'duplicate'),
+           quarantined = quarantined + (SELECT count(*) FROM entry_provenance p
+                                         WHERE p.source_id = import_sources.id
+                                           AND p.entry_seq = OLD.seq)
+     WHERE id IN (SELECT source_id FROM entry_provenance WHERE entry_seq = OLD.seq);
+    INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason, detail)
+    SELECT source_id, line, -1, x'', 0, 'forgotten', 'the entry of this line was forgotten; no byte of it is kept'
+      FROM entry_provenance WHERE entry_seq = OLD.seq;
+    DELETE FROM entry_provenance WHERE entry_seq = OLD.seq;
+    INSERT INTO journal_tombstones (id, workspace_id, forgotten_at)
+    VALUES (OLD.id, OLD.workspace_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    ON CONFLICT (id) DO NOTHING;
 END;
 
 -- ===========================================================================

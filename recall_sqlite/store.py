@@ -11,7 +11,7 @@ from . import workspace as ws
 from ._record import Frozen
 from .context import StoreContext
 from .db import Database
-from .errors import WorkspaceError
+from .errors import NoStoreError, RecallError, StoreError, WorkspaceError
 from .journal.family import Journal
 
 TYPE_CHECKING = False
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .cursors import Cursors
+    from .doctor import DoctorReport
     from .legacy import Legacy
     from .summaries import Summaries
     from .vectors.family import Vectors
@@ -106,6 +107,12 @@ class Store:
         family: Legacy = self._family("legacy", lambda ctx: Legacy(ctx, self.workspace.root))
         return family
 
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """Check the store (see doctor.py); with `repair`, rebuild what is derived first."""
+        from .doctor import doctor
+
+        return doctor(self, repair=repair)
+
     def close(self) -> None:
         self._ctx.db.close()
 
@@ -133,17 +140,49 @@ def open_store(
     read_only: bool = False,
 ) -> Store:
     """Open the store of the workspace that contains `cwd` (default: the current
-    directory). Any directory of the workspace gives the same store and workspace id."""
+    directory). Any directory of the workspace gives the same store and workspace id.
+
+    `read_only=True` never creates or writes anything (no workspace id is minted, no
+    directory or file made, no registration row written, so it never waits on the write
+    lock) and works on read-only media; a workspace without a store raises NoStoreError.
+    A worktree the store has not seen yet reads as empty."""
+    for name, value in (("cwd", cwd), ("db_path", db_path), ("root", root)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise WorkspaceError(f"{name} must be a path, got {type(value).__name__}")
+    if not isinstance(read_only, bool):
+        raise WorkspaceError("read_only must be true or false")
+    try:
+        return _open_store(cwd, db_path, root, read_only)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, RecallError):
+            raise
+        # A path that is too long, not valid UTF-8 (SQLite keeps text as UTF-8) or
+        # otherwise unusable: one typed error, never a traceback.
+        raise WorkspaceError(f"cannot use this workspace or database path: {exc}") from None
+
+
+def _open_store(cwd: str | os.PathLike[str] | None, db_path: str | os.PathLike[str] | None,
+                root: str | os.PathLike[str] | None, read_only: bool) -> Store:
     resolved = ws.resolve(cwd, root=root)
+    for text in (str(resolved.root), resolved.worktree, str(resolved.worktree_root)):
+        text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for undecodable bytes
+    explicit = db_path is not None or bool(os.environ.get(DB_ENV))
     path = resolve_db_path(resolved.root, db_path)
-    if read_only:
-        uuid = ws.read_workspace_id(resolved.root)
+    warnings = list(resolved.warnings)
+    if not explicit:
+        ws.check_data_dir(resolved.root, trusted=resolved.resolved_by == "SYNAPT_RECALL_ROOT")
+    uuid = ws.read_workspace_id(resolved.root)
+    if uuid is None:
+        uuid = _recover_id(path, resolved.root, warnings, restore=not read_only)
+    if uuid is None and read_only:
+        raise NoStoreError(f"no store yet for {resolved.root} (nothing was created)")
+    if not read_only:
         if uuid is None:
-            raise WorkspaceError(f"{resolved.root} has no workspace id yet (opened read-only)")
-    else:
-        uuid = ws.ensure_workspace_id(resolved.root)
-        if db_path is None and not os.environ.get(DB_ENV):
+            uuid = ws.ensure_workspace_id(resolved.root)
+        if not explicit:
             ws.ensure_private_dir(path.parent)
+            ws.ensure_gitignore(resolved.root)
+    assert uuid is not None
     db = Database(path, read_only=read_only)
     try:
         reg = identity.register(db, identity.Sighting(
@@ -152,9 +191,10 @@ def open_store(
     except BaseException:
         db.close()
         raise
-    warnings = [
-        f"workspace id {uuid} is also recorded at {other}, which still carries it: "
-        "a copied workspace? its history is kept apart only by worktree"
+    warnings += [
+        f"workspace id {uuid} is also recorded at {other}, which still carries it: a copied "
+        "workspace; both copies read and write one merged history (move the copy's "
+        ".synapt/recall/workspace.json aside to give it its own id)"
         for other in reg.other_roots if _carries_id(Path(other), uuid)
     ]
     ctx = StoreContext(db, reg.workspace_pk, uuid, reg.worktree_pk, resolved.worktree,
@@ -163,9 +203,42 @@ def open_store(
         id=uuid, root=resolved.root, resolved_by=resolved.resolved_by, weak=resolved.weak,
         worktree=resolved.worktree, worktree_name=resolved.worktree_name,
         worktree_root=resolved.worktree_root, branch=resolved.branch, db_path=path,
-        warnings=tuple(resolved.warnings) + tuple(warnings),
+        warnings=tuple(warnings),
     )
     return Store(ctx, info)
+
+
+def _recover_id(path: Path, root: Path, warnings: list[str], *, restore: bool) -> str | None:
+    """The id the database already records for this root, when workspace.json is gone:
+    minting a new one would hide the whole history. Restored into the workspace (a write
+    open) with a warning."""
+    if not path.is_file():
+        return None
+    try:
+        probe = Database(path, read_only=True)
+    except StoreError:
+        return None
+    try:
+        rows = probe.query(
+            "SELECT w.uuid FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
+            " WHERE r.root = ? ORDER BY r.last_seen DESC", (str(root),))
+    finally:
+        probe.close()
+    if not rows:
+        return None
+    uuid = str(rows[0][0])
+    target = root
+    if restore:
+        ws.restore_workspace_id(target, uuid)
+        warnings.append(f"{target}/.synapt/recall/workspace.json was missing; restored the"
+                        f" id {uuid} the database records for this root")
+    else:
+        warnings.append(f"{target}/.synapt/recall/workspace.json is missing; using the id"
+                        f" {uuid} the database records for this root (not restored: read-only)")
+    if len(rows) > 1:
+        warnings.append(f"the database records {len(rows)} workspace ids for this root; "
+                        "used the most recently seen")
+    return uuid
 
 
 def _carries_id(root: Path, uuid: str) -> bool:

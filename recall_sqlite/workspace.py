@@ -32,11 +32,14 @@ __all__ = [
     "linked_admin",
     "default_db_path",
     "ensure_private_dir",
+    "check_data_dir",
+    "ensure_gitignore",
     "ensure_workspace_id",
     "read_branch",
     "read_workspace_id",
     "resolve",
     "worktree_key",
+    "restore_workspace_id",
 ]
 
 RESOLVED_BY: Final = (
@@ -660,6 +663,58 @@ def ensure_private_dir(path: Path) -> None:
             os.chmod(directory, 0o700)
         except OSError as exc:
             raise WorkspaceError(f"cannot make {directory} private: {exc}") from exc
+
+
+def check_data_dir(root: Path, *, trusted: bool = False) -> None:
+    """Refuse a `.synapt`, `.synapt/recall` or store file that is a symlink leading out of
+    the workspace: a repository can carry one (into another user's world-writable
+    directory, or into /etc for a root process), and entries would be written and read
+    there. `trusted`: the root was set explicitly (SYNAPT_RECALL_ROOT), like `--db`."""
+    if trusted:
+        return
+    try:
+        real_root = os.path.realpath(root)
+    except (OSError, ValueError):
+        return
+    for path in (root / ".synapt", data_dir(root), default_db_path(root)):
+        if not os.path.islink(path):
+            continue
+        target = os.path.realpath(path)
+        if target != real_root and not target.startswith(real_root + os.sep):
+            raise WorkspaceError(
+                f"{path} is a symlink to {target}, outside the workspace; refusing to keep "
+                "memory there (set SYNAPT_RECALL_ROOT or --db to choose a place explicitly)")
+
+
+_GITIGNORE = "# recall-sqlite: session memory can hold secrets; never commit it\n*\n"
+
+
+def ensure_gitignore(root: Path) -> None:
+    """`.synapt/.gitignore` ignoring everything, so `git add -A` does not publish the store."""
+    target = Path(root) / ".synapt" / ".gitignore"
+    if os.path.lexists(target) or not target.parent.is_dir():
+        return
+    with contextlib.suppress(OSError):
+        _write_private(target, _GITIGNORE.encode(), exclusive=True)
+
+
+def restore_workspace_id(root: Path, uuid: str) -> None:
+    """Write back a workspace id the database recorded for this root (workspace.json was
+    deleted). Atomic like a mint; a file that appeared meanwhile wins."""
+    path = _workspace_file(root)
+    ensure_private_dir(path.parent)
+    payload = (json.dumps({"workspace_id": uuid, "restored_at": datetime.now(
+        timezone.utc).isoformat(timespec="microseconds")}, indent=2) + "\n").encode()
+    tmp = path.parent / f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
+    try:
+        _write_private(tmp, payload, exclusive=True)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot restore {path}: {exc}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _workspace_file(root: Path) -> Path:

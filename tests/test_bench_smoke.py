@@ -24,7 +24,8 @@ def test_every_suite_runs_at_tiny_sizes(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr[-3000:]
     report = json.loads(out.read_text())
     suites = {r["suite"] for r in report["rows"]}
-    assert suites == {"journal", "summaries+cursors", "vectors", "legacy", "synapt", "search"}
+    assert suites == {"journal", "summaries+cursors", "vectors", "legacy", "synapt", "search",
+                      "integrity"}
     for r in report["rows"]:
         if r.get("unit") == "info":  # descriptive rows (e.g. the BLAS kernel), not measurements
             continue

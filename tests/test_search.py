@@ -135,7 +135,7 @@ def test_json_escapes_inside_items_do_not_glue_words(store: Store) -> None:
 
 
 def test_delete_removes_the_hit(store: Store) -> None:
-    # forget does not exist yet: a plain DELETE is what it will run (re-test with forget)
+    """A DELETE at the sqlite3 prompt keeps the index right (forget runs the same DELETE)."""
     keep = store.journal.append(entry(session_id="a", focus="gateway kept"))
     gone = store.journal.append(entry("2026-01-02T00:00:00Z", session_id="b",
                                       focus="gateway forgotten"))
@@ -145,6 +145,24 @@ def test_delete_removes_the_hit(store: Store) -> None:
         assert check_index(conn).ok
     assert [e.id for e in store.journal.search("gateway").entries] == [keep.id]
     assert store.journal.search("forgotten").total == 0
+
+
+def test_forget_removes_the_hit_and_promotes_the_next_version(store: Store) -> None:
+    store.journal.append(entry(session_id="a", focus="gateway stub", auto=True))
+    rich = store.journal.append(entry("2026-01-02T00:00:00Z", session_id="a",
+                                      focus="gateway secret token"))
+    other = store.journal.append(entry(session_id="b", focus="gateway other"))
+    assert store.journal.search("secret").total == 1
+    store.journal.forget(rich.id)
+    assert store.journal.search("secret").total == 0
+    got = store.journal.search("gateway")
+    assert got.total == 2 and {e.focus for e in got.entries} == {"gateway stub",
+                                                                 "gateway other"}
+    store.journal.forget(session_id="b")
+    assert [e.id for e in store.journal.search("gateway").entries] != [other.id]
+    assert store.journal.search("other").total == 0
+    with store.db.read() as conn:
+        assert check_index(conn).ok
 
 
 def test_bulk_and_import_rows_are_indexed(store: Store) -> None:

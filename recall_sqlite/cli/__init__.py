@@ -15,10 +15,11 @@ from collections.abc import Sequence
 FAMILIES: dict[str, str] = {
     "where": "where", "journal": "journal", "summary": "summaries", "cursor": "cursors",
     "vectors": "vectors", "survey": "legacy", "import": "legacy", "verify": "legacy",
-    "demo": "legacy", "worktree": "worktrees",
+    "demo": "legacy", "worktree": "worktrees", "doctor": "doctor",
 }
-# Global options that take a value (they come before the command).
+# Global options that take a value (they come before the command), and those that do not.
 _VALUED = ("--cwd", "--db")
+_FLAGS = ("--read-only",)
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -29,7 +30,7 @@ def command_of(argv: Sequence[str]) -> str | None:
             skip = False
         elif arg in _VALUED:
             skip = True
-        elif arg.startswith(tuple(f"{o}=" for o in _VALUED)):
+        elif arg.startswith(tuple(f"{o}=" for o in _VALUED)) or arg in _FLAGS:
             continue
         elif arg.startswith("-"):
             return None

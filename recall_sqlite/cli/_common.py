@@ -5,11 +5,13 @@ one place errors become exit codes."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
 import sys
 
+from ..checks import INT64_MAX
 from ..errors import RecallError, UsageError
 
 TYPE_CHECKING = False
@@ -17,13 +19,35 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-__all__ = ["UsageError", "emit", "format_entry", "describe_elsewhere", "open_from_args",
-           "nonneg_int", "positive_int", "run"]
+__all__ = ["NO_STORE", "UsageError", "clean", "emit", "format_entry", "describe_elsewhere",
+           "open_for_read", "open_from_args", "nonneg_int", "positive_int", "run"]
 
 
 def open_from_args(args: argparse.Namespace, *, read_only: bool = False) -> Any:
+    """The store for a command that writes (read_only=False, unless --read-only was given,
+    which makes the write fail with ReadOnlyStoreError instead of creating anything)."""
     from ..store import open_store
-    return open_store(args.cwd, db_path=args.db, read_only=read_only)
+    return open_store(args.cwd, db_path=args.db,
+                      read_only=read_only or getattr(args, "read_only", False))
+
+
+def open_for_read(args: argparse.Namespace) -> Any:
+    """The store for a command that only reads: never creates or writes anything and never
+    waits on the write lock. None when there is no store yet (the command says so). A store
+    that still needs its schema upgraded is opened for writing once, unless --read-only."""
+    from ..errors import NoStoreError, StoreError
+    from ..store import open_store
+    try:
+        return open_store(args.cwd, db_path=args.db, read_only=True)
+    except NoStoreError:
+        return None
+    except StoreError as exc:
+        if getattr(args, "read_only", False) or "needs migrating" not in str(exc):
+            raise
+    return open_store(args.cwd, db_path=args.db)
+
+
+NO_STORE = "No store yet (nothing was created): the first write makes one."
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -63,6 +87,11 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
+    def error(self, message: str) -> Any:  # argparse's signature says NoReturn
+        # One line, like every other error (argparse would print the whole usage first).
+        sys.stderr.write(f"{self.prog}: {clean(message)} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
 
 def json_parent() -> argparse.ArgumentParser:
     parent = Parser(add_help=False)
@@ -70,16 +99,29 @@ def json_parent() -> argparse.ArgumentParser:
     return parent
 
 
+# C0 and C1 controls (and DEL) are shown escaped: stored text may carry terminal escape
+# sequences (pasted output, a hostile import), which a terminal would execute.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_CONTROLS.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
+
+
+def clean(text: object) -> str:
+    """Text safe to print to a terminal: control characters escaped."""
+    return str(text).translate(_CONTROLS)
+
+
 def format_entry(e: dict[str, Any]) -> str:
-    head = f"## {e['timestamp']}  [{e['worktree']}"
-    head += f" @ {e['branch']}]" if e["branch"] else "]"
-    lines = [head, f"id {e['id']}" + (f"  session {e['session_id']}" if e["session_id"] else "")]
+    c = clean
+    head = f"## {c(e['timestamp'])}  [{c(e['worktree'])}"
+    head += f" @ {c(e['branch'])}]" if e["branch"] else "]"
+    lines = [head, f"id {e['id']}" + (f"  session {c(e['session_id'])}"
+                                      if e["session_id"] else "")]
     if e["focus"]:
-        lines.append(f"Focus: {e['focus']}")
+        lines.append(f"Focus: {c(e['focus'])}")
     for label, key in (("Next", "next_steps"), ("Decisions", "decisions"), ("Done", "done")):
         if e[key]:
             lines.append(f"{label}:")
-            lines.extend(f"  - {item}" for item in e[key])
+            lines.extend(f"  - {c(item)}" for item in e[key])
     if e["files_modified"]:
         lines.append(f"Files: {len(e['files_modified'])}")
     return "\n".join(lines)
@@ -114,6 +156,8 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be >= {minimum}")
+        if value > INT64_MAX:
+            raise argparse.ArgumentTypeError(f"must be <= {INT64_MAX}")
         return value
     return parse
 
@@ -130,6 +174,8 @@ def build_parser(families: Sequence[str]) -> argparse.ArgumentParser:
     parser.add_argument("--cwd", metavar="DIR", help="act as if run in DIR")
     parser.add_argument("--db", metavar="PATH", help="database file (default: "
                         "<workspace>/.synapt/recall/recall-sqlite.db or $RECALL_SQLITE_DB)")
+    parser.add_argument("--read-only", action="store_true",
+                        help="never create or write anything (reads only; writes fail)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     jp = json_parent()
@@ -138,16 +184,40 @@ def build_parser(families: Sequence[str]) -> argparse.ArgumentParser:
     return parser
 
 
+REPORT = "please report it, with the command line, to the recall-sqlite issue tracker"
+
+
 def run(argv: Sequence[str], families: Sequence[str]) -> int:
-    args = build_parser(families).parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = args.func
+    # Stored text may hold characters the terminal's encoding cannot show (a lone
+    # surrogate from a legacy file): print them escaped instead of failing half way.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
+        args = build_parser(families).parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.func
         return handler(args)
     except RecallError as exc:
-        sys.stderr.write(f"recall-sqlite: {exc}\n")
-        return 2
+        sys.stderr.write(f"recall-sqlite: {clean(exc)}\n")
+        return exc.exit_code
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("recall-sqlite: interrupted\n")
         return 130
+    except ModuleNotFoundError as exc:
+        if exc.name == "numpy":
+            sys.stderr.write("recall-sqlite: this command needs numpy: "
+                             "pip install 'recall-sqlite[vectors]'\n")
+            return 1
+        return _last_resort(exc)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place nothing may escape as a traceback
+        return _last_resort(exc)
+
+
+def _last_resort(exc: BaseException) -> int:
+    sys.stderr.write(f"recall-sqlite: internal error: {type(exc).__name__}: "
+                     f"{clean(exc)[:500]}; {REPORT}\n")
+    return 1

@@ -1,10 +1,19 @@
-"""`recall-sqlite journal write | read | pending`: the session journal."""
+"""`recall-sqlite journal write | read | pending | forget`: the session journal."""
 
 from __future__ import annotations
 
 import argparse
 
-from ._common import describe_elsewhere, emit, format_entry, nonneg_int, open_from_args
+from ._common import (
+    NO_STORE,
+    clean,
+    describe_elsewhere,
+    emit,
+    format_entry,
+    nonneg_int,
+    open_for_read,
+    open_from_args,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +38,11 @@ def cmd_journal_write(args: argparse.Namespace) -> int:
 
 
 def cmd_journal_read(args: argparse.Namespace) -> int:
-    with open_from_args(args) as store:
+    store = open_for_read(args)
+    if store is None:
+        emit(args, {"entries": [], "total": 0, "store": None}, NO_STORE)
+        return 0
+    with store:
         result = store.journal.read(args.n, branch=args.branch,
                                     all_worktrees=args.all_worktrees, meaningful=args.meaningful)
     data = result.to_dict()
@@ -41,14 +54,45 @@ def cmd_journal_read(args: argparse.Namespace) -> int:
 
 
 def cmd_journal_pending(args: argparse.Namespace) -> int:
-    with open_from_args(args) as store:
+    store = open_for_read(args)
+    if store is None:
+        emit(args, {"pending": [], "store": None}, NO_STORE)
+        return 0
+    with store:
         result = store.journal.pending_next_steps(all_worktrees=args.all_worktrees)
     data = result.to_dict()
-    lines = ["Pending next steps:"] + [f"  - {p}" for p in result.pending] if result.pending \
+    lines = ["Pending next steps:"] + [f"  - {clean(p)}" for p in result.pending] \
+        if result.pending \
         else ["No pending next steps."]
     if result.elsewhere.other_worktrees:
         lines.append(f"({result.elsewhere.other_worktrees} entries in other worktrees not "
                      "considered; --all-worktrees)")
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def cmd_journal_forget(args: argparse.Namespace) -> int:
+    if not args.ids and args.session is None:
+        from ..errors import UsageError
+        raise UsageError("give entry ids or --session S")
+    with open_from_args(args) as store:
+        report = store.journal.forget(args.ids, session_id=args.session)
+    data = report.to_dict()
+    lines = [f"Forgot {len(report.entries)} entry versions"
+             + (f" (sessions {', '.join(clean(s) for s in report.sessions)})"
+                if report.sessions else "") + ":"]
+    lines += [f"  {i}" for i in report.entries]
+    lines.append(f"removed {report.vectors} vectors, {report.summary_links} summary links; "
+                 f"{report.provenance} imported lines now accounted as forgotten; "
+                 f"{report.quarantine_blanked} quarantined lines emptied")
+    if report.summaries:
+        lines.append("summaries that named them (their text may repeat it; "
+                     "`recall-sqlite summary remove ID`): "
+                     + ", ".join(map(str, report.summaries)))
+    lines.append("the WAL was emptied: no byte of the text is left in the store files"
+                 if report.wal_emptied else
+                 "another process is reading: the WAL could not be emptied yet; run "
+                 "`recall-sqlite doctor` later, or forget again, to finish")
     emit(args, data, "\n".join(lines))
     return 0
 
@@ -79,3 +123,8 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_journal_pending)
     from .search import add_journal_search
     add_journal_search(jsub, jp)
+    f = jsub.add_parser("forget", parents=[jp],
+                        help="remove entry versions for good (every byte of them)")
+    f.add_argument("ids", nargs="*", metavar="ID", help="entry ids (32 hex digits)")
+    f.add_argument("--session", metavar="S", help="every version of session S")
+    f.set_defaults(func=cmd_journal_forget)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from .._record import Record
 from ..checks import require_text
-from ..errors import InvalidEntryError, JournalFieldCollapse
+from ..errors import FieldTooLargeError, InvalidEntryError, JournalFieldCollapse
 from ..timestamps import parse_timestamp
 from . import codec
 from .carry import is_collapsed
@@ -20,6 +20,32 @@ if TYPE_CHECKING:
 
 # Deeper nesting in `extra` is refused: json and every reader recurse per level.
 MAX_EXTRA_DEPTH = 64
+
+
+_limit: list[int] = []
+
+
+def _max_field_bytes() -> int:
+    """The largest text field (or list field, items together), in UTF-8 bytes: 1 MiB, or
+    RECALL_SQLITE_MAX_FIELD_BYTES (read once per process: validation is on every write).
+    Every read prints the fields it shows, so a 20 MB focus pasted by mistake would cost
+    every session start."""
+    if not _limit:
+        import os
+
+        value = os.environ.get("RECALL_SQLITE_MAX_FIELD_BYTES", "")
+        _limit.append(max(1, int(value)) if value.isdigit() else 1 << 20)
+    return _limit[0]
+
+
+def _check_size(name: str, chars: int, text: str | list[str], limit: int) -> None:
+    # Characters first: a UTF-8 character is at most 4 bytes, so short text needs no encode.
+    if chars * 4 <= limit:
+        return
+    size = len(text.encode()) if isinstance(text, str) else sum(len(t.encode()) for t in text)
+    if size > limit:
+        raise FieldTooLargeError(f"{name} is {size} bytes; the limit is {limit} bytes"
+                                 " (RECALL_SQLITE_MAX_FIELD_BYTES)")
 
 
 class JournalEntry(Record):
@@ -117,7 +143,9 @@ class JournalEntry(Record):
 
     def validate(self, *, allow_collapsed: bool = True) -> None:
         """Check types and text in place; None becomes the field's empty value."""
+        limit = _max_field_bytes()
         _check_text("timestamp", self.timestamp)
+        _check_size("timestamp", len(self.timestamp), self.timestamp, limit)
         parse_timestamp(self.timestamp)
         for name in codec.TEXT_FIELDS:
             value = getattr(self, name)
@@ -125,6 +153,7 @@ class JournalEntry(Record):
                 setattr(self, name, "")
             else:
                 _check_text(name, value)
+                _check_size(name, len(value), value, limit)
         for name in codec.LIST_FIELDS:
             value = getattr(self, name)
             if value is None:
@@ -133,8 +162,11 @@ class JournalEntry(Record):
             if not isinstance(value, (list, tuple)):
                 raise InvalidEntryError(
                     f"{name} must be a list of strings, got {type(value).__name__}")
+            chars = 0
             for item in value:
                 _check_text(f"{name} item", item)
+                chars += len(item)
+            _check_size(name, chars, list(value), limit)
             setattr(self, name, list(value))
         for name in codec.BOOL_FIELDS:
             value = getattr(self, name)
@@ -146,9 +178,10 @@ class JournalEntry(Record):
             raise InvalidEntryError("extra must be a JSON object")
         _check_nested("extra", self.extra, 0)
         try:
-            codec.canonical_json(self.extra)
-        except (TypeError, ValueError) as exc:
+            extra_json = codec.canonical_json(self.extra)
+        except (TypeError, ValueError, RecursionError) as exc:
             raise InvalidEntryError(f"extra fields are not storable as JSON: {exc}") from None
+        _check_size("extra", len(extra_json), extra_json, limit)
         if not allow_collapsed:
             for name in codec.RICH_FIELDS:
                 value = getattr(self, name)
@@ -179,10 +212,10 @@ class JournalEntry(Record):
         lists = x["lists"]
         try:
             decoded: list[list[Any]] = json.loads(f"[{','.join([r[lists] for r in rows])}]")
-        except ValueError:
+        except (ValueError, RecursionError):
             raise InvalidEntryError(
-                "a stored entry's list or extra column is not valid JSON "
-                "(edited outside recall-sqlite?)") from None
+                "a stored entry's list or extra column is not valid JSON, or nested too "
+                "deeply (edited outside recall-sqlite? run `recall-sqlite doctor`)") from None
         eid, wt, sid, br, ts = x["id"], x["worktree_id"], x["session_id"], x["branch"], \
             x["timestamp"]
         fo, au, en, rp, gt, ag = x["focus"], x["auto"], x["enriched"], x["repair"], \

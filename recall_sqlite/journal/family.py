@@ -12,7 +12,7 @@ from functools import cache
 
 import apsw
 
-from ..checks import require_int
+from ..checks import require_int, require_text
 from ..context import StoreContext
 from ..db import translate
 from ..errors import InvalidEntryError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..search import EntrySearchResult, Fusion
+    from .forget import ForgetReport
 
 ENTRY_COLUMNS = codec.select_list()
 # From this many rows on, append_many writes through journal_bulk.py (measured break-even).
@@ -105,11 +106,11 @@ class Journal:
             session_id=session_id,
             branch=self._ctx.branch if branch is None else branch,
             focus=focus,
-            done=list(done),
-            decisions=list(decisions),
-            next_steps=list(next_steps),
-            files_modified=list(files_modified),
-            git_log=list(git_log),
+            done=_list("done", done),
+            decisions=_list("decisions", decisions),
+            next_steps=_list("next_steps", next_steps),
+            files_modified=_list("files_modified", files_modified),
+            git_log=_list("git_log", git_log),
             griptree=griptree,
             agent_id=agent_id,
         )
@@ -146,6 +147,17 @@ class Journal:
         eid, content = e.encode(ctx.workspace_uuid)
         return (eid, ctx.workspace_pk, worktree_pk, now_us(), *content)
 
+    def forget(self, entry_ids: str | Iterable[str] = (), *,
+               session_id: str | None = None) -> ForgetReport:
+        """Remove entry versions (by id) or every version of a session, for real: their
+        vectors, summary links and provenance go, quarantined copies of their text are
+        emptied, derived state stays right, the ids are tombstoned (an import never brings
+        them back) and no byte of the text stays in the database file or its WAL (see
+        journal/forget.py). Raises UnknownEntryError for an id not in this workspace."""
+        from .forget import forget
+
+        return forget(self._ctx, entry_ids, session_id)
+
     # -- reading ----------------------------------------------------------------------
 
     def read(
@@ -159,8 +171,10 @@ class Journal:
         in the current worktree (or the whole workspace), optionally one branch; with how
         many match in scope and how many match outside it."""
         require_int("n", n, minimum=0, error=InvalidEntryError)
-        if branch is not None and not isinstance(branch, str):
-            raise InvalidEntryError("branch must be a string")
+        if branch is not None:
+            require_text("branch", branch, error=InvalidEntryError)
+        if not isinstance(all_worktrees, bool) or not isinstance(meaningful, bool):
+            raise InvalidEntryError("all_worktrees and meaningful must be true or false")
         # No explicit transaction: the counts are read after the rows and heads are never
         # deleted, so a concurrent append can only make `total` larger, never smaller than
         # what is shown; and a read stays two statements (this is the hot path).
@@ -363,6 +377,20 @@ def _walk_sql(all_worktrees: bool, by_branch: bool, meaningful: bool) -> str:
         where.append("meaningful = 1")
     return (f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
             " ORDER BY ts_us DESC, sid_order LIMIT ?")
+
+
+def _list(name: str, value: object) -> list[Any]:
+    """A list argument as a list; a string is refused (list("a thing") would store one item
+    per character)."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise InvalidEntryError(f"{name} must be a list of strings, not a single "
+                                f"{type(value).__name__}: wrap it in a list")
+    try:
+        items: list[Any] = list(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise InvalidEntryError(f"{name} must be a list of strings, got "
+                                f"{type(value).__name__}") from None
+    return items
 
 
 def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) -> JournalEntry:

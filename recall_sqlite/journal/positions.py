@@ -49,10 +49,14 @@ def resolve_position(conn: Any, ctx: StoreContext, value: object, *, what: str,
             )
         return seq
     position = require_int(what, value, minimum=0)
-    end = journal_end(conn)
+    # This workspace's end, not the file's: on a shared database another workspace's
+    # positions are not this one's to use, and the message must not reveal how far the
+    # journal of another workspace goes.
+    end = int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries"
+                           " WHERE workspace_id = ?", (ctx.workspace_pk,)).fetchall()[0][0])
     if position > end:
         raise InvalidInputError(
-            f"{what} {position} is beyond the end of the journal ({end}): entries still to "
-            "come would be marked read"
+            f"{what} {position} is beyond the end of this workspace's journal ({end}): "
+            "entries still to come would be marked read"
         )
     return position

@@ -324,6 +324,8 @@ class _Chunker:
         ctx, state, src = self.ctx, self.state, self.src
         uuid, ws_pk, wt_pk = ctx.workspace_uuid, ctx.workspace_pk, src.worktree_id
         cache = state.raw
+        forgotten = {bytes(r[0]) for r in ctx.db.query(
+            "SELECT id FROM journal_tombstones WHERE workspace_id = ?", (ws_pk,))}
         reader = LineReader(fh, offset=start, hasher=hasher, max_line=self.max_line)
         line_no = src.lines
         expected = (src.size, src.lines)
@@ -355,6 +357,10 @@ class _Chunker:
                         fates.append((line_no, None, None, seq))
                     else:
                         fate = classify(data, terminated, uuid)
+                        if not isinstance(fate, Bad) and fate.id in forgotten:
+                            # Forgotten (journal forget): accounted for, never re-imported,
+                            # and no byte of the line kept.
+                            fate, data = Bad("forgotten", "a forgotten entry; not kept"), b""
                         if isinstance(fate, Bad):
                             quarantine.append((line_no, offset, length, fate, data))
                         else:
