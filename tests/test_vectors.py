@@ -750,3 +750,24 @@ def test_cli_vectors_stats_and_search_like(tmp_path: Path,
     code, _, err = _cli(capsys, "--cwd", str(root), "vectors", "search", "--like", eids[0],
                         "--model", "nope")
     assert code == 2 and "nope" in err
+
+
+def test_vectors_stats_need_no_numpy(ws: Store, tmp_path: Path) -> None:
+    """stats are SQL: a host without numpy (or the CLI) still learns what the table holds."""
+    eids = add_entries(ws, [{"timestamp": "2026-01-01T00:00:00Z", "focus": "x"}])
+    ws.vectors.put(("entry", eids[0]), [1.0, 0.0], model=M)
+    code = textwrap.dedent(f"""
+        import sys, json, io, contextlib
+        sys.modules["numpy"] = None          # any import of numpy now fails
+        from recall_sqlite.cli import main
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main(["--cwd", {str(ws.workspace.root)!r}, "--db",
+                         {str(ws.workspace.db_path)!r}, "vectors", "stats", "--json"])
+        assert code == 0, code
+        got = json.loads(out.getvalue())
+        assert got["total"] == 1 and got["models"][0]["dim"] == 2, got
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ), timeout=120)
+    assert res.returncode == 0, res.stderr

@@ -27,8 +27,10 @@ def _model(store: Store, given: str | None) -> str:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ..vectors.stats import vector_stats  # SQL only: stats work without numpy
+
     with cli.open_from_args(args) as store:
-        stats = store.vectors.stats()
+        stats = vector_stats(store.context)
     data = stats.to_dict()
     if not stats.models:
         cli.emit(args, data, f"No vectors in workspace {stats.workspace_id}.")

@@ -2,6 +2,7 @@
 summaries, searched by exact cosine, scoped like journal reads.
 
 owner.py   Owner: what a vector belongs to (no numpy)
+stats.py   what the table holds per model (SQL only, no numpy)
 family.py  Vectors: put, get, delete, search, stats (imports numpy)
 
 `from recall_sqlite.vectors import Owner` does not load numpy; the names that need it load
@@ -13,17 +14,18 @@ from __future__ import annotations
 import importlib
 
 from .owner import KINDS, Owner, OwnerKind, OwnerLike
+from .stats import ModelStats, VectorStats, vector_stats
 
 TYPE_CHECKING = False
-_FAMILY = ("Vectors", "PutResult", "SearchScope", "Hit", "SearchResult", "ModelStats",
-           "VectorStats", "CacheInfo", "DEFAULT_CACHE_BYTES")
+_FAMILY = ("Vectors", "PutResult", "SearchScope", "Hit", "SearchResult",
+           "CacheInfo", "DEFAULT_CACHE_BYTES")
 _ERRORS = ("InvalidVectorError", "InvalidOwnerError", "UnknownOwnerError", "UnknownModelError")
 
 __all__ = [
     "DEFAULT_CACHE_BYTES", "KINDS", "CacheInfo", "Hit", "InvalidOwnerError",
     "InvalidVectorError", "ModelStats", "Owner", "OwnerKind", "OwnerLike", "PutResult",
     "SearchResult", "SearchScope", "UnknownModelError", "UnknownOwnerError", "VectorStats",
-    "Vectors",
+    "Vectors", "vector_stats",
 ]
 
 
@@ -49,10 +51,8 @@ if TYPE_CHECKING:
         DEFAULT_CACHE_BYTES,
         CacheInfo,
         Hit,
-        ModelStats,
         PutResult,
         SearchResult,
         SearchScope,
         Vectors,
-        VectorStats,
     )

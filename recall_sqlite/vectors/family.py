@@ -49,6 +49,7 @@ from ..errors import (
 )
 from ..timestamps import utc_now_iso
 from .owner import KINDS, Owner, OwnerKind, OwnerLike
+from .stats import VectorStats, vector_stats
 
 # A matrix cache larger than this is used for the search that built it and then dropped;
 # hosts with bigger workspaces raise it (100k x 384 float32 is 147 MiB).
@@ -131,37 +132,6 @@ class SearchResult:
     def to_dict(self) -> dict[str, Any]:
         return {"hits": [h.to_dict() for h in self.hits], "scope": self.scope.to_dict(),
                 "searched": self.searched, "outside": self.outside}
-
-
-@dataclass(frozen=True)
-class ModelStats:
-    model: str
-    dim: int
-    vectors: int
-    entries: int
-    summaries: int
-    hidden: int         # owners reads no longer show (older versions, superseded summaries)
-    orphans: int        # owner missing or in another workspace: never searched
-    wrong_dim: int      # rows whose dimension differs from the model's (only by bypassing triggers)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "dim": self.dim, "vectors": self.vectors,
-                "entries": self.entries, "summaries": self.summaries, "hidden": self.hidden,
-                "orphans": self.orphans, "wrong_dim": self.wrong_dim}
-
-
-@dataclass(frozen=True)
-class VectorStats:
-    workspace_id: str
-    models: list[ModelStats]
-
-    @property
-    def total(self) -> int:
-        return sum(m.vectors for m in self.models)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "total": self.total,
-                "models": [m.to_dict() for m in self.models]}
 
 
 @dataclass(frozen=True)
@@ -641,26 +611,7 @@ class Vectors:
     def stats(self) -> VectorStats:
         """Per model: dimension, vector counts by kind, hidden (older versions, superseded
         summaries), orphans and rows whose dimension disagrees with the model's."""
-        ws = self._ctx.workspace_pk
-        rows = self._ctx.db.query(
-            "SELECT m.model, m.dim,"
-            " count(v.id),"
-            " coalesce(sum(v.owner_kind = 'entry'), 0),"
-            " coalesce(sum(v.owner_kind = 'summary'), 0),"
-            " coalesce(sum(CASE WHEN v.owner_kind = 'entry'"
-            "   THEN e.seq IS NOT NULL AND e.head_ws = 0"
-            "   ELSE s.id IS NOT NULL AND s.superseded_by IS NOT NULL END), 0),"
-            " coalesce(sum(CASE WHEN v.owner_kind = 'entry' THEN e.seq IS NULL"
-            "   ELSE s.id IS NULL END), 0),"
-            " coalesce(sum(v.dim <> m.dim), 0)"
-            " FROM vector_models m"
-            " LEFT JOIN vectors v ON v.workspace_id = m.workspace_id AND v.model = m.model"
-            " LEFT JOIN journal_entries e"
-            "   ON e.seq = v.entry_seq AND e.workspace_id = v.workspace_id"
-            " LEFT JOIN summaries s ON s.id = v.summary_id AND s.workspace_id = v.workspace_id"
-            " WHERE m.workspace_id = ? GROUP BY m.model, m.dim ORDER BY m.model", (ws,))
-        return VectorStats(self._ctx.workspace_uuid,
-                           [ModelStats(str(r[0]), *(int(x) for x in r[1:])) for r in rows])
+        return vector_stats(self._ctx)
 
     # -- the cache ------------------------------------------------------------------
 
