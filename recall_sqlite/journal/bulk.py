@@ -67,133 +67,158 @@ def bulk_insert(conn: Any, rows: Sequence[Sequence[Any]], *,
         return {}
     if getattr(conn, "in_transaction", True) is False:
         raise StoreError("bulk_insert must run inside a write transaction")
-    ix = _IX
-    i_id, i_ws, i_wt, i_sid = ix["id"], ix["workspace_id"], ix["worktree_id"], ix["session_id"]
-    i_br, i_ts, i_auto, i_rich = ix["branch"], ix["ts_us"], ix["auto"], ix["rich"]
-    i_mean = ix["meaningful"]
-
+    i_ws = _IX["workspace_id"]
     with conn:  # a savepoint: any failure takes the guard rows and the rows back out
-        result = _existing(conn, [bytes(r[i_id]) for r in rows])
-        base = _next_base(conn)
-        # The rows to create, each with its seq (burnt numbers included when asked).
-        fresh: list[tuple[int, Sequence[Any]]] = []
-        counter = base
-        for r in rows:
-            rid = bytes(r[i_id])
-            if rid in result:
-                if burn_duplicates:
-                    counter += 1
-                continue
-            counter += 1
-            result[rid] = Stored(counter, True)
-            fresh.append((counter, r))
-        if not fresh:
-            if burn_duplicates:
-                _set_sequence(conn, counter)
-            return result
-        workspaces = sorted({int(r[i_ws]) for _, r in fresh})
-        conn.executemany("INSERT INTO journal_bulk (workspace_id) VALUES (?)",
-                         [(w,) for w in workspaces])
-
-        # -- what the touched sessions hold already --------------------------------------
-        sessions: dict[int, set[str]] = {}
-        for _, r in fresh:
-            if r[i_sid] != "":
-                sessions.setdefault(int(r[i_ws]), set()).add(r[i_sid])
-        first: dict[tuple[int, str], int] = {}
-        # (0, workspace, session) -> its head_ws rows; (1, workspace, worktree, session) ->
-        # its head_wt rows. One each in a consistent store; a list to replay any store.
-        heads_of: dict[tuple[Any, ...], list[_Head]] = {}
-        for ws, sids in sessions.items():
-            names = json.dumps(sorted(sids))
-            for sid, low in conn.execute(
-                "SELECT j.value, (SELECT min(seq) FROM journal_entries"
-                " WHERE workspace_id = ? AND session_id = j.value)"
-                " FROM json_each(?) j", (ws, names)):
-                if low is not None:
-                    first[(ws, sid)] = int(low)
-            for seq, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
-                "SELECT e.seq, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich,"
-                " e.head_ws, e.head_wt"
-                " FROM json_each(?) j CROSS JOIN journal_entries e"
-                " ON e.workspace_id = ? AND e.session_id = j.value"
-                " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq", (names, ws)):
-                head = _Head((auto, -ts, -rich), seq)
-                if hws == 1:
-                    heads_of.setdefault((0, ws, sid), []).append(head)
-                if hwt == 1:
-                    heads_of.setdefault((1, ws, wt, sid), []).append(head)
-
-        # -- the trigger path, replayed ---------------------------------------------------
-        n = len(fresh)
-        flags = ([0] * n, [0] * n)                     # head_ws, head_wt of each new row
-        sid_order = [0] * n
-        demote: list[tuple[int, int, int]] = []       # (new seq, 0 ws / 1 wt, old seq)
-        counts: dict[tuple[Any, ...], list[int]] = {}  # (0, ws, branch) / (1, ws, wt, branch)
-        for k, (seq, r) in enumerate(fresh):
-            ws, wt, sid, br, mean = int(r[i_ws]), int(r[i_wt]), r[i_sid], r[i_br], r[i_mean]
-            if sid == "":
-                sid_order[k] = seq + NO_SESSION_ORDER
-                flags[0][k] = flags[1][k] = 1
-                _add(counts, (0, ws, br), 1, mean)
-                _add(counts, (1, ws, wt, br), 1, mean)
-                continue
-            sid_order[k] = first.setdefault((ws, sid), seq)
-            key = (int(r[i_auto]), -int(r[i_ts]), -int(r[i_rich]))
-            for phase, scope, count in ((0, (0, ws, sid), (0, ws, br)),
-                                        (1, (1, ws, wt, sid), (1, ws, wt, br))):
-                heads = heads_of.get(scope)
-                if heads:
-                    # journal_entries_after_insert: demote every head the new version
-                    # beats (non-auto first, then newer, then richer; a tie keeps the head)
-                    kept = []
-                    for h in heads:
-                        if key < h.key:
-                            if h.new is None:
-                                demote.append((seq, phase, h.seq))
-                            else:
-                                flags[phase][h.new] = 0
-                                _add(counts, h.count, -1, -h.mean)
-                        else:
-                            kept.append(h)
-                    if kept:  # ... and it is a head only if none is left
-                        heads[:] = kept
-                        continue
-                flags[phase][k] = 1
-                heads_of[scope] = [_Head(key, seq, k, count, mean)]
-                _add(counts, count, 1, mean)
-
-        # -- the writes ---------------------------------------------------------------------
-        conn.executemany(_INSERT_SQL, [
-            (seq, *r, sid_order[k], flags[1][k], flags[0][k])
-            for k, (seq, r) in enumerate(fresh)
-        ])
-        if burn_duplicates and counter > fresh[-1][0]:
-            _set_sequence(conn, counter)
-        demote.sort()
-        for _, phase, old_seq in demote:
-            conn.execute("UPDATE journal_entries SET head_ws = 0 WHERE seq = ?" if phase == 0
-                         else "UPDATE journal_entries SET head_wt = 0 WHERE seq = ?", (old_seq,))
-        ws_rows = [(c[1], c[2], h, m) for c, (h, m) in counts.items() if c[0] == 0]
-        wt_rows = [(c[1], c[2], c[3], h, m) for c, (h, m) in counts.items() if c[0] == 1]
-        if ws_rows:
-            conn.executemany(
-                "INSERT INTO journal_counts_ws (workspace_id, branch, heads, meaningful)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, branch) DO UPDATE"
-                " SET heads = heads + excluded.heads,"
-                " meaningful = meaningful + excluded.meaningful",
-                ws_rows)
-        if wt_rows:
-            conn.executemany(
-                "INSERT INTO journal_counts_wt (workspace_id, worktree_id, branch, heads,"
-                " meaningful) VALUES (?, ?, ?, ?, ?)"
-                " ON CONFLICT (workspace_id, worktree_id, branch) DO UPDATE"
-                " SET heads = heads + excluded.heads,"
-                " meaningful = meaningful + excluded.meaningful",
-                wt_rows)
-        conn.executemany("DELETE FROM journal_bulk WHERE workspace_id = ?",
-                         [(w,) for w in workspaces])
+        result = _existing(conn, [bytes(r[_IX["id"]]) for r in rows])
+        fresh, last = _number(rows, result, _next_base(conn), burn_duplicates)
+        if fresh:
+            workspaces = sorted({int(r[i_ws]) for _, r in fresh})
+            conn.executemany("INSERT INTO journal_bulk (workspace_id) VALUES (?)",
+                             [(w,) for w in workspaces])
+            first, heads_of = _stored_heads(conn, fresh)
+            replay = _replay(fresh, first, heads_of)
+            _write(conn, fresh, replay)
+            conn.executemany("DELETE FROM journal_bulk WHERE workspace_id = ?",
+                             [(w,) for w in workspaces])
+        if burn_duplicates and last > (fresh[-1][0] if fresh else 0):
+            _set_sequence(conn, last)
     return result
+
+
+def _number(rows: Sequence[Sequence[Any]], result: dict[bytes, Stored], base: int,
+            burn_duplicates: bool) -> tuple[list[tuple[int, Sequence[Any]]], int]:
+    """The rows to create, each with its seq (burnt numbers included when asked), and the
+    last seq handed out. Fills `result` with the new ids."""
+    i_id = _IX["id"]
+    fresh: list[tuple[int, Sequence[Any]]] = []
+    counter = base
+    for r in rows:
+        rid = bytes(r[i_id])
+        if rid in result:
+            if burn_duplicates:
+                counter += 1
+            continue
+        counter += 1
+        result[rid] = Stored(counter, True)
+        fresh.append((counter, r))
+    return fresh, counter
+
+
+def _stored_heads(conn: Any, fresh: list[tuple[int, Sequence[Any]]]
+                  ) -> tuple[dict[tuple[int, str], int], dict[tuple[Any, ...], list[_Head]]]:
+    """What the touched sessions hold already: each session's first seq, and its heads,
+    keyed (0, workspace, session) for head_ws and (1, workspace, worktree, session) for
+    head_wt (one each in a consistent store; a list, to replay any store)."""
+    i_ws, i_sid = _IX["workspace_id"], _IX["session_id"]
+    sessions: dict[int, set[str]] = {}
+    for _, r in fresh:
+        if r[i_sid] != "":
+            sessions.setdefault(int(r[i_ws]), set()).add(r[i_sid])
+    first: dict[tuple[int, str], int] = {}
+    heads_of: dict[tuple[Any, ...], list[_Head]] = {}
+    for ws, sids in sessions.items():
+        names = json.dumps(sorted(sids))
+        for sid, low in conn.execute(
+            "SELECT j.value, (SELECT min(seq) FROM journal_entries"
+            " WHERE workspace_id = ? AND session_id = j.value)"
+            " FROM json_each(?) j", (ws, names)):
+            if low is not None:
+                first[(ws, sid)] = int(low)
+        for seq, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
+            "SELECT e.seq, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich,"
+            " e.head_ws, e.head_wt"
+            " FROM json_each(?) j CROSS JOIN journal_entries e"
+            " ON e.workspace_id = ? AND e.session_id = j.value"
+            " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq", (names, ws)):
+            head = _Head((auto, -ts, -rich), seq)
+            if hws == 1:
+                heads_of.setdefault((0, ws, sid), []).append(head)
+            if hwt == 1:
+                heads_of.setdefault((1, ws, wt, sid), []).append(head)
+    return first, heads_of
+
+
+class _Replay(NamedTuple):
+    flags: tuple[list[int], list[int]]            # head_ws, head_wt of each new row
+    sid_order: list[int]
+    demote: list[tuple[int, int, int]]            # (new seq, 0 ws / 1 wt, old seq)
+    counts: dict[tuple[Any, ...], list[int]]      # (0, ws, branch) / (1, ws, wt, branch)
+
+
+def _replay(fresh: list[tuple[int, Sequence[Any]]], first: dict[tuple[int, str], int],
+            heads_of: dict[tuple[Any, ...], list[_Head]]) -> _Replay:
+    """journal_entries_after_insert, replayed over the batch in insertion order."""
+    ix = _IX
+    i_ws, i_wt, i_sid, i_br = ix["workspace_id"], ix["worktree_id"], ix["session_id"], \
+        ix["branch"]
+    i_ts, i_auto, i_rich, i_mean = ix["ts_us"], ix["auto"], ix["rich"], ix["meaningful"]
+    n = len(fresh)
+    out = _Replay(([0] * n, [0] * n), [0] * n, [], {})
+    flags, counts = out.flags, out.counts
+    for k, (seq, r) in enumerate(fresh):
+        ws, wt, sid, br, mean = int(r[i_ws]), int(r[i_wt]), r[i_sid], r[i_br], r[i_mean]
+        if sid == "":
+            out.sid_order[k] = seq + NO_SESSION_ORDER
+            flags[0][k] = flags[1][k] = 1
+            _add(counts, (0, ws, br), 1, mean)
+            _add(counts, (1, ws, wt, br), 1, mean)
+            continue
+        out.sid_order[k] = first.setdefault((ws, sid), seq)
+        key = (int(r[i_auto]), -int(r[i_ts]), -int(r[i_rich]))
+        for phase, scope, count in ((0, (0, ws, sid), (0, ws, br)),
+                                    (1, (1, ws, wt, sid), (1, ws, wt, br))):
+            heads = heads_of.get(scope)
+            if heads:
+                # demote every head the new version beats (non-auto first, then newer,
+                # then richer; a tie keeps the head) ...
+                kept = []
+                for h in heads:
+                    if key < h.key:
+                        if h.new is None:
+                            out.demote.append((seq, phase, h.seq))
+                        else:
+                            flags[phase][h.new] = 0
+                            _add(counts, h.count, -1, -h.mean)
+                    else:
+                        kept.append(h)
+                if kept:  # ... and it is a head only if none is left
+                    heads[:] = kept
+                    continue
+            flags[phase][k] = 1
+            heads_of[scope] = [_Head(key, seq, k, count, mean)]
+            _add(counts, count, 1, mean)
+    return out
+
+
+def _write(conn: Any, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -> None:
+    """The rows with their final flags; the demotions of stored heads one UPDATE each, in
+    the order the trigger path would have made them (so the count and vector triggers
+    fire for them as they would have); the counts of the new heads in one upsert each."""
+    flags, sid_order = replay.flags, replay.sid_order
+    conn.executemany(_INSERT_SQL, [
+        (seq, *r, sid_order[k], flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)
+    ])
+    for _, phase, old_seq in sorted(replay.demote):
+        conn.execute("UPDATE journal_entries SET head_ws = 0 WHERE seq = ?" if phase == 0
+                     else "UPDATE journal_entries SET head_wt = 0 WHERE seq = ?", (old_seq,))
+    counts = replay.counts
+    ws_rows = [(c[1], c[2], h, m) for c, (h, m) in counts.items() if c[0] == 0]
+    wt_rows = [(c[1], c[2], c[3], h, m) for c, (h, m) in counts.items() if c[0] == 1]
+    if ws_rows:
+        conn.executemany(
+            "INSERT INTO journal_counts_ws (workspace_id, branch, heads, meaningful)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, branch) DO UPDATE"
+            " SET heads = heads + excluded.heads,"
+            " meaningful = meaningful + excluded.meaningful",
+            ws_rows)
+    if wt_rows:
+        conn.executemany(
+            "INSERT INTO journal_counts_wt (workspace_id, worktree_id, branch, heads,"
+            " meaningful) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (workspace_id, worktree_id, branch) DO UPDATE"
+            " SET heads = heads + excluded.heads,"
+            " meaningful = meaningful + excluded.meaningful",
+            wt_rows)
 
 
 def _add(counts: dict[tuple[Any, ...], list[int]], key: Any, heads: int, meaningful: int) -> None:

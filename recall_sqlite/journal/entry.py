@@ -174,6 +174,11 @@ class JournalEntry(Record):
                 setattr(self, name, False)
             elif not isinstance(value, bool):
                 raise InvalidEntryError(f"{name} must be true or false, got {value!r}")
+        self._validate_extra(limit)
+        if not allow_collapsed:
+            self._refuse_collapsed()
+
+    def _validate_extra(self, limit: int) -> None:
         if not isinstance(self.extra, dict):
             raise InvalidEntryError("extra must be a JSON object")
         _check_nested("extra", self.extra, 0)
@@ -182,15 +187,16 @@ class JournalEntry(Record):
         except (TypeError, ValueError, RecursionError) as exc:
             raise InvalidEntryError(f"extra fields are not storable as JSON: {exc}") from None
         _check_size("extra", len(extra_json), extra_json, limit)
-        if not allow_collapsed:
-            for name in codec.RICH_FIELDS:
-                value = getattr(self, name)
-                for item in [value] if isinstance(value, str) else value:
-                    if is_collapsed(item):
-                        raise JournalFieldCollapse(
-                            f"journal field {name!r} carries tool-call markup: an unclosed "
-                            "parameter swallowed the fields after it; resend the fields separately"
-                        )
+
+    def _refuse_collapsed(self) -> None:
+        for name in codec.RICH_FIELDS:
+            value = getattr(self, name)
+            for item in [value] if isinstance(value, str) else value:
+                if is_collapsed(item):
+                    raise JournalFieldCollapse(
+                        f"journal field {name!r} carries tool-call markup: an unclosed "
+                        "parameter swallowed the fields after it; resend the fields separately"
+                    )
 
     def encode(self, workspace_uuid: str) -> tuple[bytes, tuple[Any, ...]]:
         """(id, content columns) of a validated entry (see codec.encode)."""

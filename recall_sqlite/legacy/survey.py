@@ -113,17 +113,7 @@ def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = 
     root_path = plan.root
     total = sum(file_size(b.path) for b in found.buckets)
     done = 0
-    contents: set[int] = set()
-    # Lines already inspected, by a 64-bit hash of their stripped bytes: copies of a line in
-    # several buckets are the survey's commonest case, and inspecting one is the cost of a
-    # parse. Bounded (cleared when full) so memory stays flat on any input.
-    inspected: dict[int, Any] = {}
-    # hash of a session id -> one int: the bitmask of buckets it appears in (bits 65 and
-    # up), whether two different versions were seen (bit 64) and its first content key
-    # (bits 0-63). Ints, not tuples of strings: this table has an entry per session, and
-    # its size is what costs at a million lines. (Hashed ids: a collision, odds ~1e-8 per
-    # million sessions, would merge two sessions in these counts only.)
-    sessions: dict[int, int] = {}
+    scan = _Scan(max_line)
     results: list[BucketSurvey] = []
     for index, b in enumerate(found.buckets):
         s = BucketSurvey(b)
@@ -135,85 +125,22 @@ def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = 
         if states is not None:
             s.import_state = states.get(ps.key, "not imported")
         results.append(s)
-        bucket_bit = 1 << (index + 65)
         try:
             fh = open(b.path, "rb")  # noqa: SIM115 - closed below, errors reported per file
         except OSError as exc:
             s.error = f"unreadable: {exc.strerror or exc}"
             found.problems.append(Problem(str(b.path), s.error))
             continue
+        report = None if progress is None else _offset_progress(progress, done, total)
         with fh:
-            reader = LineReader(fh, max_line=max_line)
-            # Locals: this loop runs once per line of every bucket.
-            branches = s.branches
-            lines = valid = dups = no_sid = n_auto = n_enriched = 0
-            first, last = _FAR_FUTURE, -_FAR_FUTURE
-            malformed = s.malformed
-            try:
-                for batch, big, terminated in reader.batches():
-                    lines += len(batch)
-                    if big:
-                        # too long to inspect; their lengths are in `big`
-                        malformed[TOO_LONG] += len(big)
-                    for data in batch:
-                        if data is None:
-                            continue
-                        stripped = data.strip()
-                        h = hash(stripped)
-                        seen: Any = inspected.get(h)
-                        if seen is None:
-                            seen = inspect(data, terminated, stripped)
-                            if type(seen) is Bad:
-                                malformed[seen.reason] += 1
-                                continue
-                            if len(inspected) >= _SURVEY_CACHE_MAX:
-                                inspected.clear()
-                            inspected[h] = seen
-                        key, sid, branch, ts_us, auto, enriched = seen
-                        valid += 1
-                        before = len(contents)
-                        contents.add(key)
-                        if len(contents) == before:
-                            dups += 1
-                        if sid:
-                            sk = hash(sid)
-                            prev = sessions.get(sk)
-                            if prev is None:
-                                sessions[sk] = bucket_bit | (key & _M64)
-                            elif not prev & bucket_bit or prev & _M64 != key & _M64:
-                                sessions[sk] = prev | bucket_bit | (
-                                    0 if prev & _M64 == key & _M64 else _DIFFERS)
-                        else:
-                            no_sid += 1
-                        if ts_us < first:
-                            first = ts_us
-                        if ts_us > last:
-                            last = ts_us
-                        branches[branch] = branches.get(branch, 0) + 1
-                        n_auto += auto
-                        n_enriched += enriched
-                    if progress is not None:
-                        progress(done + reader.end, total)
-            except OSError as exc:
-                s.error = f"read failed after line {lines}: {exc.strerror or exc}"
-                found.problems.append(Problem(str(b.path), s.error))
-            s.lines, s.valid, s.duplicates, s.no_session = lines, valid, dups, no_sid
-            s.auto, s.enriched = n_auto, n_enriched
-            if valid:
-                s.first_us, s.last_us = first, last
-            s.size = reader.end
+            scan.bucket(s, fh, 1 << (index + 65), report)
+        if s.error:
+            found.problems.append(Problem(str(b.path), s.error))
         done += s.size
         if progress is not None:
             progress(done, total)
-    # Per-bucket session counts from the masks: no per-bucket sets of ids in memory.
-    per_bucket = [0] * len(results)
-    for value in sessions.values():
-        mask = value >> 65
-        while mask:
-            low = mask & -mask
-            per_bucket[low.bit_length() - 1] += 1
-            mask ^= low
-    for s, n in zip(results, per_bucket, strict=True):
+    sessions, contents = scan.sessions, scan.contents
+    for s, n in zip(results, _sessions_per_bucket(sessions, len(results)), strict=True):
         s.sessions = n
     several = sum(1 for v in sessions.values() if (v >> 65) & ((v >> 65) - 1))
     differing = sum(1 for v in sessions.values() if v & _DIFFERS)
@@ -230,6 +157,100 @@ def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = 
               "worktrees": [{"key": w.key, "name": w.name, "root": w.root}
                             for w in plan.worktrees]},
     )
+
+
+class _Scan:
+    """What the survey keeps across buckets while it reads them line by line."""
+
+    def __init__(self, max_line: int) -> None:
+        self.max_line = max_line
+        self.contents: set[int] = set()
+        # Lines already inspected, by a 64-bit hash of their stripped bytes: copies of a
+        # line in several buckets are the survey's commonest case, and inspecting one is
+        # the cost of a parse. Bounded (cleared when full) so memory stays flat on any input.
+        self.inspected: dict[int, Any] = {}
+        # hash of a session id -> one int: the bitmask of buckets it appears in (bits 65
+        # and up), whether two different versions were seen (bit 64) and its first content
+        # key (bits 0-63). Ints, not tuples of strings: this table has an entry per
+        # session, and its size is what costs at a million lines. (Hashed ids: a collision,
+        # odds ~1e-8 per million sessions, would merge two sessions in these counts only.)
+        self.sessions: dict[int, int] = {}
+
+    def bucket(self, s: BucketSurvey, fh: Any, bucket_bit: int,
+               progress: Callable[[int], None] | None) -> None:
+        reader = LineReader(fh, max_line=self.max_line)
+        # Locals: this loop runs once per line of every bucket.
+        contents, inspected, sessions = self.contents, self.inspected, self.sessions
+        branches, malformed = s.branches, s.malformed
+        lines = valid = dups = no_sid = n_auto = n_enriched = 0
+        first, last = _FAR_FUTURE, -_FAR_FUTURE
+        try:
+            for batch, big, terminated in reader.batches():
+                lines += len(batch)
+                if big:
+                    # too long to inspect; their lengths are in `big`
+                    malformed[TOO_LONG] += len(big)
+                for data in batch:
+                    if data is None:
+                        continue
+                    stripped = data.strip()
+                    h = hash(stripped)
+                    seen: Any = inspected.get(h)
+                    if seen is None:
+                        seen = inspect(data, terminated, stripped)
+                        if type(seen) is Bad:
+                            malformed[seen.reason] += 1
+                            continue
+                        if len(inspected) >= _SURVEY_CACHE_MAX:
+                            inspected.clear()
+                        inspected[h] = seen
+                    key, sid, branch, ts_us, auto, enriched = seen
+                    valid += 1
+                    before = len(contents)
+                    contents.add(key)
+                    dups += len(contents) == before
+                    if sid:
+                        _note_session(sessions, hash(sid), key, bucket_bit)
+                    else:
+                        no_sid += 1
+                    first, last = min(first, ts_us), max(last, ts_us)
+                    branches[branch] = branches.get(branch, 0) + 1
+                    n_auto += auto
+                    n_enriched += enriched
+                if progress is not None:
+                    progress(reader.end)
+        except OSError as exc:
+            s.error = f"read failed after line {lines}: {exc.strerror or exc}"
+        s.lines, s.valid, s.duplicates, s.no_session = lines, valid, dups, no_sid
+        s.auto, s.enriched = n_auto, n_enriched
+        if valid:
+            s.first_us, s.last_us = first, last
+        s.size = reader.end
+
+
+def _offset_progress(progress: Progress, done: int, total: int) -> Callable[[int], None]:
+    """Progress inside one bucket, as bytes of the whole survey."""
+    return lambda n: progress(done + n, total)
+
+
+def _note_session(sessions: dict[int, int], sk: int, key: int, bucket_bit: int) -> None:
+    prev = sessions.get(sk)
+    if prev is None:
+        sessions[sk] = bucket_bit | (key & _M64)
+    elif not prev & bucket_bit or prev & _M64 != key & _M64:
+        sessions[sk] = prev | bucket_bit | (0 if prev & _M64 == key & _M64 else _DIFFERS)
+
+
+def _sessions_per_bucket(sessions: dict[int, int], n: int) -> list[int]:
+    """Per-bucket session counts from the masks: no per-bucket sets of ids in memory."""
+    per_bucket = [0] * n
+    for value in sessions.values():
+        mask = value >> 65
+        while mask:
+            low = mask & -mask
+            per_bucket[low.bit_length() - 1] += 1
+            mask ^= low
+    return per_bucket
 
 
 class _Found:
