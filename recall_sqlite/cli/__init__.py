@@ -15,7 +15,7 @@ from collections.abc import Sequence
 FAMILIES: dict[str, str] = {
     "where": "where", "journal": "journal", "summary": "summaries", "cursor": "cursors",
     "vectors": "vectors", "survey": "legacy", "import": "legacy", "verify": "legacy",
-    "demo": "legacy", "worktree": "worktrees",
+    "demo": "legacy", "worktree": "worktrees", "export": "export",
 }
 # Global options that take a value (they come before the command).
 _VALUED = ("--cwd", "--db")
