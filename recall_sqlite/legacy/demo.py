@@ -207,9 +207,20 @@ def before_from_subdir(demo: DemoWorkspace) -> dict[str, Any]:
     """What synapt 0.30.0's read_entries returns in the subdirectory before the import:
     asked of synapt itself when it is installed (its own path resolution, its own read),
     else our reading of the store it would read (complete JSON lines, one per session)."""
+    sids: list[str] | None = None
     try:
         from synapt.recall.journal import _journal_path, read_entries
     except ImportError:
+        by = "recall-sqlite's reading of that store (synapt is not installed)"
+    else:
+        try:
+            # An explicit project_dir: synapt resolves from it, ignoring its env overrides.
+            path = _journal_path(demo.subdir)
+            sids = [e.session_id for e in read_entries(path, n=1000)]
+            by = "synapt 0.30.0's read_entries"
+        except Exception as exc:  # noqa: BLE001 - another synapt must not break the demo
+            by = f"recall-sqlite's reading of that store (synapt failed: {exc!r:.80})"
+    if sids is None:
         path = demo.subdir / ".synapt/recall/worktrees" / REPO / "journal.jsonl"
         newest: dict[str, int] = {}
         for raw in path.read_text(encoding="utf-8").splitlines():
@@ -221,12 +232,6 @@ def before_from_subdir(demo: DemoWorkspace) -> dict[str, Any]:
             newest[sid] = max(newest.get(sid, 0), parse_timestamp(e["timestamp"]))
         # One per session, newest first: what read_entries returns for these lines.
         sids = sorted(newest, key=newest.__getitem__, reverse=True)
-        by = "recall-sqlite's reading of that store (synapt is not installed)"
-    else:
-        # An explicit project_dir: synapt resolves from it, ignoring its env overrides.
-        path = _journal_path(demo.subdir)
-        sids = [e.session_id for e in read_entries(path, n=1000)]
-        by = "synapt 0.30.0's read_entries"
     base = demo.root.parent
     # Newest first, as a read lists them.
     main = sorted(((w.fields["timestamp"], w.fields["session_id"]) for w in WRITES
