@@ -312,8 +312,9 @@ def test_cli_demo_runs_with_no_setup(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["verify"]["ok"] is True
-    assert d["before"]["synapt_read_from_subdir_sessions"] < d["survey"]["sessions"]
-    assert d["read_from_subdir"]["total"] == d["survey"]["sessions"] == 5
+    assert d["before"]["synapt_read_from_subdir_sessions"] < \
+        d["before"]["sessions_in_worktree"] == 5
+    assert d["read_from_subdir"]["total"] == 5 and d["survey"]["sessions"] == 7
     assert d["read_from_subdir"]["worktree"] == "."
     assert d["reimport"]["imported"] == 0
     text = cli("demo")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 FAMILIES: dict[str, str] = {
     "where": "where", "journal": "journal", "summary": "summaries", "cursor": "cursors",
     "vectors": "vectors", "survey": "legacy", "import": "legacy", "verify": "legacy",
-    "demo": "legacy", "worktree": "worktrees", "doctor": "doctor",
+    "demo": "legacy", "worktree": "worktrees", "export": "export", "doctor": "doctor",
 }
 # Global options that take a value (they come before the command), and those that do not.
 _VALUED = ("--cwd", "--db")

@@ -1,18 +1,20 @@
 """`store.legacy`: legacy JSONL stores of the store's workspace. Composition only: the plan
-(every store the workspace has, where each goes) handed to survey, import and verify, each
-of which lives in its own module."""
+(every store the workspace has, where each goes) handed to survey, import and verify, and
+the export back to files, each of which lives in its own module."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import IO
 
 from .. import identity
 from .. import workspace as ws
 from ..context import StoreContext
 from ..errors import WorkspaceError
 from .assign import KnownWorktree
+from .export import ExportFormat, ExportReport, export
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .lines import MAX_LINE_BYTES
 from .plan import Plan, make_plan
@@ -89,3 +91,14 @@ class Legacy:
         which also fails for every store found but not imported)."""
         plan = self.plan(paths, cwd=cwd)
         return Verifier(self._ctx).run(plan, deep=deep, progress=progress)
+
+    def export(self, target: str | os.PathLike[str] | IO[str], *,
+               format: ExportFormat = "synapt",  # noqa: A002 - the CLI option's name
+               worktree: str | None = None, all_worktrees: bool = False,
+               force: bool = False) -> ExportReport:
+        """Write the journal of the current worktree (or `worktree`, or the whole
+        workspace) to a file, "-" (standard output) or a text stream: `synapt` as a bucket
+        synapt 0.30.0 reads with the store's answers, `ndjson` with every field. Never
+        replaces an existing file unless `force`; see legacy/export.py."""
+        return export(self._ctx, target, format=format, worktree=worktree,
+                      all_worktrees=all_worktrees, force=force)

@@ -1,0 +1,194 @@
+"""Export the store's journal back to files: `synapt` (a bucket synapt 0.30.0 reads with
+the same answers as the store, to roll back or hand over) and `ndjson` (every field, the
+store's id and worktree, for other tools).
+
+A `synapt` export holds every stored version of the scope, not only the one per session
+that reads show, in insertion order, each line exactly as synapt's `append_entry` writes
+it: synapt then runs its own dedup and ordering on the file and picks what the store
+picks (a full dedup tie falls to the earlier line, as to the earlier insertion in the
+store; see `tie_order` for the one case where a line has to move up). Fields synapt
+does not know (`extra`, kept from legacy lines) cannot be written in its format; the
+report counts the entries that carried some.
+
+Files are written atomically (a private temp file beside the target, then a rename) with
+mode 0600, because memory can hold secrets; an existing file is replaced only with
+`force`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from .. import identity
+from ..context import StoreContext
+from ..errors import InvalidInputError, StoreError
+from ..journal import codec
+from ..journal.entry import JournalEntry
+from ..journal.family import Journal
+from ..timestamps import iso_utc, parse_timestamp
+
+ExportFormat = Literal["synapt", "ndjson"]
+FORMATS: tuple[ExportFormat, ...] = ("synapt", "ndjson")
+# What a path of "-" means: standard output.
+STDOUT = "-"
+
+_synapt_encode = json.JSONEncoder().encode     # json.dumps' defaults: what synapt writes
+_ndjson_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+class ExportReport:
+    __slots__ = ("path", "format", "lines", "worktrees", "all_worktrees", "sessions",
+                 "extra_dropped", "workspace_id")
+
+    def __init__(self, *, path: str, format: ExportFormat,  # noqa: A002 - the option's name
+                 lines: int, worktrees: list[str], all_worktrees: bool, sessions: int,
+                 extra_dropped: int, workspace_id: str) -> None:
+        self.path, self.format, self.lines = path, format, lines
+        self.worktrees, self.all_worktrees = worktrees, all_worktrees
+        self.sessions, self.extra_dropped, self.workspace_id = sessions, extra_dropped, \
+            workspace_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def synapt_record(e: JournalEntry) -> str:
+    """One line as synapt 0.30.0's append_entry writes it: json.dumps of its dataclass
+    fields in their order, default separators, ASCII escapes (no newline)."""
+    return _synapt_encode({name: getattr(e, name) for name in codec.SYNAPT_FIELDS})
+
+
+def ndjson_record(e: JournalEntry, workspace_id: str) -> str:
+    """One entry for other tools: the store's id, workspace and worktree, the timestamp as
+    written and as a UTC instant, every synapt field and the unknown legacy ones."""
+    d: dict[str, Any] = {"id": e.id, "workspace_id": workspace_id, "worktree": e.worktree}
+    for name in codec.SYNAPT_FIELDS:
+        d[name] = getattr(e, name)
+        if name == "timestamp":
+            d["timestamp_utc"] = iso_utc(parse_timestamp(e.timestamp))
+    d["extra"] = dict(e.extra)
+    return _ndjson_encode(d)
+
+
+def export(ctx: StoreContext, target: str | os.PathLike[str] | IO[str], *,
+           format: ExportFormat = "synapt",  # noqa: A002 - the CLI option's name
+           worktree: str | None = None, all_worktrees: bool = False,
+           force: bool = False) -> ExportReport:
+    """Write the journal of one worktree (default: the current one; `worktree` names
+    another by key) or of the whole workspace to `target`: a path, "-" for standard
+    output, or an open text stream. Raises InvalidInputError for a bad format, an unknown
+    worktree or an existing file without `force`; nothing is left half-written."""
+    if format not in FORMATS:
+        raise InvalidInputError(f"unknown export format {format!r} (use synapt or ndjson)")
+    if all_worktrees and worktree is not None:
+        raise InvalidInputError("give a worktree or all worktrees, not both")
+    if worktree is not None and ctx.worktree_pk_of(worktree) is None:
+        known = sorted(w.key for w in identity.worktrees(ctx.db, ctx.workspace_pk))
+        raise InvalidInputError(f"unknown worktree {worktree!r} in this workspace"
+                                f" (known: {', '.join(known) or 'none'})")
+    journal = Journal(ctx)
+    entries = journal.versions(worktree=worktree, all_worktrees=all_worktrees)
+    if format == "synapt" and not all_worktrees:
+        entries = tie_order(entries, journal.versions(all_worktrees=True))
+    if format == "synapt":
+        lines = [synapt_record(e) for e in entries]
+    else:
+        lines = [ndjson_record(e, ctx.workspace_uuid) for e in entries]
+    text = "".join(line + "\n" for line in lines)
+    where = _write(target, text, force=force)
+    scope = sorted({e.worktree or "" for e in entries}) if all_worktrees else \
+        [worktree if worktree is not None else ctx.worktree_key]
+    return ExportReport(
+        path=where, format=format, lines=len(lines), worktrees=scope,
+        all_worktrees=all_worktrees,
+        sessions=len({e.session_id for e in entries if e.session_id}),
+        extra_dropped=sum(1 for e in entries if e.extra) if format == "synapt" else 0,
+        workspace_id=ctx.workspace_uuid)
+
+
+def tie_order(entries: list[JournalEntry], workspace: list[JournalEntry]) -> list[JournalEntry]:
+    """`entries` (one worktree's versions, insertion order) with the first line of a
+    session moved up where synapt would otherwise break a tie differently from the store.
+
+    At equal instants synapt orders sessions by their first line in the file; the store
+    by their first insertion in the whole workspace (`sid_order`). The two differ only
+    for a session that reached another worktree first. Only first lines move, so each
+    session's versions keep their order (synapt's dedup breaks full ties by it), and a
+    worktree whose sessions all started in it is written in plain insertion order."""
+    rank: dict[str, int] = {}
+    for e in workspace:
+        rank.setdefault(e.session_id, len(rank))
+    first: dict[str, int] = {}
+    for i, e in enumerate(entries):
+        if e.session_id:
+            first.setdefault(e.session_id, i)
+    by_rank = sorted(first, key=rank.__getitem__)
+    out: list[JournalEntry] = []
+    introduced: set[str] = set()
+    nxt = 0
+    for i, e in enumerate(entries):
+        sid = e.session_id
+        if not sid or first[sid] != i:
+            out.append(e)
+        elif sid not in introduced:
+            # Introduce every session the store ranks before this one first.
+            while sid not in introduced:
+                t = by_rank[nxt]
+                nxt += 1
+                if t not in introduced:
+                    out.append(entries[first[t]])
+                    introduced.add(t)
+    return out
+
+
+def _write(target: str | os.PathLike[str] | IO[str], text: str, *, force: bool) -> str:
+    """Write `text` to the target; returns what to call it in a report."""
+    if not isinstance(target, (str, os.PathLike)):
+        target.write(text)
+        target.flush()
+        return getattr(target, "name", "<stream>")
+    if os.fspath(target) == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return STDOUT
+    # abspath, not resolve: the name the user gave, normalised, symlinks left alone.
+    path = Path(os.path.abspath(Path(target).expanduser()))
+    if path.is_dir():
+        raise InvalidInputError(f"{path} is a directory; name the file to write")
+    if not path.parent.is_dir():
+        raise InvalidInputError(f"{path.parent} does not exist")
+    if path.exists() and not force:
+        raise InvalidInputError(f"{path} exists; pass --force to replace it")
+    # mkstemp creates the file 0600 in the target's directory, so the rename below is
+    # atomic and the content is never readable by others, even for a moment.
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StoreError(f"cannot write in {path.parent}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if force:
+            os.replace(tmp, path)
+        else:
+            # link() refuses an existing name, so a file that appeared since the check
+            # above is not overwritten either.
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise InvalidInputError(f"{path} exists; pass --force to replace it") from None
+            except OSError:
+                # A filesystem without hard links: the check above is what we have.
+                os.replace(tmp, path)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return str(path)
