@@ -5,14 +5,15 @@ discover.py  the journal files of a data directory, a bucket dir or given by pat
 assign.py    the one rule: which worktree a store's rows belong to, and why
 plan.py      the stores the paths select, their bookkeeping keys and assignments
 lock.py      one import of a workspace at a time
-rehome.py    move an imported source's rows to another worktree
+rehome.py    move an imported source's rows to another worktree; `worktree list`
 lines.py     read lines with offsets and classify each: an entry row or a quarantine reason
 survey.py    characterise buckets, writing nothing
 sources.py   the per-file import bookkeeping import and verify share
 importer.py  import every line, chunk by chunk, resumable after a kill
 verify.py    check an import against the files as they are now
 family.py    `store.legacy`: the above for the store's workspace
-demo.py      `recall-sqlite demo`: the bucket split reproduced and migrated
+export.py    write the store back out: a synapt bucket, or ndjson for other tools
+demo.py      `recall-sqlite demo`: the layout synapt 0.30.0 writes, migrated
 """
 
 from __future__ import annotations
