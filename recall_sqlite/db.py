@@ -122,7 +122,7 @@ def translate_any(exc: BaseException, path: Path) -> BaseException:
     CorruptStoreError too (SQLite hands back what the page holds)."""
     if isinstance(exc, apsw.Error):
         return translate(exc, path)
-    if isinstance(exc, (UnicodeDecodeError, ValueError)):
+    if isinstance(exc, UnicodeDecodeError):
         return CorruptStoreError(f"{path}: a stored value cannot be decoded ({exc}); "
                                  "run `recall-sqlite doctor`")
     return exc
@@ -273,8 +273,8 @@ class Database:
                     yield conn
                 finally:
                     conn.execute("COMMIT")
-            except apsw.Error as exc:
-                raise translate(exc, self.path) from None
+            except (apsw.Error, UnicodeDecodeError) as exc:
+                raise translate_any(exc, self.path) from None
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[apsw.Connection]:
@@ -283,8 +283,8 @@ class Database:
         with self.lock:
             try:
                 yield self.conn
-            except apsw.Error as exc:
-                raise translate(exc, self.path) from None
+            except (apsw.Error, UnicodeDecodeError) as exc:
+                raise translate_any(exc, self.path) from None
 
     @contextlib.contextmanager
     def write(self) -> Iterator[apsw.Connection]:
@@ -328,8 +328,8 @@ class Database:
         with self.lock:
             try:
                 return self.conn.execute(sql, params).fetchall()
-            except apsw.Error as exc:
-                raise translate(exc, self.path) from None
+            except (apsw.Error, UnicodeDecodeError) as exc:
+                raise translate_any(exc, self.path) from None
 
     def close(self) -> None:
         with self.lock:

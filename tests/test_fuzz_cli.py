@@ -138,3 +138,40 @@ def test_library_fuzz_raises_only_recall_errors(tmp_path: Path) -> None:
         with pytest.raises(RecallError, match="limit"):
             s.journal.write(focus="x" * (2 << 20))
         assert s.journal.get(eid) is not None
+
+
+def test_a_damaged_store_gives_typed_errors_only(tmp_path: Path) -> None:
+    """Bit flips anywhere in a store file: opening, reading, searching, doctor and the CLI
+    end in an answer or a RecallError (CorruptStoreError, NotAStoreError, ...), never in a
+    raw JSON/Unicode/apsw exception or a traceback."""
+    import shutil
+
+    root = make_workspace(tmp_path)
+    with open_store(root) as store:
+        store.journal.append_many([
+            {"timestamp": f"2026-01-01T00:00:{i:02d}Z", "session_id": f"s{i % 7}",
+             "focus": f"focus {i} gateway", "done": [f"d{i}"], "extra": {"k": [i, "v"]}}
+            for i in range(60)])
+        db = store.workspace.db_path
+    pristine = tmp_path / "pristine.db"
+    shutil.copyfile(db, pristine)
+    size = pristine.stat().st_size
+    rng = random.Random(11)
+    for _trial in range(40):
+        data = bytearray(pristine.read_bytes())
+        for _ in range(rng.choice([1, 4, 32])):
+            pos = rng.randrange(size)
+            data[pos] ^= 1 << rng.randrange(8)
+        db.write_bytes(bytes(data))
+        for wal in (db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+            wal.unlink(missing_ok=True)
+        try:
+            with open_store(root, read_only=True) as s:
+                s.journal.read(50, all_worktrees=True)
+                s.journal.search("gateway", all_worktrees=True).to_dict()
+                s.journal.pending_next_steps()
+                s.doctor()
+        except RecallError:
+            pass
+        code, err = _run(["--cwd", str(root), "journal", "read", "--json"])
+        assert "Traceback" not in err and "internal error" not in err and code in (0, 1, 2), err

@@ -14,7 +14,7 @@ import apsw
 
 from ..checks import require_int, require_text
 from ..context import StoreContext
-from ..db import translate
+from ..db import translate_any
 from ..errors import InvalidEntryError
 from ..timestamps import now_us
 from . import codec
@@ -183,8 +183,8 @@ class Journal:
             try:
                 rows = self._walk(conn, n, branch, all_worktrees, meaningful)
                 total, elsewhere = self._counts(conn, branch, all_worktrees, meaningful)
-            except apsw.Error as exc:
-                raise translate(exc, self._ctx.db.path) from None
+            except (apsw.Error, UnicodeDecodeError) as exc:
+                raise translate_any(exc, self._ctx.db.path) from None
         scope = self._scope(branch, all_worktrees, meaningful)
         return ReadResult(self.entries_from_rows(rows), scope, total, elsewhere)
 
