@@ -262,6 +262,31 @@ def test_bad_mapping_is_a_typed_error() -> None:
         parse_mapping(["no-equals-sign"])
 
 
+
+def test_one_path_is_one_path_and_anything_else_is_refused(store: Store,
+                                                          workspace_root: Path) -> None:
+    from recall_sqlite import InvalidInputError
+    a = bucket(workspace_root, "alpha", [line("10:00", "s1", focus="one")])
+    b = bucket(workspace_root, "beta", [line("11:00", "s2", focus="two")])
+    for one in (str(a), a):
+        assert [x.bucket.path for x in store.legacy.survey(one).buckets] == [a]
+        assert [c.path for c in store.legacy.verify(one).sources] == [str(a)]
+    before = snapshot(store)
+    for bad in (True, 1, 2.5, None, b"/x", {str(a): "."}, [1], [str(a), None], [""],
+                [f"{a}\0"], [bytes(str(a), "utf-8")], object()):
+        for call in (store.legacy.import_paths, store.legacy.survey, store.legacy.verify):
+            with pytest.raises(InvalidInputError):
+                call(bad)  # type: ignore[arg-type]
+    for bad_map in (["alpha=."], {"alpha": 1}, {"": "."}, {"alpha": " ."}):
+        with pytest.raises(InvalidInputError):
+            store.legacy.import_paths(mapping=bad_map)  # type: ignore[arg-type]
+    assert snapshot(store) == before and count(store, "import_runs") == 0
+    report = store.legacy.import_paths(str(a))
+    assert [s.path for s in report.sources] == [str(a)] and report.to_dict()["imported"] == 1
+    both = store.legacy.import_paths(p for p in (a, b))       # any iterable, read once
+    assert {s.path for s in both.sources} == {str(a), str(b)}
+
+
 # -- CLI -------------------------------------------------------------------------------
 
 
