@@ -25,7 +25,7 @@ from ..journal.bulk import bulk_insert
 from ..timestamps import now_us, utc_now_iso
 from .assign import KnownWorktree
 from .discover import Problem, file_size
-from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
+from .lines import FORGOTTEN, MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
 from .lock import run_lock
 from .plan import Plan, PlannedStore
 from .rehome import rehome
@@ -354,7 +354,7 @@ class _Chunker:
                         if not isinstance(fate, Bad) and fate.id in forgotten:
                             # Forgotten (journal forget): accounted for, never re-imported,
                             # and no byte of the line kept.
-                            fate, data = Bad("forgotten", "a forgotten entry; not kept"), b""
+                            fate, data = Bad(FORGOTTEN, "a forgotten entry; not kept"), b""
                         if isinstance(fate, Bad):
                             quarantine.append((line_no, offset, length, fate, data))
                         else:

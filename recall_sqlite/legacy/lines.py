@@ -41,8 +41,11 @@ BAD_TEXT = "bad-text"
 INVALID_ENTRY = "invalid-entry"
 TOO_LONG = "too-long"
 TOO_DEEP = "too-deep"
+# Not a property of the line: its entry was forgotten (journal forget), before or after
+# the import; the record keeps no byte of it (schema.sql, quarantine).
+FORGOTTEN = "forgotten"
 REASONS = (BLANK, INVALID_UTF8, TRUNCATED, INVALID_JSON, NOT_AN_OBJECT, MISSING_TIMESTAMP,
-           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG, TOO_DEEP)
+           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG, TOO_DEEP, FORGOTTEN)
 
 # Nesting beyond this in a line's unknown fields is damage, not data: it is kept verbatim in
 # the quarantine, because stored it would make every later read of the entry recurse past
