@@ -245,7 +245,7 @@ def test_the_stock_shell_is_refused_too(imported: tuple[Path, Store]) -> None:
     assert r.returncode != 0 and "immutable" in r.stderr
 
 
-# -- any sequence of imports, live writes, rewrites and re-homes -------------------------
+# -- any sequence of imports, live writes, rewrites, forgets and re-homes -----------------
 
 POOL = [jline(h, f"s{h % 3}", f"f{h}", auto=h % 4 == 0, steps=(f"n{h}",) if h % 2 else ())
         for h in range(8)] + [json.dumps({"timestamp": "2026-01-02T00:00:00Z", "focus": "x"})]
@@ -260,6 +260,7 @@ ops = st.lists(st.one_of(
     st.tuples(st.just("map"), st.sampled_from(BUCKETS), st.sampled_from(TARGETS)),
     st.tuples(st.just("import"), st.just(""), st.just("")),
     st.tuples(st.just("live"), st.sampled_from(range(len(POOL))), st.just("")),
+    st.tuples(st.just("forget"), st.just(""), st.just("")),
 ), min_size=1, max_size=8)
 
 
@@ -279,6 +280,11 @@ def test_derived_state_and_homes_hold_after_any_sequence(steps: list[Any]) -> No
                     continue
                 if op == "live":
                     s.journal.append(json.loads(POOL[int(a)]))
+                elif op == "forget":
+                    oldest = s.db.query("SELECT lower(hex(id)) FROM journal_entries"
+                                        " ORDER BY seq LIMIT 1")
+                    if oldest:
+                        s.journal.forget(str(oldest[0][0]))
                 else:
                     mapping = {str(a): str(b)} if op == "map" else {}
                     s.legacy.import_paths(mapping=mapping)
