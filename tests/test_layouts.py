@@ -304,8 +304,10 @@ def test_a_wrong_map_is_undone_by_re_homing(plain: Layout) -> None:
     assert {(s["action"], s["worktree"]) for s in moved} == {("rehomed", "@pgit-feat")}
     assert (fixed["moved"], fixed["stayed"]) == (2, 1)
     assert any("1 left where another source" in s["note"] for s in moved)
+    from recall_sqlite.cli.legacy import format_import
+    assert "Re-homed: 2 entry version(s) moved" in format_import(fixed)
     text = cli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home).stdout
-    assert "rehomed" not in text                                    # a re-run is a no-op
+    assert "rehomed" not in text and "Re-homed" not in text         # a re-run is a no-op
     again = jcli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home)
     assert again["lines_total"] == 0 and again["moved"] == 0
     assert {s["action"] for s in again["sources"]} == {"unchanged"}
