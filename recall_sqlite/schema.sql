@@ -1,4 +1,4 @@
--- recall-sqlite schema, version 4. The single source of truth for the store's shape.
+-- recall-sqlite schema, version 5. The single source of truth for the store's shape.
 --
 -- Rules this file keeps:
 --  * every canonical table is STRICT and uses only INTEGER/TEXT/BLOB/REAL, so a stock
@@ -215,12 +215,35 @@ CREATE TABLE journal_tombstones (
 -- Entries are history: the store never edits them (forget deletes a version whole), and
 -- refuses an edit of the fields that identity and ordering are derived from.
 CREATE TRIGGER journal_entries_immutable BEFORE UPDATE OF
-    id, workspace_id, worktree_id, session_id, branch, timestamp, ts_us, focus, done,
+    id, workspace_id, session_id, branch, timestamp, ts_us, focus, done,
     decisions, next_steps, files_modified, git_log, auto, enriched, repair, griptree,
     agent_id, extra, rich, meaningful
 ON journal_entries
 BEGIN
     SELECT RAISE(ABORT, 'journal entries are immutable: append a new version instead');
+END;
+
+-- The one exception (schema version 5): re-homing (recall_sqlite/legacy/rehome.py) moves
+-- the entries an import filed under the wrong worktree. Its writer puts a `journal_rehome`
+-- row naming the workspace in place for the length of its own transaction (like
+-- journal_bulk: no other connection, and no sqlite3 shell, ever sees it), so every other
+-- UPDATE of worktree_id is refused. A version moves only while it is no head in its
+-- worktree (the writer demotes it first and the dedup rule promotes afterwards), so the
+-- per-worktree counts, which follow head_wt changes, never miss a move; and only to a
+-- worktree of its own workspace.
+CREATE TABLE journal_rehome (
+    workspace_id INTEGER PRIMARY KEY
+) STRICT;
+
+CREATE TRIGGER journal_entries_rehome_guard BEFORE UPDATE OF worktree_id ON journal_entries
+BEGIN
+    SELECT RAISE(ABORT, 'journal entries are immutable: append a new version instead')
+     WHERE NOT EXISTS (SELECT 1 FROM journal_rehome WHERE workspace_id = OLD.workspace_id);
+    SELECT RAISE(ABORT, 'a re-homed entry version must not be a head while it moves (set head_wt = 0 first)')
+     WHERE OLD.head_wt <> 0 OR NEW.head_wt <> 0;
+    SELECT RAISE(ABORT, 'a re-homed entry version moves only to a worktree of its own workspace')
+     WHERE NOT EXISTS (SELECT 1 FROM worktrees
+                        WHERE id = NEW.worktree_id AND workspace_id = OLD.workspace_id);
 END;
 
 -- ===========================================================================

@@ -282,3 +282,52 @@ def test_worktree_list_shows_roots_entries_and_gone_roots(tmp_path: Path) -> Non
     assert (rows["@side"]["entries"], rows["@side"]["root_exists"]) == (2, False)
     text = cli("worktree", "list", cwd=root, home=w.home).stdout
     assert "@side" in text and "(gone)" in text
+
+
+def test_a_wrong_map_is_undone_by_re_homing(plain: Layout) -> None:
+    """A linked worktree's buckets imported into '.' by a wrong --map, then re-homed with
+    --map pgit-feat=@pgit-feat: its history reads from its own directories again, not from
+    '.'; the session '.'s bucket carries too stays in '.' and the report says so."""
+    base, home = plain.base, plain.w.home
+    root, feat = base / "pgit", base / "pgit-feat"
+    plain.w.write(feat, "feat")                                     # s007
+    shared = root / ".synapt/recall/worktrees/pgit-feat/journal.jsonl"
+    s005 = next(x for x in shared.read_text().splitlines() if '"s005"' in x)
+    with (root / ".synapt/recall/worktrees/pgit/journal.jsonl").open("a") as fh:
+        fh.write(s005 + "\n")             # synapt's main bucket carries s005 as well
+    wrong = jcli("import", "--map", "pgit-feat=.", cwd=root, home=home)
+    assert wrong["ok"] and wrong["imported"] == 7
+    assert jcli("journal", "read", "-n", "50", cwd=feat, home=home)["entries"] == []
+    fixed = jcli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home)
+    assert fixed["ok"], fixed
+    moved = [s for s in fixed["sources"] if s["bucket"] == "pgit-feat"]
+    assert {(s["action"], s["worktree"]) for s in moved} == {("rehomed", "@pgit-feat")}
+    assert (fixed["moved"], fixed["stayed"]) == (2, 1)
+    assert any("1 left where another source" in s["note"] for s in moved)
+    from recall_sqlite.cli.legacy import format_import
+    assert "Re-homed: 2 entry version(s) moved" in format_import(fixed)
+    text = cli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home).stdout
+    assert "rehomed" not in text and "Re-homed" not in text         # a re-run is a no-op
+    again = jcli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home)
+    assert again["lines_total"] == 0 and again["moved"] == 0
+    assert {s["action"] for s in again["sources"]} == {"unchanged"}
+    for d in (feat, feat / "lib"):
+        got = jcli("journal", "read", "-n", "50", cwd=d, home=home)
+        assert {e["session_id"] for e in got["entries"]} == {"s006", "s007"}, d
+        assert (got["total"], got["elsewhere"]["other_worktrees"]) == (2, 5)
+    for d in (root, root / "server"):
+        got = jcli("journal", "read", "-n", "50", cwd=d, home=home)
+        assert {e["session_id"] for e in got["entries"]} == {f"s00{i}" for i in range(1, 6)}
+        assert (got["total"], got["elsewhere"]["other_worktrees"]) == (5, 2)
+    assert cli("doctor", cwd=root, home=home).returncode == 0
+    assert jcli("verify", "--deep", cwd=feat, home=home)["ok"]
+    rows = {r["key"]: r for r in jcli("worktree", "list", cwd=feat, home=home)["worktrees"]}
+    assert {k: (r["entries"], r["sources"], r["root_exists"]) for k, r in rows.items()} == {
+        ".": (5, 3, True), "@pgit-feat": (2, 2, True)}
+    assert rows["@pgit-feat"]["current"] and rows["@pgit-feat"]["root"] == str(feat)
+    sqlite3 = shutil.which("sqlite3")
+    if sqlite3 is not None:
+        db = fixed["database"]
+        r = subprocess.run([sqlite3, db, "UPDATE journal_entries SET worktree_id = 1;"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and "immutable" in r.stderr

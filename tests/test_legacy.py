@@ -91,8 +91,13 @@ def test_paths_without_journals_are_reported_not_raised(tmp_path: Path) -> None:
 # -- the malformed corpus --------------------------------------------------------------
 
 
-def test_every_corpus_line_gets_its_expected_fate(store: Store, tmp_path: Path) -> None:
+def test_every_corpus_line_gets_its_expected_fate(store: Store, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from recall_sqlite.journal import entry as entry_mod
     expected = json.loads((CORPUS / "malformed.expected.json").read_text())
+    # The journal's field limit (RECALL_SQLITE_MAX_FIELD_BYTES, read once per process),
+    # lowered like the line limit so a field over it fits in a small corpus.
+    monkeypatch.setattr(entry_mod, "_limit", [expected["max_field_bytes"]])
     src = tmp_path / "malformed.jsonl"
     shutil.copy(CORPUS / "malformed.jsonl", src)
     before = src.read_bytes()
@@ -260,6 +265,73 @@ def test_bad_mapping_is_a_typed_error() -> None:
     from recall_sqlite import InvalidInputError
     with pytest.raises(InvalidInputError):
         parse_mapping(["no-equals-sign"])
+
+
+
+def test_one_path_is_one_path_and_anything_else_is_refused(store: Store,
+                                                          workspace_root: Path) -> None:
+    from recall_sqlite import InvalidInputError
+    a = bucket(workspace_root, "alpha", [line("10:00", "s1", focus="one")])
+    b = bucket(workspace_root, "beta", [line("11:00", "s2", focus="two")])
+    for one in (str(a), a):
+        assert [x.bucket.path for x in store.legacy.survey(one).buckets] == [a]
+        assert [c.path for c in store.legacy.verify(one).sources] == [str(a)]
+    before = snapshot(store)
+    for bad in (True, 1, 2.5, None, b"/x", {str(a): "."}, [1], [str(a), None], [""],
+                [f"{a}\0"], [bytes(str(a), "utf-8")], object()):
+        for call in (store.legacy.import_paths, store.legacy.survey, store.legacy.verify):
+            with pytest.raises(InvalidInputError):
+                call(bad)  # type: ignore[arg-type]
+    for bad_map in (["alpha=."], {"alpha": 1}, {"": "."}, {"alpha": " ."}):
+        with pytest.raises(InvalidInputError):
+            store.legacy.import_paths(mapping=bad_map)  # type: ignore[arg-type]
+    assert snapshot(store) == before and count(store, "import_runs") == 0
+    report = store.legacy.import_paths(str(a))
+    assert [s.path for s in report.sources] == [str(a)] and report.to_dict()["imported"] == 1
+    both = store.legacy.import_paths(p for p in (a, b))       # any iterable, read once
+    assert {s.path for s in both.sources} == {str(a), str(b)}
+
+
+
+def test_verify_deep_accepts_a_forgotten_entry_and_nothing_comes_back(
+        store: Store, workspace_root: Path) -> None:
+    secret = line("10:00", "s1", focus="a secret pasted by mistake")
+    a = bucket(workspace_root, "alpha", [secret, line("11:00", "s2", focus="kept"), secret])
+    # a damaged copy, quarantined invalid-json at import: forget empties its bytes too
+    b = bucket(workspace_root, "beta", [secret, secret[:-1]])
+    assert store.legacy.import_paths().ok
+    forgotten = next(e.id for e in store.journal.read(9, all_worktrees=True).entries
+                     if e.session_id == "s1")
+    assert forgotten is not None
+    store.journal.forget(forgotten)
+    # all four lines that carried it: quarantined 'forgotten', no byte kept
+    assert store.db.query("SELECT count(*), sum(length(raw)), min(offset) FROM quarantine"
+                          " WHERE reason = 'forgotten'") == [(4, 0, -1)]
+    v = store.legacy.verify(deep=True)
+    assert v.ok, v.to_dict()
+    again = store.legacy.import_paths()
+    assert again.ok and again.to_dict()["lines_total"] == 0
+    # the same line written again: accounted for as forgotten at import, never stored
+    with a.open("a") as fh:
+        fh.write(secret + "\n")
+    grown = store.legacy.import_paths([a])
+    assert grown.to_dict()["quarantined"] == 1 and grown.to_dict()["imported"] == 0
+    assert [e.session_id for e in store.journal.read(9, all_worktrees=True).entries] == ["s2"]
+    assert store.legacy.verify([a, b], deep=True).ok
+    # a line whose entry was not forgotten is not excused by a 'forgotten' record (here
+    # forged by hand, the counters kept consistent so only the deep check can tell)
+    import apsw
+    conn = apsw.Connection(str(store.db.path))
+    src = "(SELECT id FROM import_sources WHERE bucket = 'alpha')"
+    conn.execute(f"DELETE FROM entry_provenance WHERE line = 2 AND source_id = {src}")
+    conn.execute("INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason)"
+                 f" VALUES ({src}, 2, -1, x'', 0, 'forgotten')")
+    conn.execute("UPDATE import_sources SET imported = imported - 1,"
+                 f" quarantined = quarantined + 1 WHERE id = {src}")
+    conn.close()
+    assert store.legacy.verify([a]).ok
+    deep = store.legacy.verify([a], deep=True)
+    assert not deep.ok and deep.sources[0].mismatched == 1
 
 
 # -- CLI -------------------------------------------------------------------------------

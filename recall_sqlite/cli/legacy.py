@@ -235,6 +235,9 @@ def format_import(d: dict[str, Any]) -> str:
                f" duplicate(s), {d['quarantined']} quarantined; {d['unchanged_files']} file(s)"
                f" unchanged since the last import. {d['accounted_lines']} line(s) accounted for"
                " in all.")
+    if d.get("moved") or d.get("stayed"):
+        out.append(f"Re-homed: {d['moved']} entry version(s) moved to the worktree --map names;"
+                   f" {d['stayed']} left where another source (or a live write) put them.")
     if d.get("waited"):
         out.append("(Another import of this workspace ran first; this one waited for it.)")
     if d.get("not_imported"):

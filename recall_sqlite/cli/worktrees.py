@@ -1,5 +1,7 @@
-"""`recall-sqlite worktree list`: every worktree of the workspace, its root, its entries and
-whether its root still exists (a worktree whose directory is gone keeps its history)."""
+"""`recall-sqlite worktree list`: every worktree of the workspace, its root, its entries (the
+sessions reads show there, and every stored version), the imported files filed under it
+and whether its root still exists (a worktree whose directory is gone keeps its history;
+`import --map BUCKET=WORKTREE` re-homes a file's rows, and this list shows where they went)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     from ..legacy.rehome import worktree_list
     with open_from_args(args, read_only=True) as store:
         rows = worktree_list(store.context)
-    head = ("KEY", "NAME", "ENTRIES", "VERSIONS", "ROOT")
+    head = ("KEY", "NAME", "ENTRIES", "VERSIONS", "SOURCES", "ROOT")
     table = [head] + [(("* " if r["current"] else "  ") + r["key"], r["name"],
-                       str(r["entries"]), str(r["versions"]),
+                       str(r["entries"]), str(r["versions"]), str(r["sources"]),
                        (r["root"] or "(imported only)")
                        + ("" if r["root_exists"] or not r["root"] else "  (gone)"))
                       for r in rows]

@@ -17,13 +17,14 @@ from .assign import KnownWorktree
 from .export import ExportFormat, ExportReport, export
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .lines import MAX_LINE_BYTES
-from .plan import Plan, make_plan
+from .plan import Plan, as_mapping, as_paths, make_plan
 from .sources import recorded_worktrees, states
 from .survey import SurveyReport, survey
 from .verify import Verifier, VerifyReport
 
 Progress = Callable[[int, int], None]
-Paths = Iterable[str | os.PathLike[str]]
+# One path, or an iterable of them (plan.as_paths checks either at run time).
+Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 class Legacy:
@@ -57,7 +58,8 @@ class Legacy:
     def plan(self, paths: Paths = (), *, mapping: Mapping[str, str] | None = None,
              cwd: str | os.PathLike[str] | None = None) -> Plan:
         """Every store of the workspace, the ones `paths` select and where each goes."""
-        return make_plan(self.root(), [os.fspath(p) for p in paths], recorded=self.recorded(),
+        given, mapping = as_paths(paths), as_mapping(mapping)
+        return make_plan(self.root(), given, recorded=self.recorded(),
                          sources=recorded_worktrees(self._ctx.db, self._ctx.workspace_pk),
                          mapping=mapping, cwd=cwd)
 
@@ -79,7 +81,7 @@ class Legacy:
         """Import every legacy journal `paths` select (none: every store of the workspace).
         Idempotent; safe to kill at any point and re-run; never writes to the source
         files. The report lists the workspace's stores still not imported."""
-        given = [os.fspath(p) for p in paths]
+        given = as_paths(paths)
         plan = self.plan(given, mapping=mapping, cwd=cwd)
         return Importer(self._ctx).run(plan, progress=progress, chunk_lines=chunk_lines,
                                        max_line=max_line, given=given)

@@ -20,12 +20,12 @@ from typing import Any
 
 from .. import identity
 from ..context import StoreContext
-from ..errors import ImportConflict, InvalidInputError, RecallError
+from ..errors import ImportConflict, RecallError
 from ..journal.bulk import bulk_insert
 from ..timestamps import now_us, utc_now_iso
 from .assign import KnownWorktree
 from .discover import Problem, file_size
-from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
+from .lines import FORGOTTEN, MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
 from .lock import run_lock
 from .plan import Plan, PlannedStore
 from .rehome import rehome
@@ -192,19 +192,17 @@ class Importer:
                 result.worktree = self._ctx.worktree_key_of(cur.worktree_id)
                 if a.how in ("mapped", "new") and a.worktree is not None \
                         and a.worktree.key != result.worktree:
-                    try:
-                        moved, stayed = rehome(self._ctx, cur.id,
-                                               self._worktree_pk_w(a.worktree))
-                    except InvalidInputError as exc:
-                        result.action, result.note = "failed", (
-                            f"already imported into worktree {result.worktree!r}; {exc}")
-                        return result
+                    # --map on a file already imported: its rows move (rehome.py says
+                    # which), then the import goes on as usual for anything appended.
+                    moved = rehome(self._ctx, key, cur.id, a.worktree)
                     cur = current_in(self._ctx.db, self._ctx.workspace_pk, key)
-                    assert cur is not None
-                    result.note = (f"re-homed from worktree {result.worktree!r}: {moved} "
-                                   f"row(s) moved, {stayed} left where another source put "
-                                   "them")
-                    result.worktree, result.moved, result.stayed = a.worktree.key, moved, stayed
+                    if cur is None or cur.worktree_id != moved.worktree_pk:
+                        raise ImportConflict(f"{path} is being imported by another process")
+                    result.note = (f"re-homed from worktree {result.worktree!r} ({a.why}):"
+                                   f" {moved.moved} entry version(s) moved, {moved.stayed}"
+                                   " left where another source (or a live write) put them")
+                    result.worktree = a.worktree.key
+                    result.moved, result.stayed = moved.moved, moved.stayed
                     result.action = "rehomed"
                 result.total_lines = cur.lines
                 if cur.complete and st.st_size == cur.size and st.st_mtime_ns == cur.mtime_ns:
@@ -279,10 +277,6 @@ class Importer:
         if w.pk is not None:
             return w.pk
         return identity.ensure_worktree(conn, self._ctx.workspace_pk, w.key, w.name, w.root)
-
-    def _worktree_pk_w(self, w: KnownWorktree) -> int:
-        with self._ctx.db.write() as conn:
-            return self._worktree_pk(conn, w)
 
 
 def pid_alive(pid: int) -> bool:
@@ -360,7 +354,7 @@ class _Chunker:
                         if not isinstance(fate, Bad) and fate.id in forgotten:
                             # Forgotten (journal forget): accounted for, never re-imported,
                             # and no byte of the line kept.
-                            fate, data = Bad("forgotten", "a forgotten entry; not kept"), b""
+                            fate, data = Bad(FORGOTTEN, "a forgotten entry; not kept"), b""
                         if isinstance(fate, Bad):
                             quarantine.append((line_no, offset, length, fate, data))
                         else:

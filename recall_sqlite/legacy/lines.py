@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any, NamedTuple
 
-from ..errors import InvalidEntryError
+from ..errors import FieldTooLargeError, InvalidEntryError
 from ..journal import codec
 from ..journal.codec import BOOL_FIELDS, LIST_FIELDS, SYNAPT_FIELDS
-from ..journal.entry import JournalEntry
+from ..journal.entry import JournalEntry, _max_field_bytes
 from ..timestamps import parse_timestamp
 
 # A synapt entry is a few KiB at most; a line far beyond that is damage or not a journal,
@@ -41,8 +41,11 @@ BAD_TEXT = "bad-text"
 INVALID_ENTRY = "invalid-entry"
 TOO_LONG = "too-long"
 TOO_DEEP = "too-deep"
+# Not a property of the line: its entry was forgotten (journal forget), before or after
+# the import; the record keeps no byte of it (schema.sql, quarantine).
+FORGOTTEN = "forgotten"
 REASONS = (BLANK, INVALID_UTF8, TRUNCATED, INVALID_JSON, NOT_AN_OBJECT, MISSING_TIMESTAMP,
-           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG, TOO_DEEP)
+           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG, TOO_DEEP, FORGOTTEN)
 
 # Nesting beyond this in a line's unknown fields is damage, not data: it is kept verbatim in
 # the quarantine, because stored it would make every later read of the entry recurse past
@@ -175,6 +178,10 @@ class Bad:
 
 def reason_of(exc: InvalidEntryError) -> str:
     """Group the journal validator's messages into the survey's reason codes."""
+    if isinstance(exc, FieldTooLargeError):
+        # Too big to store (the journal's per-field limit): the same reason as a line
+        # over the import's length limit, so a person looks in one place for size.
+        return TOO_LONG
     msg = str(exc)
     if msg.startswith("entry has no timestamp"):
         return MISSING_TIMESTAMP
@@ -217,7 +224,10 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None
         # Not a syntax error: a value json refuses to build, e.g. an integer of more than
         # sys.get_int_max_str_digits() digits (CVE-2020-10735's limit).
         return Bad(INVALID_JSON, f"JSON value refused: {exc}")
-    return value, _escapes_clean(text)
+    # A field can be over the journal's size limit only if the line is: its decoded UTF-8
+    # is never longer than its JSON text. Such a line takes the validator, which refuses
+    # it, instead of the fast path, which does not look at sizes.
+    return value, _escapes_clean(text) and len(stripped) <= _max_field_bytes()
 
 
 _DAYS: dict[str, int | None] = {}
@@ -440,7 +450,8 @@ def _synapt_bytes(full: dict[str, Any]) -> bytes:
 def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> Seen | Bad:
     if stripped is None:
         stripped = data.strip()
-    m = _SYNAPT_LINE.fullmatch(stripped)
+    # (A line longer than the field limit may hold a field over it: the parser decides.)
+    m = _SYNAPT_LINE.fullmatch(stripped) if len(stripped) <= _max_field_bytes() else None
     if m is not None and (b"\\" not in stripped
                           or _NONCANONICAL_ESCAPE.search(stripped) is None):
         us = _fast_us(m.group("timestamp").decode("ascii"))

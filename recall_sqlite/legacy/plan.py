@@ -12,7 +12,7 @@ absolute path of a file that lies outside both: moving the project directory, or
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,6 +81,48 @@ def _merge_worktrees(recorded: Sequence[KnownWorktree], found: Walk
                                       c.admin)
     known = sorted(by_key.values(), key=lambda w: (w.key != ".", w.key))
     return known, by_key["."]
+
+
+def as_paths(paths: object) -> list[str]:
+    """The paths a caller of survey/import/verify gave, as strings. One str or PathLike is
+    one path (not its characters); otherwise an iterable of them. Anything else (a bool,
+    an int, bytes, a mapping, a path with a NUL, an empty string) raises InvalidInputError
+    before anything is read or written."""
+    if isinstance(paths, (str, os.PathLike)):
+        items: list[object] = [paths]
+    elif isinstance(paths, (bytes, bytearray, Mapping)) or not isinstance(paths, Iterable):
+        raise InvalidInputError(
+            f"paths must be a path or an iterable of paths (str or os.PathLike), not"
+            f" {type(paths).__name__}" + (" (a mapping goes in mapping=)"
+                                          if isinstance(paths, Mapping) else ""))
+    else:
+        items = list(paths)
+    out: list[str] = []
+    for item in items:
+        text = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+        if not isinstance(text, str) or not text or "\x00" in text:
+            raise InvalidInputError(
+                f"not a path: {item!r} (a path is a non-empty str or os.PathLike of str,"
+                " without NUL)")
+        out.append(text)
+    return out
+
+
+def as_mapping(mapping: object) -> dict[str, str]:
+    """`--map` as a library caller gives it: BUCKET (or store key) -> WORKTREE, both
+    non-empty text; anything else raises InvalidInputError."""
+    if mapping is None:
+        return {}
+    if not isinstance(mapping, Mapping):
+        raise InvalidInputError(f"mapping must be a mapping of bucket to worktree, not"
+                                f" {type(mapping).__name__}")
+    out: dict[str, str] = {}
+    for k, v in mapping.items():
+        if not (isinstance(k, str) and isinstance(v, str) and k and v and v == v.strip()
+                and not any(ord(ch) < 0x20 for ch in k + v)):
+            raise InvalidInputError(f"mapping {k!r}: {v!r}: expected BUCKET=WORKTREE text")
+        out[k] = v
+    return out
 
 
 def resolve_root(cwd: str | os.PathLike[str] | None) -> Path:
