@@ -116,6 +116,13 @@ def _findings(store: Store) -> list[Finding]:
                                "journal_bulk is not empty: inserts of those workspaces skip"
                                " the dedup trigger", True,
                                {"workspaces": [int(r[0]) for r in guard]}))
+        rehome: list[tuple[Any, ...]] = conn.execute(
+            "SELECT count(*) FROM journal_rehome").fetchall()
+        if rehome[0][0]:
+            out.append(Finding("rehome_guard", "error",
+                               "journal_rehome is not empty: entries' worktrees can be"
+                               " changed outside a re-homing import", True,
+                               {"rows": int(rehome[0][0])}))
         roots = conn.execute(
             "SELECT root, first_seen FROM workspace_roots WHERE workspace_id = ?",
             (store.context.workspace_pk,)).fetchall()
@@ -230,6 +237,9 @@ def _repair(store: Store) -> list[str]:
         guard = conn.execute("DELETE FROM journal_bulk RETURNING workspace_id").fetchall()
         if guard:
             done.append(f"emptied journal_bulk ({len(guard)} rows)")
+        rehome = conn.execute("DELETE FROM journal_rehome RETURNING 1").fetchall()
+        if rehome:
+            done.append(f"emptied journal_rehome ({len(rehome)} rows)")
         r = derived.rebuild(conn)
         if not check_index(conn).ok:
             rebuild_index(conn)

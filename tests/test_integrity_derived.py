@@ -221,3 +221,24 @@ def test_doctor_names_synapt_stores_not_yet_imported(tmp_path: Path) -> None:
         assert found and "sub/.synapt/recall/worktrees/ws/journal.jsonl" in found[0].message
         store.legacy.import_paths()
         assert not [f for f in store.doctor().findings if f.kind == "legacy"]
+
+
+def test_doctor_finds_and_empties_a_left_rehome_guard(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path)
+    with open_store(root) as store:
+        with store.db.write() as conn:       # what a person at the prompt could commit
+            conn.execute("INSERT INTO journal_rehome (workspace_id) VALUES (?)",
+                         (store.context.workspace_pk,))
+        assert "rehome_guard" in {f.kind for f in store.doctor().findings}
+        fixed = store.doctor(repair=True)
+        assert fixed.ok and any("journal_rehome" in r for r in fixed.repaired)
+
+
+def test_survey_takes_one_string_as_one_path(tmp_path: Path) -> None:
+    from recall_sqlite import InvalidInputError
+    from recall_sqlite.legacy import survey
+
+    root = make_workspace(tmp_path)
+    assert survey(str(root), root=root).lines_total == 0      # not its characters
+    with pytest.raises(InvalidInputError):
+        survey(True, root=root)  # type: ignore[arg-type]

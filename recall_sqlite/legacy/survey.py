@@ -14,7 +14,7 @@ from typing import Any
 from ..timestamps import iso_utc
 from .discover import Bucket, Problem, file_size
 from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, inspect
-from .plan import Plan, make_plan
+from .plan import Plan, as_paths, make_plan
 
 Progress = Callable[[int, int], None]
 _SURVEY_CACHE_MAX = 100_000
@@ -104,7 +104,7 @@ def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = 
     which stores and where each would go; without one, the stores `paths` name in the
     workspace at `root` (default: the one the paths lie in, else the current directory's).
     `states` maps a store's key to its import state when a store was consulted."""
-    given = [os.fspath(p) for p in paths]
+    given = as_paths(paths)
     if plan is None:
         plan = make_plan(Path(root) if root is not None else _root_for(given), given,
                          mapping=mapping, cwd=cwd)
