@@ -190,45 +190,14 @@ class Importer:
             start, tail_fix = 0, False
             if cur is not None:
                 result.worktree = self._ctx.worktree_key_of(cur.worktree_id)
-                if a.how in ("mapped", "new") and a.worktree is not None \
-                        and a.worktree.key != result.worktree:
-                    # --map on a file already imported: its rows move (rehome.py says
-                    # which), then the import goes on as usual for anything appended.
-                    moved = rehome(self._ctx, key, cur.id, a.worktree)
-                    cur = current_in(self._ctx.db, self._ctx.workspace_pk, key)
-                    if cur is None or cur.worktree_id != moved.worktree_pk:
-                        raise ImportConflict(f"{path} is being imported by another process")
-                    result.note = (f"re-homed from worktree {result.worktree!r} ({a.why}):"
-                                   f" {moved.moved} entry version(s) moved, {moved.stayed}"
-                                   " left where another source (or a live write) put them")
-                    result.worktree = a.worktree.key
-                    result.moved, result.stayed = moved.moved, moved.stayed
-                    result.action = "rehomed"
+                cur = self._rehome_if_mapped(result, ps, cur)
                 result.total_lines = cur.lines
                 if cur.complete and st.st_size == cur.size and st.st_mtime_ns == cur.mtime_ns:
                     if result.action != "rehomed":
                         result.action = "unchanged"
                     state.advance(st.st_size)
                     return result
-                same = st.st_size >= cur.size
-                if same:
-                    hasher = hash_prefix(fh, cur.size)
-                    same = hasher.hexdigest() == cur.sha256
-                if same and cur.tail_open and st.st_size > cur.size:
-                    # The unterminated last line stays what it was only if a newline
-                    # followed it; anything else rewrote it.
-                    same = fh.read(1) == b"\n"
-                    if same:
-                        hasher.update(b"\n")
-                        tail_fix = True
-                if same:
-                    start = cur.size + (1 if tail_fix else 0)
-                    result.action = "resumed" if not cur.complete else "appended"
-                else:
-                    result.action = "changed"
-                    fh.seek(0)
-                    hasher = hashlib.sha256()
-                    result.total_lines = 0
+                start, tail_fix, hasher = _resume_point(fh, cur, st.st_size, result)
             worktree_key = result.worktree
             with self._ctx.db.write() as conn:
                 cur2 = current(conn, self._ctx.workspace_pk, key)
@@ -273,10 +242,57 @@ class Importer:
         finally:
             fh.close()
 
+    def _rehome_if_mapped(self, result: SourceResult, ps: PlannedStore, cur: Source) -> Source:
+        """--map on a file already imported: its rows move (rehome.py says which), then
+        the import goes on as usual for anything appended."""
+        a, key = ps.assignment, ps.key
+        if a.how not in ("mapped", "new") or a.worktree is None \
+                or a.worktree.key == result.worktree:
+            return cur
+        moved = rehome(self._ctx, key, cur.id, a.worktree)
+        now = current_in(self._ctx.db, self._ctx.workspace_pk, key)
+        if now is None or now.worktree_id != moved.worktree_pk:
+            raise ImportConflict(f"{ps.path} is being imported by another process")
+        result.note = (f"re-homed from worktree {result.worktree!r} ({a.why}):"
+                       f" {moved.moved} entry version(s) moved, {moved.stayed}"
+                       " left where another source (or a live write) put them")
+        result.worktree = a.worktree.key
+        result.moved, result.stayed = moved.moved, moved.stayed
+        result.action = "rehomed"
+        return now
+
     def _worktree_pk(self, conn: Any, w: KnownWorktree) -> int:
         if w.pk is not None:
             return w.pk
         return identity.ensure_worktree(conn, self._ctx.workspace_pk, w.key, w.name, w.root)
+
+
+def _resume_point(fh: Any, cur: Source, size: int, result: SourceResult
+                  ) -> tuple[int, bool, Any]:
+    """Where to go on reading a file imported before: after its recorded prefix when that
+    prefix is byte for byte what was imported (appended, or resumed after a kill), else
+    from the start as a new version (rewritten). (offset, the cut-off last line got its
+    newline, the hasher of what is read so far.)"""
+    same = size >= cur.size
+    hasher: Any = hashlib.sha256()
+    tail_fix = False
+    if same:
+        hasher = hash_prefix(fh, cur.size)
+        same = hasher.hexdigest() == cur.sha256
+    if same and cur.tail_open and size > cur.size:
+        # The unterminated last line stays what it was only if a newline followed it;
+        # anything else rewrote it.
+        same = fh.read(1) == b"\n"
+        if same:
+            hasher.update(b"\n")
+            tail_fix = True
+    if same:
+        result.action = "resumed" if not cur.complete else "appended"
+        return cur.size + (1 if tail_fix else 0), tail_fix, hasher
+    result.action = "changed"
+    fh.seek(0)
+    result.total_lines = 0
+    return 0, False, hashlib.sha256()
 
 
 def pid_alive(pid: int) -> bool:

@@ -12,7 +12,7 @@ absolute path of a file that lies outside both: moving the project directory, or
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,36 +174,42 @@ def make_plan(root: Path, paths: Sequence[str | os.PathLike[str]] = (), *,
         plan.stores = list(plan.everything)
     chosen = {s.path for s in plan.stores}
     for p in given:
-        if p == root:
-            continue
-        if not p.exists():
-            plan.problems.append(Problem(str(p), "does not exist"))
-            continue
-        inside = any(p == r or p.is_relative_to(r) for r in roots)
-        under = [s for s in plan.everything if s.path.is_relative_to(p)] \
-            if inside and p.is_dir() else []
-        if under:
-            for s in under:
-                if s.path not in chosen:
-                    chosen.add(s.path)
-                    plan.stores.append(s)
-            continue
-        # A data directory, a bucket directory or a journal file named directly.
-        named = discover([p])
-        plan.problems.extend(named.problems)
-        for b in named.buckets:
-            if b.path in chosen:
-                continue
-            chosen.add(b.path)
-            known_store = next((s for s in plan.everything if s.path == b.path), None)
-            if known_store is not None:
-                plan.stores.append(known_store)
-            else:
-                owner = data_dir_at(b.path.parent.parent.parent) if b.layout == "worktrees" \
-                    else None
-                shared = owner is not None and owner.owner == root
-                plan.stores.append(planned(b, shared))
+        if p != root:
+            _select(plan, p, roots, chosen, planned)
     return plan
+
+
+def _select(plan: Plan, p: Path, roots: set[Path], chosen: set[Path],
+            planned: Callable[[Bucket, bool], PlannedStore]) -> None:
+    """Add to `plan.stores` what the given path `p` names: the stores below it (a
+    directory of the workspace), else the data directory, bucket directory or journal
+    file it is."""
+    if not p.exists():
+        plan.problems.append(Problem(str(p), "does not exist"))
+        return
+    inside = any(p == r or p.is_relative_to(r) for r in roots)
+    under = [s for s in plan.everything if s.path.is_relative_to(p)] \
+        if inside and p.is_dir() else []
+    if under:
+        for s in under:
+            if s.path not in chosen:
+                chosen.add(s.path)
+                plan.stores.append(s)
+        return
+    named = discover([p])
+    plan.problems.extend(named.problems)
+    for b in named.buckets:
+        if b.path in chosen:
+            continue
+        chosen.add(b.path)
+        known_store = next((s for s in plan.everything if s.path == b.path), None)
+        if known_store is not None:
+            plan.stores.append(known_store)
+        else:
+            owner = data_dir_at(b.path.parent.parent.parent) if b.layout == "worktrees" \
+                else None
+            shared = owner is not None and owner.owner == plan.root
+            plan.stores.append(planned(b, shared))
 
 
 def _refuse_foreign(p: Path, root: Path) -> None:
