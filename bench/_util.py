@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 
-def median_time(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 1,
-                min_time: float = 0.0) -> float:
+def median_time(
+    fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 1, min_time: float = 0.0
+) -> float:
     """Median wall time of fn() in seconds. With min_time, each sample loops fn until it has
     run that long and divides (for operations in the microseconds)."""
     for _ in range(warmup):
@@ -28,16 +29,36 @@ def median_time(fn: Callable[[], Any], *, repeat: int = 7, warmup: int = 1,
     return statistics.median(samples)
 
 
-def row(suite: str, case: str, *, n: int | None, ours: float, limit: float | None = None,
-        limit_name: str = "", peer: float | None = None, peer_name: str = "",
-        target: str = "", ok: bool | None = None, unit: str = "s", **extra: Any) -> dict[str, Any]:
+def row(
+    suite: str,
+    case: str,
+    *,
+    n: int | None,
+    ours: float,
+    limit: float | None = None,
+    limit_name: str = "",
+    peer: float | None = None,
+    peer_name: str = "",
+    target: str = "",
+    ok: bool | None = None,
+    unit: str = "s",
+    **extra: Any,
+) -> dict[str, Any]:
     """One result row. Ratios are ours/limit and ours/peer (peer/ours is the speed-up)."""
     r: dict[str, Any] = {
-        "suite": suite, "case": case, "n": n, "unit": unit, "ours": ours,
-        "limit_name": limit_name, "limit": limit, "peer_name": peer_name, "peer": peer,
+        "suite": suite,
+        "case": case,
+        "n": n,
+        "unit": unit,
+        "ours": ours,
+        "limit_name": limit_name,
+        "limit": limit,
+        "peer_name": peer_name,
+        "peer": peer,
         "ratio_vs_limit": (ours / limit) if limit else None,
         "speedup_vs_peer": (peer / ours) if peer and ours else None,
-        "target": target, "ok": ok,
+        "target": target,
+        "ok": ok,
     }
     r.update(extra)
     return r

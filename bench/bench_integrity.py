@@ -24,8 +24,10 @@ SUITE = "integrity"
 def _batch(store: Any, n: int, seed: int) -> list[tuple[Any, ...]]:
     """n new rows in codec.ROW_COLUMNS order (bench_summaries_cursors yields stored_us late)."""
     ctx = store.context
-    return [(*r[0:3], r[19], *r[3:19], *r[20:22])
-            for r in _rows(n, ctx.workspace_pk, ctx.worktree_pk, seed=seed)]
+    return [
+        (*r[0:3], r[19], *r[3:19], *r[20:22])
+        for r in _rows(n, ctx.workspace_pk, ctx.worktree_pk, seed=seed)
+    ]
 
 
 def _rolled_back(store: Any, fn: Any) -> float:
@@ -43,16 +45,20 @@ def _via_rebuild(store: Any, rows: list[tuple[Any, ...]]) -> Any:
     ws = store.context.workspace_pk
 
     def run(conn: Any) -> None:
-        since = int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries")
-                    .fetchall()[0][0])
+        since = int(
+            conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries").fetchall()[0][0]
+        )
         conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
         conn.executemany(
             "INSERT INTO journal_entries (id, workspace_id, worktree_id, stored_us, session_id,"
             " branch, timestamp, ts_us, focus, done, decisions, next_steps, files_modified,"
             " git_log, auto, enriched, repair, griptree, agent_id, extra, rich, meaningful)"
-            f" VALUES ({','.join('?' * 22)})", rows)
+            f" VALUES ({','.join('?' * 22)})",
+            rows,
+        )
         derived.rebuild(conn, ws, sessions={r[4] for r in rows if r[4]}, since_seq=since)
         conn.execute("DELETE FROM journal_bulk WHERE workspace_id = ?", (ws,))
+
     return run
 
 
@@ -64,31 +70,73 @@ def run(quick: bool) -> list[dict[str, Any]]:
         store = build(Path(tmp) / "ws", n)
         try:
             t = median_time(lambda: store.doctor(), repeat=1 if not quick else 3, warmup=0)
-            out.append(row(SUITE, "doctor (integrity_check, derived state, JSON, identity)",
-                           n=n, ours=t, target="report"))
+            out.append(
+                row(
+                    SUITE,
+                    "doctor (integrity_check, derived state, JSON, identity)",
+                    n=n,
+                    ours=t,
+                    target="report",
+                )
+            )
             rows = _batch(store, batch_n, seed=99)
             replay = min(_rolled_back(store, lambda c: bulk_insert(c, rows)) for _ in range(3))
             rebuilt = min(_rolled_back(store, _via_rebuild(store, rows)) for _ in range(3))
-            out.append(row(SUITE, f"batch of {batch_n}: insert + derived.rebuild of its sessions",
-                           n=n, ours=rebuilt, peer=replay, peer_name="bulk.py Python replay",
-                           target="as fast as the replay to replace it",
-                           ok=rebuilt <= replay))
-            ids = [r[0] for r in store.db.query(
-                "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq DESC LIMIT 5")]
+            out.append(
+                row(
+                    SUITE,
+                    f"batch of {batch_n}: insert + derived.rebuild of its sessions",
+                    n=n,
+                    ours=rebuilt,
+                    peer=replay,
+                    peer_name="bulk.py Python replay",
+                    target="as fast as the replay to replace it",
+                    ok=rebuilt <= replay,
+                )
+            )
+            ids = [
+                r[0]
+                for r in store.db.query(
+                    "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq DESC LIMIT 5"
+                )
+            ]
             samples = []
             for eid in ids[:3]:
                 start = time.perf_counter()
                 store.journal.forget(eid)
                 samples.append(time.perf_counter() - start)
-            out.append(row(SUITE, "forget one entry (secure_delete, WAL checkpoint)", n=n,
-                           ours=sorted(samples)[len(samples) // 2], target="report"))
+            out.append(
+                row(
+                    SUITE,
+                    "forget one entry (secure_delete, WAL checkpoint)",
+                    n=n,
+                    ours=sorted(samples)[len(samples) // 2],
+                    target="report",
+                )
+            )
             counter = iter(range(10**9))
-            t = median_time(lambda: store.journal.append(
-                {"timestamp": "2026-01-01T00:00:00Z", "session_id": f"b{next(counter)}",
-                 "focus": "bench", "done": ["a", "b"], "next_steps": ["c"]}),
-                repeat=5, min_time=0.05)
-            out.append(row(SUITE, "single append with commit (CHECKs + list trigger)", n=n,
-                           ours=t, target="within 10% of before (bench journal)"))
+            t = median_time(
+                lambda: store.journal.append(
+                    {
+                        "timestamp": "2026-01-01T00:00:00Z",
+                        "session_id": f"b{next(counter)}",
+                        "focus": "bench",
+                        "done": ["a", "b"],
+                        "next_steps": ["c"],
+                    }
+                ),
+                repeat=5,
+                min_time=0.05,
+            )
+            out.append(
+                row(
+                    SUITE,
+                    "single append with commit (CHECKs + list trigger)",
+                    n=n,
+                    ours=t,
+                    target="within 10% of before (bench journal)",
+                )
+            )
         finally:
             store.close()
     return out

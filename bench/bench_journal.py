@@ -25,8 +25,24 @@ from _util import median_time, row  # noqa: E402
 from recall_sqlite import open_store  # noqa: E402
 
 BRANCHES = ("main", "feature/a", "feature/b", "release")
-WORDS = ("store", "journal", "cursor", "vector", "import", "bucket", "session", "schema",
-         "index", "branch", "worktree", "summary", "query", "refactor", "test", "bench")
+WORDS = (
+    "store",
+    "journal",
+    "cursor",
+    "vector",
+    "import",
+    "bucket",
+    "session",
+    "schema",
+    "index",
+    "branch",
+    "worktree",
+    "summary",
+    "query",
+    "refactor",
+    "test",
+    "bench",
+)
 
 
 def _sentence(rng: random.Random, words: int) -> str:
@@ -48,18 +64,42 @@ def make_entries(n: int, seed: int = 7) -> list[dict[str, Any]]:
         files = [f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py" for _ in range(3)]
         git_log = [f"{rng.getrandbits(28):07x} {_sentence(rng, 5)}" for _ in range(3)]
         if rng.random() < 0.3 and len(out) + 1 < n:
-            out.append({"timestamp": _iso(t), "session_id": sid, "branch": branch,
-                        "focus": _sentence(rng, 8), "done": [], "decisions": [], "next_steps": [],
-                        "files_modified": files, "git_log": git_log, "auto": True,
-                        "enriched": False, "griptree": "", "agent_id": "", "repair": False})
-        out.append({"timestamp": _iso(t + 30), "session_id": sid, "branch": branch,
-                    "focus": _sentence(rng, 10),
-                    "done": [_sentence(rng, 7) for _ in range(rng.randint(1, 3))],
-                    "decisions": [_sentence(rng, 9)],
-                    "next_steps": [_sentence(rng, 6) for _ in range(rng.randint(1, 3))],
-                    "files_modified": files, "git_log": git_log, "auto": False,
-                    "enriched": rng.random() < 0.5, "griptree": "", "agent_id": "",
-                    "repair": False})
+            out.append(
+                {
+                    "timestamp": _iso(t),
+                    "session_id": sid,
+                    "branch": branch,
+                    "focus": _sentence(rng, 8),
+                    "done": [],
+                    "decisions": [],
+                    "next_steps": [],
+                    "files_modified": files,
+                    "git_log": git_log,
+                    "auto": True,
+                    "enriched": False,
+                    "griptree": "",
+                    "agent_id": "",
+                    "repair": False,
+                }
+            )
+        out.append(
+            {
+                "timestamp": _iso(t + 30),
+                "session_id": sid,
+                "branch": branch,
+                "focus": _sentence(rng, 10),
+                "done": [_sentence(rng, 7) for _ in range(rng.randint(1, 3))],
+                "decisions": [_sentence(rng, 9)],
+                "next_steps": [_sentence(rng, 6) for _ in range(rng.randint(1, 3))],
+                "files_modified": files,
+                "git_log": git_log,
+                "auto": False,
+                "enriched": rng.random() < 0.5,
+                "griptree": "",
+                "agent_id": "",
+                "repair": False,
+            }
+        )
     return out[:n]
 
 
@@ -72,7 +112,7 @@ def build(root: Path, n: int, *, jsonl: bool) -> tuple[Path, Path | None]:
     entries = make_entries(n)
     with open_store(root) as s:
         for start in range(0, n, 50_000):
-            s.journal.append_many(entries[start:start + 50_000])
+            s.journal.append_many(entries[start : start + 50_000])
         s.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db = s.workspace.db_path
     bucket = None
@@ -96,8 +136,9 @@ BARE_READ = (
 def _bare_read(db: Path, params: tuple[Any, ...]) -> float:
     conn = apsw.Connection(str(db))
     try:
-        return median_time(lambda: conn.execute(BARE_READ, params).fetchall(), repeat=9,
-                           min_time=0.05)
+        return median_time(
+            lambda: conn.execute(BARE_READ, params).fetchall(), repeat=9, min_time=0.05
+        )
     finally:
         conn.close()
 
@@ -112,30 +153,50 @@ def bench_reads(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, An
         db, bucket = build(root, n, jsonl=n <= peer_max)
         with open_store(root) as s:
             ctx = s.context
-            ours = median_time(lambda: s.journal.read(5, branch="main"), repeat=9,
-                               min_time=0.05)
+            ours = median_time(lambda: s.journal.read(5, branch="main"), repeat=9, min_time=0.05)
             bare = _bare_read(db, (ctx.workspace_pk, ctx.worktree_pk, "main"))
             got = [e.session_id for e in s.journal.read(5, branch="main").entries]
         peer = None
         if bucket is not None:
+
             def synapt_read(path: Path = bucket) -> list[Any]:
                 return [e for e in read_entries(path, n=10**9) if e.branch == "main"][:5]
+
             peer = median_time(synapt_read, repeat=3 if n >= 100_000 else 5)
             assert [e.session_id for e in synapt_read()] == got, "peer disagrees"
         read_at[n] = ours
         speedup_target = {10_000: 1_000, 100_000: 10_000}.get(n)
-        ok = ours <= 2 * bare and (peer is None or speedup_target is None
-                                    or peer / ours >= speedup_target)
-        rows.append(row("journal", "read newest 5, deduplicated, branch-filtered", n=n,
-                        ours=ours, limit=bare, limit_name="bare apsw query", peer=peer,
-                        peer_name="synapt 0.30.0 read_entries" if peer else "",
-                        target="<= 2x bare" + (f"; >= {speedup_target:,}x faster than synapt"
-                                               if speedup_target else ""),
-                        ok=ok))
+        ok = ours <= 2 * bare and (
+            peer is None or speedup_target is None or peer / ours >= speedup_target
+        )
+        rows.append(
+            row(
+                "journal",
+                "read newest 5, deduplicated, branch-filtered",
+                n=n,
+                ours=ours,
+                limit=bare,
+                limit_name="bare apsw query",
+                peer=peer,
+                peer_name="synapt 0.30.0 read_entries" if peer else "",
+                target="<= 2x bare"
+                + (f"; >= {speedup_target:,}x faster than synapt" if speedup_target else ""),
+                ok=ok,
+            )
+        )
         if n == sizes[-1] and sizes[0] in read_at:
             flat = ours / read_at[sizes[0]]
-            rows.append(row("journal", f"read time at {n:,} / at {sizes[0]:,}", n=n, ours=flat,
-                            unit="ratio", target="<= 1.5", ok=flat <= 1.5))
+            rows.append(
+                row(
+                    "journal",
+                    f"read time at {n:,} / at {sizes[0]:,}",
+                    n=n,
+                    ours=flat,
+                    unit="ratio",
+                    target="<= 1.5",
+                    ok=flat <= 1.5,
+                )
+            )
     return rows
 
 
@@ -156,29 +217,54 @@ def bench_append(tmp: Path, quick: bool) -> list[dict[str, Any]]:
     conn.execute("PRAGMA journal_mode=WAL").fetchall()
     conn.execute("PRAGMA synchronous=NORMAL").fetchall()
     assert conn.execute("PRAGMA synchronous").fetchall()[0][0] == 1
-    conn.execute("CREATE TABLE t (seq INTEGER PRIMARY KEY, id BLOB UNIQUE, session_id TEXT,"
-                 " branch TEXT, timestamp TEXT, ts_us INTEGER, focus TEXT, done TEXT,"
-                 " decisions TEXT, next_steps TEXT, files_modified TEXT, git_log TEXT,"
-                 " auto INTEGER, enriched INTEGER) STRICT")
+    conn.execute(
+        "CREATE TABLE t (seq INTEGER PRIMARY KEY, id BLOB UNIQUE, session_id TEXT,"
+        " branch TEXT, timestamp TEXT, ts_us INTEGER, focus TEXT, done TEXT,"
+        " decisions TEXT, next_steps TEXT, files_modified TEXT, git_log TEXT,"
+        " auto INTEGER, enriched INTEGER) STRICT"
+    )
     counter = iter(range(10**9))
     sample = fresh[0]
 
     def bare_insert() -> None:
         i = next(counter)
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO t (id, session_id, branch, timestamp, ts_us, focus, done,"
-                     " decisions, next_steps, files_modified, git_log, auto, enriched)"
-                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                     (i.to_bytes(16, "big"), f"s{i}", sample["branch"], sample["timestamp"], i,
-                      sample["focus"], json.dumps(sample["done"]),
-                      json.dumps(sample["decisions"]), json.dumps(sample["next_steps"]),
-                      json.dumps(sample["files_modified"]), json.dumps(sample["git_log"]), 0, 0))
+        conn.execute(
+            "INSERT INTO t (id, session_id, branch, timestamp, ts_us, focus, done,"
+            " decisions, next_steps, files_modified, git_log, auto, enriched)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                i.to_bytes(16, "big"),
+                f"s{i}",
+                sample["branch"],
+                sample["timestamp"],
+                i,
+                sample["focus"],
+                json.dumps(sample["done"]),
+                json.dumps(sample["decisions"]),
+                json.dumps(sample["next_steps"]),
+                json.dumps(sample["files_modified"]),
+                json.dumps(sample["git_log"]),
+                0,
+                0,
+            ),
+        )
         conn.execute("COMMIT")
 
     bare = median_time(bare_insert, repeat=9, min_time=0.02)
     conn.close()
-    return [row("journal", "single append with commit", n=None, ours=ours, limit=bare,
-                limit_name="bare apsw INSERT + COMMIT", target="<= 2x bare", ok=ours <= 2 * bare)]
+    return [
+        row(
+            "journal",
+            "single append with commit",
+            n=None,
+            ours=ours,
+            limit=bare,
+            limit_name="bare apsw INSERT + COMMIT",
+            target="<= 2x bare",
+            ok=ours <= 2 * bare,
+        )
+    ]
 
 
 def _compile_package() -> None:
@@ -187,6 +273,7 @@ def _compile_package() -> None:
     import compileall
 
     import recall_sqlite
+
     compileall.compile_dir(str(Path(recall_sqlite.__file__).parent), quiet=1)
 
 
@@ -201,15 +288,21 @@ def bench_cli(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     ours_cmd = [exe, "--cwd", str(root), "journal", "read", "-n", "5", "--json"]
     if not Path(exe).exists():
         ours_cmd = [sys.executable, "-m", "recall_sqlite.cli", *ours_cmd[1:]]
-    synapt_cmd = [sys.executable, "-c",
-                  "import json,sys; from pathlib import Path;"
-                  "from synapt.recall.journal import read_entries;"
-                  f"b = Path({str(bucket)!r});"
-                  "print(json.dumps([e.to_dict() for e in read_entries(b, n=5)]))"]
+    synapt_cmd = [
+        sys.executable,
+        "-c",
+        "import json,sys; from pathlib import Path;"
+        "from synapt.recall.journal import read_entries;"
+        f"b = Path({str(bucket)!r});"
+        "print(json.dumps([e.to_dict() for e in read_entries(b, n=5)]))",
+    ]
     # Interleaved, so a drift in the machine's speed hits every command alike.
-    cmds = {"ours": ours_cmd, "peer": synapt_cmd,
-            "apsw": [sys.executable, "-c", "import apsw"],
-            "floor": [sys.executable, "-c", "import apsw, argparse, json"]}
+    cmds = {
+        "ours": ours_cmd,
+        "peer": synapt_cmd,
+        "apsw": [sys.executable, "-c", "import apsw"],
+        "floor": [sys.executable, "-c", "import apsw, argparse, json"],
+    }
     samples: dict[str, list[float]] = {k: [] for k in cmds}
     for cmd in cmds.values():  # warm-up
         subprocess.run(cmd, check=True, capture_output=True, env=env)
@@ -221,13 +314,28 @@ def bench_cli(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     med = {k: sorted(v)[len(v) // 2] for k, v in samples.items()}
     ours, peer, bare = med["ours"], med["peer"], med["apsw"]
     return [
-        row("journal", "whole-process CLI read --json", n=n, ours=ours, peer=peer,
-            peer_name="python -c synapt read_entries", target="<= 0.5x synapt",
-            ok=ours <= 0.5 * peer),
-        row("journal", "whole-process CLI read --json (start-up)", n=n, ours=ours, limit=bare,
-            limit_name="python -c 'import apsw'", target="<= 2x import apsw",
-            ok=ours <= 2 * bare, runs=repeat,
-            floor_apsw_argparse_json=med["floor"]),
+        row(
+            "journal",
+            "whole-process CLI read --json",
+            n=n,
+            ours=ours,
+            peer=peer,
+            peer_name="python -c synapt read_entries",
+            target="<= 0.5x synapt",
+            ok=ours <= 0.5 * peer,
+        ),
+        row(
+            "journal",
+            "whole-process CLI read --json (start-up)",
+            n=n,
+            ours=ours,
+            limit=bare,
+            limit_name="python -c 'import apsw'",
+            target="<= 2x import apsw",
+            ok=ours <= 2 * bare,
+            runs=repeat,
+            floor_apsw_argparse_json=med["floor"],
+        ),
     ]
 
 
@@ -241,8 +349,19 @@ def bench_size(tmp: Path, n: int) -> list[dict[str, Any]]:
     db_bytes = db.stat().st_size
     jsonl_bytes = bucket.stat().st_size
     ratio = db_bytes / jsonl_bytes
-    return [row("journal", "database bytes / JSONL bytes", n=n, ours=ratio, unit="ratio",
-                db_bytes=db_bytes, jsonl_bytes=jsonl_bytes, target="<= 1.3", ok=ratio <= 1.3)]
+    return [
+        row(
+            "journal",
+            "database bytes / JSONL bytes",
+            n=n,
+            ours=ratio,
+            unit="ratio",
+            db_bytes=db_bytes,
+            jsonl_bytes=jsonl_bytes,
+            target="<= 1.3",
+            ok=ratio <= 1.3,
+        )
+    ]
 
 
 def bench_import_time() -> list[dict[str, Any]]:
@@ -250,10 +369,18 @@ def bench_import_time() -> list[dict[str, Any]]:
     leaked: set[str] = set()
     for _ in range(7):
         res = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c",
-             "import sys, recall_sqlite; print(','.join(m for m in ('numpy', 'sqlite_utils')"
-             " if m in sys.modules))"],
-            check=True, capture_output=True, text=True)
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-c",
+                "import sys, recall_sqlite; print(','.join(m for m in ('numpy', 'sqlite_utils')"
+                " if m in sys.modules))",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         leaked.update(m for m in res.stdout.strip().split(",") if m)
         for line in res.stderr.splitlines():
             parts = [p.strip() for p in line.split("|")]
@@ -261,9 +388,17 @@ def bench_import_time() -> list[dict[str, Any]]:
                 samples.append(int(parts[1]) / 1e6)
     samples.sort()
     ours = samples[len(samples) // 2]
-    return [row("journal", "import recall_sqlite (-X importtime, cumulative)", n=None, ours=ours,
-                target="<= 30 ms, no numpy/sqlite_utils", ok=ours <= 0.030 and not leaked,
-                imported_heavy=sorted(leaked))]
+    return [
+        row(
+            "journal",
+            "import recall_sqlite (-X importtime, cumulative)",
+            n=None,
+            ours=ours,
+            target="<= 30 ms, no numpy/sqlite_utils",
+            ok=ours <= 0.030 and not leaked,
+            imported_heavy=sorted(leaked),
+        )
+    ]
 
 
 def run(quick: bool) -> list[dict[str, Any]]:

@@ -32,9 +32,28 @@ from recall_sqlite.legacy import survey  # noqa: E402
 from recall_sqlite.legacy.demo import synapt_line  # noqa: E402
 
 BUCKETS = ("proj", "server", "client", "docs", "infra", "scripts", "web", "api")
-WORDS = ("store", "journal", "cursor", "vector", "import", "bucket", "session", "schema",
-         "index", "branch", "worktree", "summary", "query", "refactor", "test", "bench",
-         "parser", "stream", "memory", "file")
+WORDS = (
+    "store",
+    "journal",
+    "cursor",
+    "vector",
+    "import",
+    "bucket",
+    "session",
+    "schema",
+    "index",
+    "branch",
+    "worktree",
+    "summary",
+    "query",
+    "refactor",
+    "test",
+    "bench",
+    "parser",
+    "stream",
+    "memory",
+    "file",
+)
 DUP_SHARE = 0.30
 BAD_SHARE = 0.001
 
@@ -71,26 +90,41 @@ def build(root: Path, n: int, seed: int = 5) -> int:
                 line = rng.choice(recent)
             else:
                 t += rng.randint(10, 600)
-                files_mod = [f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
-                             for _ in range(rng.randint(1, 6))]
-                git_log = [f"{rng.getrandbits(28):07x} {_s(rng, 5)}"
-                           for _ in range(rng.randint(0, 4))]
+                files_mod = [
+                    f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
+                    for _ in range(rng.randint(1, 6))
+                ]
+                git_log = [
+                    f"{rng.getrandbits(28):07x} {_s(rng, 5)}" for _ in range(rng.randint(0, 4))
+                ]
                 if sessions and rng.random() < 0.4:
                     sid, branch, _ = rng.choice(sessions)
                     line = synapt_line(
-                        timestamp=_iso(t), session_id=sid, branch=branch,
-                        focus=_s(rng, 10), done=[_s(rng, 8) for _ in range(rng.randint(1, 3))],
+                        timestamp=_iso(t),
+                        session_id=sid,
+                        branch=branch,
+                        focus=_s(rng, 10),
+                        done=[_s(rng, 8) for _ in range(rng.randint(1, 3))],
                         decisions=[_s(rng, 9)] if rng.random() < 0.6 else [],
                         next_steps=[_s(rng, 6) for _ in range(rng.randint(0, 3))],
-                        files_modified=files_mod, git_log=git_log,
-                        auto=rng.random() < 0.3, enriched=rng.random() < 0.5)
+                        files_modified=files_mod,
+                        git_log=git_log,
+                        auto=rng.random() < 0.3,
+                        enriched=rng.random() < 0.5,
+                    )
                 else:
                     sid = f"{rng.getrandbits(64):016x}-{i:08x}"
                     branch = rng.choice(("main", "feature/a", "fix/b"))
                     sessions.append((sid, branch, t))
-                    line = synapt_line(timestamp=_iso(t), session_id=sid, branch=branch,
-                                       focus=_s(rng, 9), files_modified=files_mod,
-                                       git_log=git_log, auto=True)
+                    line = synapt_line(
+                        timestamp=_iso(t),
+                        session_id=sid,
+                        branch=branch,
+                        focus=_s(rng, 9),
+                        files_modified=files_mod,
+                        git_log=git_log,
+                        auto=True,
+                    )
                 recent.append(line)
             f.write(line + "\n")
     finally:
@@ -128,7 +162,9 @@ def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 """
 
-CHILD = PEAK + """
+CHILD = (
+    PEAK
+    + """
 import json, sys, time
 from recall_sqlite import open_store
 root = sys.argv[1]
@@ -140,20 +176,25 @@ print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(),
                   **{k: report[k] for k in ("lines_total", "imported", "duplicates",
                                              "quarantined", "unchanged_files")}}))
 """
+)
 
-SURVEY_CHILD = PEAK + """
+SURVEY_CHILD = (
+    PEAK
+    + """
 import json, sys, time
 from recall_sqlite.legacy import survey
 t = time.perf_counter()
 r = survey([sys.argv[1]])
 print(json.dumps({"seconds": time.perf_counter() - t, "peak_mb": peak_mb()}))
 """
+)
 
 
 def _child(code: str, root: Path) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
-    out = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True,
-                         text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root)], capture_output=True, text=True, env=env, check=True
+    )
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -167,37 +208,89 @@ def run(quick: bool) -> list[dict[str, Any]]:
         nbytes = build(root, n)
         lines = parse_all(root)
         parse = median_time(lambda: parse_all(root), repeat=repeat, warmup=0)
-        rows.append(row("legacy", "parse limit: json.loads of every line", n=lines, ours=parse,
-                        bytes=nbytes))
+        rows.append(
+            row(
+                "legacy", "parse limit: json.loads of every line", n=lines, ours=parse, bytes=nbytes
+            )
+        )
 
         surveyed = survey([root])
         assert surveyed.lines_total == lines
         sv = median_time(lambda: survey([root]), repeat=repeat, warmup=0)
-        rows.append(row("legacy", "survey (writes nothing)", n=lines, ours=sv, limit=parse,
-                        limit_name="json.loads parse", target="<= 1.5x parse",
-                        ok=sv <= 1.5 * parse, duplicates=surveyed.duplicates,
-                        quarantined=surveyed.quarantined, rows_to_create=surveyed.rows_to_create))
+        rows.append(
+            row(
+                "legacy",
+                "survey (writes nothing)",
+                n=lines,
+                ours=sv,
+                limit=parse,
+                limit_name="json.loads parse",
+                target="<= 1.5x parse",
+                ok=sv <= 1.5 * parse,
+                duplicates=surveyed.duplicates,
+                quarantined=surveyed.quarantined,
+                rows_to_create=surveyed.rows_to_create,
+            )
+        )
         sv_child = _child(SURVEY_CHILD, root)
-        rows.append(row("legacy", "survey peak RSS", n=lines, ours=sv_child["peak_mb"],
-                        unit="MB", target="<= 300 MB", ok=sv_child["peak_mb"] <= 300))
+        rows.append(
+            row(
+                "legacy",
+                "survey peak RSS",
+                n=lines,
+                ours=sv_child["peak_mb"],
+                unit="MB",
+                target="<= 300 MB",
+                ok=sv_child["peak_mb"] <= 300,
+            )
+        )
 
         open_store(root, root=root).close()
         first = _child(CHILD, root)
         assert first["lines_total"] == lines, first
         assert first["imported"] == surveyed.rows_to_create, (first, surveyed.rows_to_create)
         imp = first["seconds"]
-        rows.append(row("legacy", "import (empty store)", n=lines, ours=imp, limit=parse,
-                        limit_name="json.loads parse", target="<= 4x parse and <= 30 s",
-                        ok=imp <= 4 * parse and imp <= 30, imported=first["imported"],
-                        duplicates=first["duplicates"], quarantined=first["quarantined"],
-                        per_line_us=imp / lines * 1e6))
-        rows.append(row("legacy", "import peak RSS", n=lines, ours=first["peak_mb"], unit="MB",
-                        target="<= 300 MB", ok=first["peak_mb"] <= 300))
+        rows.append(
+            row(
+                "legacy",
+                "import (empty store)",
+                n=lines,
+                ours=imp,
+                limit=parse,
+                limit_name="json.loads parse",
+                target="<= 4x parse and <= 30 s",
+                ok=imp <= 4 * parse and imp <= 30,
+                imported=first["imported"],
+                duplicates=first["duplicates"],
+                quarantined=first["quarantined"],
+                per_line_us=imp / lines * 1e6,
+            )
+        )
+        rows.append(
+            row(
+                "legacy",
+                "import peak RSS",
+                n=lines,
+                ours=first["peak_mb"],
+                unit="MB",
+                target="<= 300 MB",
+                ok=first["peak_mb"] <= 300,
+            )
+        )
         again = _child(CHILD, root)
         assert again["imported"] == 0 and again["unchanged_files"] == len(BUCKETS), again
-        rows.append(row("legacy", "re-import (unchanged files)", n=lines, ours=again["seconds"],
-                        limit=imp, limit_name="first import", target="<= 10% of first",
-                        ok=again["seconds"] <= 0.1 * imp))
+        rows.append(
+            row(
+                "legacy",
+                "re-import (unchanged files)",
+                n=lines,
+                ours=again["seconds"],
+                limit=imp,
+                limit_name="first import",
+                target="<= 10% of first",
+                ok=again["seconds"] <= 0.1 * imp,
+            )
+        )
         rows.append(_sql_floor(Path(tmp), root, first["imported"]))
         rows.extend(_nested(Path(tmp) / "nested", 2_000 if quick else 100_000, repeat))
         rows.append(_walk_tree(Path(tmp) / "walk", 2_000 if quick else 100_000, repeat))
@@ -220,9 +313,17 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
         files.append(open(p, "w", encoding="utf-8"))  # noqa: SIM115 - closed below
     try:
         for i in range(n):
-            files[rng.randrange(len(files))].write(synapt_line(
-                timestamp=_iso(1_700_000_000 + i * 60), session_id=f"s{i}", branch="main",
-                focus=_s(rng, 9), done=[_s(rng, 6)], files_modified=[f"src/{i}.py"]) + "\n")
+            files[rng.randrange(len(files))].write(
+                synapt_line(
+                    timestamp=_iso(1_700_000_000 + i * 60),
+                    session_id=f"s{i}",
+                    branch="main",
+                    focus=_s(rng, 9),
+                    done=[_s(rng, 6)],
+                    files_modified=[f"src/{i}.py"],
+                )
+                + "\n"
+            )
     finally:
         for f in files:
             f.close()
@@ -246,12 +347,26 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     assert first["imported"] == lines, first
     return [
         row("legacy", "parse limit: 20 nested stores", n=lines, ours=limit),
-        row("legacy", "survey of 20 nested stores (walk included)", n=lines, ours=sv,
-            limit=limit, limit_name="json.loads parse", target="<= 1.5x parse",
-            ok=sv <= 1.5 * limit),
-        row("legacy", "import of 20 nested stores (walk included)", n=lines,
-            ours=first["seconds"], limit=limit, limit_name="json.loads parse",
-            target="<= 4x parse", ok=first["seconds"] <= 4 * limit),
+        row(
+            "legacy",
+            "survey of 20 nested stores (walk included)",
+            n=lines,
+            ours=sv,
+            limit=limit,
+            limit_name="json.loads parse",
+            target="<= 1.5x parse",
+            ok=sv <= 1.5 * limit,
+        ),
+        row(
+            "legacy",
+            "import of 20 nested stores (walk included)",
+            n=lines,
+            ours=first["seconds"],
+            limit=limit,
+            limit_name="json.loads parse",
+            target="<= 4x parse",
+            ok=first["seconds"] <= 4 * limit,
+        ),
     ]
 
 
@@ -259,6 +374,7 @@ def _walk_tree(base: Path, n_files: int, repeat: int) -> dict[str, Any]:
     """The store walk over a source tree of `n_files` files (10 per directory, 3 levels),
     warm cache, with 5 nested stores in it."""
     from recall_sqlite.legacy.walk import walk
+
     root = base / "repo"
     (root / ".git").mkdir(parents=True)
     made = 0
@@ -277,8 +393,16 @@ def _walk_tree(base: Path, n_files: int, repeat: int) -> dict[str, Any]:
     found = walk(root)
     assert len(found.data_dirs) == 5
     t = median_time(lambda: walk(root), repeat=repeat, warmup=1)
-    return row("legacy", "discovery walk (warm)", n=made, ours=t, unit="s",
-               target="<= 1 s at 100k files", ok=t <= 1.0, directories=found.dirs)
+    return row(
+        "legacy",
+        "discovery walk (warm)",
+        n=made,
+        ours=t,
+        unit="s",
+        target="<= 1 s at 100k files",
+        ok=t <= 1.0,
+        directories=found.dirs,
+    )
 
 
 def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:
@@ -287,12 +411,15 @@ def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:
     part of the import that no parsing strategy can remove."""
     from recall_sqlite.journal.codec import INSERT_SQL
     from recall_sqlite.legacy.lines import Parsed, classify
+
     sample: list[tuple[Any, ...]] = []
     seen: set[bytes] = set()
     floor = tmp / "floor"
     (floor / ".grip").mkdir(parents=True)
-    with open(root / ".synapt" / "recall" / "worktrees" / BUCKETS[0] / "journal.jsonl",
-              "rb") as f, open_store(floor) as store:
+    with (
+        open(root / ".synapt" / "recall" / "worktrees" / BUCKETS[0] / "journal.jsonl", "rb") as f,
+        open_store(floor) as store,
+    ):
         ctx = store.context
         for line in f:
             p = classify(line.rstrip(b"\n"), True, ctx.workspace_uuid)
@@ -304,11 +431,16 @@ def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:
         t = time.perf_counter()
         for i in range(0, len(sample), 5000):
             with store.db.write() as conn:
-                list(conn.executemany(INSERT_SQL, sample[i:i + 5000]))
+                list(conn.executemany(INSERT_SQL, sample[i : i + 5000]))
         per_row = (time.perf_counter() - t) / max(1, len(sample))
-    return row("legacy", "journal INSERT floor (indexes + triggers), extrapolated",
-               n=unique_rows, ours=per_row * unique_rows, per_row_us=per_row * 1e6,
-               sample=len(sample))
+    return row(
+        "legacy",
+        "journal INSERT floor (indexes + triggers), extrapolated",
+        n=unique_rows,
+        ours=per_row * unique_rows,
+        per_row_us=per_row * 1e6,
+        sample=len(sample),
+    )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from recall_sqlite import open_store  # noqa: E402
 SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "do", "fe", "gu", "hi")
 RARE = ("websocket", "gateway")
 PLANTED = 20
-BARE = ("SELECT rowid FROM journal_fts WHERE journal_fts MATCH ? ORDER BY rank LIMIT 10")
+BARE = "SELECT rowid FROM journal_fts WHERE journal_fts MATCH ? ORDER BY rank LIMIT 10"
 
 
 def _vocab(size: int = 6000) -> list[str]:
@@ -60,16 +60,20 @@ def make_entries(n: int, seed: int = 11) -> list[dict[str, Any]]:
             focus = f"{focus} {RARE[0]} {RARE[1]}"
         elif (i + 7) in plant:
             focus = f"{focus} {RARE[i % 2]}"
-        out.append({
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(1_700_000_000 + i * 60))
-            + "+00:00",
-            "session_id": f"{i:08x}-5e55", "branch": ("main", "feat")[i % 2], "focus": focus,
-            "done": [_text(rng, 7) for _ in range(rng.randint(1, 3))],
-            "decisions": [_text(rng, 9)],
-            "next_steps": [_text(rng, 6) for _ in range(rng.randint(1, 2))],
-            "files_modified": [f"src/{_text(rng, 1)}/{_text(rng, 1)}.py" for _ in range(3)],
-            "git_log": [f"{rng.getrandbits(28):07x} {_text(rng, 5)}" for _ in range(2)],
-        })
+        out.append(
+            {
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(1_700_000_000 + i * 60))
+                + "+00:00",
+                "session_id": f"{i:08x}-5e55",
+                "branch": ("main", "feat")[i % 2],
+                "focus": focus,
+                "done": [_text(rng, 7) for _ in range(rng.randint(1, 3))],
+                "decisions": [_text(rng, 9)],
+                "next_steps": [_text(rng, 6) for _ in range(rng.randint(1, 2))],
+                "files_modified": [f"src/{_text(rng, 1)}/{_text(rng, 1)}.py" for _ in range(3)],
+                "git_log": [f"{rng.getrandbits(28):07x} {_text(rng, 5)}" for _ in range(2)],
+            }
+        )
     return out
 
 
@@ -78,7 +82,7 @@ def build(root: Path, n: int) -> tuple[Path, Path]:
     entries = make_entries(n)
     with open_store(root) as s:
         for start in range(0, n, 50_000):
-            s.journal.append_many(entries[start:start + 50_000])
+            s.journal.append_many(entries[start : start + 50_000])
         s.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db = s.workspace.db_path
     bucket = root / ".synapt" / "recall" / "worktrees" / root.name / "journal.jsonl"
@@ -95,8 +99,14 @@ def scan(bucket: Path, words: tuple[str, ...]) -> list[dict[str, Any]]:
     with open(bucket, encoding="utf-8") as f:
         for line in f:
             e = json.loads(line)
-            text = " ".join([e.get("focus", "")] + [x for k in ("done", "decisions",
-                             "next_steps", "files_modified") for x in e.get(k, [])]).lower()
+            text = " ".join(
+                [e.get("focus", "")]
+                + [
+                    x
+                    for k in ("done", "decisions", "next_steps", "files_modified")
+                    for x in e.get(k, [])
+                ]
+            ).lower()
             toks = set(text.replace("/", " ").replace(".", " ").split())
             if all(w in toks for w in words):
                 found.append(e)
@@ -117,27 +127,48 @@ def bench_queries(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, 
                 match = " ".join(f'"{w}"' for w in words)
                 got = s.journal.search(q)
                 ours = median_time(lambda q=q: s.journal.search(q), repeat=9, min_time=0.05)
-                bare = median_time(lambda m=match, c=bare_conn: c.execute(BARE, (m,)).fetchall(),
-                                   repeat=9, min_time=0.05)
+                bare = median_time(
+                    lambda m=match, c=bare_conn: c.execute(BARE, (m,)).fetchall(),
+                    repeat=9,
+                    min_time=0.05,
+                )
                 peer = None
                 if n <= peer_max:
-                    peer = median_time(lambda w=words, f=bucket: scan(f, w),
-                                       repeat=3 if n >= 100_000 else 5)
+                    peer = median_time(
+                        lambda w=words, f=bucket: scan(f, w), repeat=3 if n >= 100_000 else 5
+                    )
                 by_size[(label, n)] = ours
-                rows.append(row(
-                    "search", f"journal search, two words ({label}: {got.total} matches)", n=n,
-                    ours=ours, limit=bare, limit_name="bare FTS5 MATCH ORDER BY rank LIMIT 10",
-                    peer=peer, peer_name="Python scan of the JSONL",
-                    target="<= 1.5x limit" + ("; >= 100x scan" if n == 100_000 else ""),
-                    ok=(ours <= 1.5 * bare) and (peer is None or n != 100_000
-                                                 or peer >= 100 * ours),
-                    matches=got.total))
+                rows.append(
+                    row(
+                        "search",
+                        f"journal search, two words ({label}: {got.total} matches)",
+                        n=n,
+                        ours=ours,
+                        limit=bare,
+                        limit_name="bare FTS5 MATCH ORDER BY rank LIMIT 10",
+                        peer=peer,
+                        peer_name="Python scan of the JSONL",
+                        target="<= 1.5x limit" + ("; >= 100x scan" if n == 100_000 else ""),
+                        ok=(ours <= 1.5 * bare)
+                        and (peer is None or n != 100_000 or peer >= 100 * ours),
+                        matches=got.total,
+                    )
+                )
         bare_conn.close()
     lo, hi = min(sizes), max(sizes)
     for label in ("rare", "common"):
         ratio = by_size[(label, hi)] / by_size[(label, lo)]
-        rows.append(row("search", f"time at {hi:,} / time at {lo:,} ({label} pair)", n=hi,
-                        ours=ratio, unit="ratio", target="<= 5", ok=ratio <= 5))
+        rows.append(
+            row(
+                "search",
+                f"time at {hi:,} / time at {lo:,} ({label} pair)",
+                n=hi,
+                ours=ratio,
+                unit="ratio",
+                target="<= 5",
+                ok=ratio <= 5,
+            )
+        )
     return rows
 
 
@@ -146,16 +177,29 @@ def bench_size(tmp: Path, n: int) -> list[dict[str, Any]]:
     db, _ = build(root, n)
     conn = apsw.Connection(str(db))
     conn.execute("VACUUM")
-    sizes = dict(conn.execute(
-        "SELECT CASE WHEN d.name LIKE 'journal_fts%' THEN 'fts'"
-        " WHEN m.tbl_name IN ('journal_entries', 'journal_counts_wt', 'journal_counts_ws')"
-        " THEN 'journal' ELSE 'other' END AS part, sum(d.pgsize)"
-        " FROM dbstat d JOIN sqlite_schema m ON m.name = d.name GROUP BY part").fetchall())
+    sizes = dict(
+        conn.execute(
+            "SELECT CASE WHEN d.name LIKE 'journal_fts%' THEN 'fts'"
+            " WHEN m.tbl_name IN ('journal_entries', 'journal_counts_wt', 'journal_counts_ws')"
+            " THEN 'journal' ELSE 'other' END AS part, sum(d.pgsize)"
+            " FROM dbstat d JOIN sqlite_schema m ON m.name = d.name GROUP BY part"
+        ).fetchall()
+    )
     conn.close()
     ratio = sizes["fts"] / sizes["journal"]
-    return [row("search", "entry index bytes / journal bytes (table + indexes)", n=n,
-                ours=ratio, unit="ratio", fts_bytes=sizes["fts"], journal_bytes=sizes["journal"],
-                target="<= 0.40", ok=ratio <= 0.40)]
+    return [
+        row(
+            "search",
+            "entry index bytes / journal bytes (table + indexes)",
+            n=n,
+            ours=ratio,
+            unit="ratio",
+            fts_bytes=sizes["fts"],
+            journal_bytes=sizes["journal"],
+            target="<= 0.40",
+            ok=ratio <= 0.40,
+        )
+    ]
 
 
 def _import(root: Path, db: Path, *, index: bool) -> float:
@@ -180,9 +224,18 @@ def bench_import(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
         without.append(_import(root, tmp / "imp" / f"plain{i}.db", index=False))
         with_index.append(_import(root, tmp / "imp" / f"fts{i}.db", index=True))
     ours, base = sorted(with_index)[repeat // 2], sorted(without)[repeat // 2]
-    return [row("search", "legacy import with the search index", n=n, ours=ours, limit=base,
-                limit_name="the same import, index trigger dropped", target="<= 1.25x limit",
-                ok=ours <= 1.25 * base)]
+    return [
+        row(
+            "search",
+            "legacy import with the search index",
+            n=n,
+            ours=ours,
+            limit=base,
+            limit_name="the same import, index trigger dropped",
+            target="<= 1.25x limit",
+            ok=ours <= 1.25 * base,
+        )
+    ]
 
 
 def run(quick: bool) -> list[dict[str, Any]]:

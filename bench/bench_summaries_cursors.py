@@ -32,8 +32,24 @@ from recall_sqlite.summaries import CoverRange  # noqa: E402
 
 SUITE = "summaries+cursors"
 BRANCHES = ("main", "feature/a", "feature/b", "release")
-WORDS = ("store", "journal", "cursor", "vector", "import", "bucket", "session", "schema",
-         "index", "branch", "worktree", "summary", "query", "refactor", "test", "bench")
+WORDS = (
+    "store",
+    "journal",
+    "cursor",
+    "vector",
+    "import",
+    "bucket",
+    "session",
+    "schema",
+    "index",
+    "branch",
+    "worktree",
+    "summary",
+    "query",
+    "refactor",
+    "test",
+    "bench",
+)
 BEHIND = 50
 CONSUMER = "bench-consumer"
 CHUNK = 20_000
@@ -67,8 +83,7 @@ BARE_LATEST_ROW = (
     "SELECT * FROM summaries WHERE workspace_id = ? AND branch = ? AND kind = ?"
     " ORDER BY created_us DESC LIMIT 1"
 )
-_LISTS = ((7, "done"), (8, "decisions"), (9, "next_steps"), (10, "files_modified"),
-          (11, "git_log"))
+_LISTS = ((7, "done"), (8, "decisions"), (9, "next_steps"), (10, "files_modified"), (11, "git_log"))
 
 
 def _sentence(rng: random.Random, words: int) -> str:
@@ -82,10 +97,14 @@ class _Text:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.pool = {w: [_sentence(rng, w) for _ in range(257)] for w in (5, 6, 7, 8, 9, 10)}
-        self.files = [json.dumps([f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
-                                  for _ in range(3)]) for _ in range(257)]
-        self.git = [json.dumps([f"{rng.getrandbits(28):07x} {_sentence(rng, 5)}"
-                                for _ in range(3)]) for _ in range(257)]
+        self.files = [
+            json.dumps([f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py" for _ in range(3)])
+            for _ in range(257)
+        ]
+        self.git = [
+            json.dumps([f"{rng.getrandbits(28):07x} {_sentence(rng, 5)}" for _ in range(3)])
+            for _ in range(257)
+        ]
 
     def sentence(self, words: int) -> str:
         return self.pool[words][self.rng.randrange(257)]
@@ -111,16 +130,48 @@ def _rows(n: int, workspace_pk: int, worktree_pk: int, seed: int = 11) -> Iterat
         versions = []
         if rng.random() < 0.3:
             versions.append((t, text.sentence(8), "[]", "[]", "[]", 1, 1, 0))
-        versions.append((t + 30_000_000, text.sentence(10), text.items(7, rng.randint(1, 3)),
-                         text.items(9, 1), text.items(6, rng.randint(1, 3)), 0, 4, 1))
+        versions.append(
+            (
+                t + 30_000_000,
+                text.sentence(10),
+                text.items(7, rng.randint(1, 3)),
+                text.items(9, 1),
+                text.items(6, rng.randint(1, 3)),
+                0,
+                4,
+                1,
+            )
+        )
         for ts_us, focus, d, dec, ns, auto, rich, meaningful in versions:
             if made == n:
                 return
             made += 1
             ident = hashlib.blake2b(f"{seed}:{made}".encode(), digest_size=16).digest()
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts_us // 1_000_000))
-            yield (ident, workspace_pk, worktree_pk, sid, branch, stamp + "+00:00", ts_us, focus,
-                   d, dec, ns, files, git_log, auto, 0, 0, "", "", None, ts_us, rich, meaningful)
+            yield (
+                ident,
+                workspace_pk,
+                worktree_pk,
+                sid,
+                branch,
+                stamp + "+00:00",
+                ts_us,
+                focus,
+                d,
+                dec,
+                ns,
+                files,
+                git_log,
+                auto,
+                0,
+                0,
+                "",
+                "",
+                None,
+                ts_us,
+                rich,
+                meaningful,
+            )
 
 
 def build(root: Path, n: int) -> Store:
@@ -147,18 +198,29 @@ def _setup_reads(store: Store, behind: int) -> int:
     ws = store.context.workspace_pk
     heads = store.db.query(
         "SELECT seq, id FROM journal_entries WHERE workspace_id = ? AND branch = 'main'"
-        " AND head_ws = 1 ORDER BY seq DESC LIMIT ?", (ws, 2 * behind + 1))
+        " AND head_ws = 1 ORDER BY seq DESC LIMIT ?",
+        (ws, 2 * behind + 1),
+    )
     assert len(heads) == 2 * behind + 1, "too few entries on main for this many behind"
     position = heads[behind][0]
     store.cursors.reset(CONSUMER, "main", to=position)
     kinds = ("session", "day", "branch")
     for i in range(200):
         branch = None if i % 5 == 0 else BRANCHES[i % len(BRANCHES)]
-        store.summaries.add(f"older summary {i}", branch=branch, kind=kinds[i % 3],
-                            covers=CoverRange(1, max(1, position - 500 + i)))
-    covered = [bytes(r[1]).hex() for r in heads[behind:2 * behind]]
-    latest = store.summaries.add("the summary the benchmark reads", branch="main",
-                                 kind="session", covers=covered, author="bench")
+        store.summaries.add(
+            f"older summary {i}",
+            branch=branch,
+            kind=kinds[i % 3],
+            covers=CoverRange(1, max(1, position - 500 + i)),
+        )
+    covered = [bytes(r[1]).hex() for r in heads[behind : 2 * behind]]
+    latest = store.summaries.add(
+        "the summary the benchmark reads",
+        branch="main",
+        kind="session",
+        covers=covered,
+        author="bench",
+    )
     assert latest.newer_entries == behind, (latest.newer_entries, behind)
     return position
 
@@ -167,8 +229,14 @@ def _decode(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     # What the bare query needs before a host can use its rows like ours: JSON lists decoded.
     out = []
     for r in rows:
-        d = {"seq": r[0], "id": r[1].hex(), "session_id": r[3], "branch": r[4],
-             "timestamp": r[5], "focus": r[6]}
+        d = {
+            "seq": r[0],
+            "id": r[1].hex(),
+            "session_id": r[3],
+            "branch": r[4],
+            "timestamp": r[5],
+            "focus": r[6],
+        }
         for i, name in _LISTS:
             d[name] = json.loads(r[i])
         d["extra"] = json.loads(r[17]) if r[17] else {}
@@ -195,16 +263,16 @@ def _cases(store: Store, behind: int, position: int) -> dict[str, Callable[[], A
         "unread": lambda: store.cursors.unread(CONSUMER, "main"),
         "unread_sql": lambda: conn.execute(_UNREAD_SQL, sql_params).fetchall(),
         "unread_bare": lambda: conn.execute(BARE_UNREAD, unread_params).fetchall(),
-        "unread_bare_decoded": lambda: _decode(conn.execute(BARE_UNREAD,
-                                                            unread_params).fetchall()),
+        "unread_bare_decoded": lambda: _decode(conn.execute(BARE_UNREAD, unread_params).fetchall()),
         "latest": lambda: store.summaries.latest("main", "session"),
         "latest_bare": lambda: conn.execute(BARE_LATEST, latest_params).fetchall(),
         "latest_bare_row": lambda: conn.execute(BARE_LATEST_ROW, latest_params).fetchall(),
     }
 
 
-def _interleaved(cases: dict[tuple[int, str], Callable[[], Any]], rounds: int,
-                 min_time: float) -> dict[tuple[int, str], float]:
+def _interleaved(
+    cases: dict[tuple[int, str], Callable[[], Any]], rounds: int, min_time: float
+) -> dict[tuple[int, str], float]:
     """Median over rounds, each round timing every case once: on a shared machine a burst of
     load then hits ours, the bare query and both sizes alike instead of skewing a ratio."""
     for fn in cases.values():
@@ -239,28 +307,51 @@ def run(quick: bool) -> list[dict[str, Any]]:
             for store in stores:
                 store.close()
     for n in sizes:
-        out.append(row(
-            SUITE, f"cursors.unread, consumer {behind} behind on main", n=n,
-            ours=t[(n, "unread")], limit=t[(n, "unread_bare")],
-            limit_name="bare apsw query (rows as tuples)", target="<= 2x bare",
-            ok=t[(n, "unread")] <= 2 * t[(n, "unread_bare")],
-            bare_decoded=t[(n, "unread_bare_decoded")],
-            ratio_vs_bare_decoded=t[(n, "unread")] / t[(n, "unread_bare_decoded")],
-            ours_sql_only=t[(n, "unread_sql")],
-            sql_ratio_vs_bare=t[(n, "unread_sql")] / t[(n, "unread_bare")],
-            build_seconds=built[n]))
-        out.append(row(
-            SUITE, "summaries.latest(main, session), 200 older summaries", n=n,
-            ours=t[(n, "latest")], limit=t[(n, "latest_bare")],
-            limit_name="bare apsw query (row + staleness + sources)", target="<= 2x bare",
-            ok=t[(n, "latest")] <= 2 * t[(n, "latest_bare")],
-            bare_row_only=t[(n, "latest_bare_row")]))
+        out.append(
+            row(
+                SUITE,
+                f"cursors.unread, consumer {behind} behind on main",
+                n=n,
+                ours=t[(n, "unread")],
+                limit=t[(n, "unread_bare")],
+                limit_name="bare apsw query (rows as tuples)",
+                target="<= 2x bare",
+                ok=t[(n, "unread")] <= 2 * t[(n, "unread_bare")],
+                bare_decoded=t[(n, "unread_bare_decoded")],
+                ratio_vs_bare_decoded=t[(n, "unread")] / t[(n, "unread_bare_decoded")],
+                ours_sql_only=t[(n, "unread_sql")],
+                sql_ratio_vs_bare=t[(n, "unread_sql")] / t[(n, "unread_bare")],
+                build_seconds=built[n],
+            )
+        )
+        out.append(
+            row(
+                SUITE,
+                "summaries.latest(main, session), 200 older summaries",
+                n=n,
+                ours=t[(n, "latest")],
+                limit=t[(n, "latest_bare")],
+                limit_name="bare apsw query (row + staleness + sources)",
+                target="<= 2x bare",
+                ok=t[(n, "latest")] <= 2 * t[(n, "latest_bare")],
+                bare_row_only=t[(n, "latest_bare_row")],
+            )
+        )
     small, big = sizes
     for key, case in (("unread", "cursors.unread"), ("latest", "summaries.latest")):
         flat = t[(big, key)] / t[(small, key)]
-        out.append(row(SUITE, f"{case} time at {big:,} / at {small:,}", n=big, ours=flat,
-                       unit="ratio", target="<= 1.5", ok=flat <= 1.5,
-                       bare_flat=t[(big, key + "_bare")] / t[(small, key + "_bare")]))
+        out.append(
+            row(
+                SUITE,
+                f"{case} time at {big:,} / at {small:,}",
+                n=big,
+                ours=flat,
+                unit="ratio",
+                target="<= 1.5",
+                ok=flat <= 1.5,
+                bare_flat=t[(big, key + "_bare")] / t[(small, key + "_bare")],
+            )
+        )
     return out
 
 

@@ -49,8 +49,15 @@ def build(root: Path, n: int) -> None:
 
 
 def _hook(cmd: list[str], root: Path, env: dict[str, str]) -> str:
-    res = subprocess.run([*cmd, "recall", "hook", "session-start"], cwd=root, env=env,
-                         input="{}", capture_output=True, text=True, check=True)
+    res = subprocess.run(
+        [*cmd, "recall", "hook", "session-start"],
+        cwd=root,
+        env=env,
+        input="{}",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return res.stdout
 
 
@@ -86,11 +93,24 @@ def bench_hook(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     else:
         target, ok = "", None
     return [
-        row("synapt", "whole-process session-start hook", n=n, ours=ours, peer=peer,
-            peer_name="stock synapt 0.30.0 hook", target=target, ok=ok,
-            same_journal_line=same),
-        row("synapt", "first activated session-start (imports the bucket)", n=n,
-            ours=first_use, target="(stated)"),
+        row(
+            "synapt",
+            "whole-process session-start hook",
+            n=n,
+            ours=ours,
+            peer=peer,
+            peer_name="stock synapt 0.30.0 hook",
+            target=target,
+            ok=ok,
+            same_journal_line=same,
+        ),
+        row(
+            "synapt",
+            "first activated session-start (imports the bucket)",
+            n=n,
+            ours=first_use,
+            target="(stated)",
+        ),
     ]
 
 
@@ -116,11 +136,22 @@ def bench_mcp(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
 
     env = _env(tmp / f"home-{n}")
     stock_root, ours_root = tmp / f"stock-{n}" / "repo", tmp / f"ours-{n}" / "repo"
-    ours = anyio.run(_mcp_read, [str(BIN / "recall-sqlite"), "synapt-server"], ours_root, env,
-                     repeat)
+    ours = anyio.run(
+        _mcp_read, [str(BIN / "recall-sqlite"), "synapt-server"], ours_root, env, repeat
+    )
     peer = anyio.run(_mcp_read, [str(BIN / "synapt-recall-server")], stock_root, env, repeat)
-    return [row("synapt", "recall_journal read over MCP (per call)", n=n, ours=ours, peer=peer,
-                peer_name="stock synapt-recall-server", target="<= stock", ok=ours <= peer)]
+    return [
+        row(
+            "synapt",
+            "recall_journal read over MCP (per call)",
+            n=n,
+            ours=ours,
+            peer=peer,
+            peer_name="stock synapt-recall-server",
+            target="<= stock",
+            ok=ours <= peer,
+        )
+    ]
 
 
 def run(quick: bool) -> list[dict[str, Any]]:

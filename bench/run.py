@@ -49,9 +49,11 @@ def _fmt(value: float | None, unit: str) -> str:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    out = ["| suite | case | n | recall-sqlite | limit | ours / limit | peer | peer / ours"
-           " | target | met |",
-           "|---|---|---:|---:|---|---:|---|---:|---|:---:|"]
+    out = [
+        "| suite | case | n | recall-sqlite | limit | ours / limit | peer | peer / ours"
+        " | target | met |",
+        "|---|---|---:|---:|---|---:|---|---:|---|:---:|",
+    ]
     for r in rows:
         unit = r.get("unit", "s")
         limit = f"{_fmt(r['limit'], unit)} ({r['limit_name']})" if r.get("limit") else ""
@@ -62,8 +64,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             speed = f"{r['speedup_vs_peer']:.2f}x"
         met = {True: "yes", False: "**no**", None: ""}[r.get("ok")]
         n = f"{r['n']:,}" if isinstance(r.get("n"), int) else ""
-        out.append(f"| {r['suite']} | {r['case']} | {n} | {_fmt(r['ours'], unit)} | {limit}"
-                   f" | {ratio} | {peer} | {speed} | {r.get('target', '')} | {met} |")
+        out.append(
+            f"| {r['suite']} | {r['case']} | {n} | {_fmt(r['ours'], unit)} | {limit}"
+            f" | {ratio} | {peer} | {speed} | {r.get('target', '')} | {met} |"
+        )
     return "\n".join(out)
 
 
@@ -83,8 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[bench] {name} done in {timings[name]:.0f} s", file=sys.stderr)
     report = {
         "quick": args.quick,
-        "machine": {"python": platform.python_version(), "platform": platform.platform(),
-                    "processor": platform.machine()},
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "processor": platform.machine(),
+        },
         "suite_seconds": timings,
         "rows": rows,
     }

@@ -31,6 +31,7 @@ K = 5
 
 def _vectors(items: list[dict[str, Any]], topics: dict[str, Any], rng: Any) -> Any:
     import numpy as np
+
     out = []
     for it in items:
         v = np.mean([topics[t] for t in it["topics"]], axis=0)
@@ -66,11 +67,19 @@ def evaluate() -> dict[str, tuple[float, float, float]]:
                 key_of: dict[str, str] = {}
                 for i, e in enumerate(entries):
                     fields = {k: v for k, v in e.items() if k not in ("key", "topics")}
-                    got = s.journal.append({"timestamp": f"2026-01-01T00:{i:02d}:00Z",
-                                            "session_id": e["key"], **fields})
+                    got = s.journal.append(
+                        {
+                            "timestamp": f"2026-01-01T00:{i:02d}:00Z",
+                            "session_id": e["key"],
+                            **fields,
+                        }
+                    )
                     key_of[got.id] = e["key"]
-                s.vectors.put_many([Owner.entry(i) for i in key_of],
-                                   _vectors(entries, topics, rng), model="synthetic")
+                s.vectors.put_many(
+                    [Owner.entry(i) for i in key_of],
+                    _vectors(entries, topics, rng),
+                    model="synthetic",
+                )
                 qvecs = _vectors(queries, topics, rng)
                 for q, qv in zip(queries, qvecs, strict=True):
                     runs: dict[str, list[str]] = {}
@@ -79,8 +88,9 @@ def evaluate() -> dict[str, tuple[float, float, float]]:
                     vec = s.vectors.search(qv, 10, model="synthetic", kinds="entry")
                     runs["vectors only"] = [key_of[str(h.owner.id)] for h in vec.hits]
                     for fusion in ("rrf", "combsum"):
-                        r = s.journal.search(q["text"], 10, vector=qv, model="synthetic",
-                                             fusion=fusion)  # type: ignore[arg-type]
+                        r = s.journal.search(
+                            q["text"], 10, vector=qv, model="synthetic", fusion=fusion
+                        )  # type: ignore[arg-type]
                         runs[f"hybrid {fusion}"] = [key_of[e.id or ""] for e in r.entries]
                     for name, ranked in runs.items():
                         m = _metrics(ranked, q["relevant"])

@@ -15,8 +15,13 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def require_int(name: str, value: object, *, minimum: int | None = None,
-                error: type[InvalidInputError] = InvalidInputError) -> int:
+def require_int(
+    name: str,
+    value: object,
+    *,
+    minimum: int | None = None,
+    error: type[InvalidInputError] = InvalidInputError,
+) -> int:
     if not is_int(value):
         raise error(f"{name} must be an integer, got {value!r}")
     assert isinstance(value, int)
@@ -27,8 +32,13 @@ def require_int(name: str, value: object, *, minimum: int | None = None,
     return value
 
 
-def require_text(name: str, value: object, *, allow_empty: bool = True,
-                 error: type[InvalidInputError] = InvalidInputError) -> str:
+def require_text(
+    name: str,
+    value: object,
+    *,
+    allow_empty: bool = True,
+    error: type[InvalidInputError] = InvalidInputError,
+) -> str:
     """A str that SQLite stores and gives back unchanged: no NUL (C tools truncate at it),
     no lone surrogate (not encodable as UTF-8). Otherwise any characters are fine."""
     if not isinstance(value, str):

@@ -13,23 +13,40 @@ if TYPE_CHECKING:
 
 
 class StoreContext:
-    __slots__ = ("db", "workspace_pk", "workspace_uuid", "worktree_pk", "worktree_key",
-                 "branch", "_worktree_keys", "_lock")
+    __slots__ = (
+        "db",
+        "workspace_pk",
+        "workspace_uuid",
+        "worktree_pk",
+        "worktree_key",
+        "branch",
+        "_worktree_keys",
+        "_lock",
+    )
 
-    def __init__(self, db: Database, workspace_pk: int, workspace_uuid: str,
-                 worktree_pk: int, worktree_key: str, branch: str) -> None:
+    def __init__(
+        self,
+        db: Database,
+        workspace_pk: int,
+        workspace_uuid: str,
+        worktree_pk: int,
+        worktree_key: str,
+        branch: str,
+    ) -> None:
         self.db = db
-        self.workspace_pk = workspace_pk          # workspaces.id
-        self.workspace_uuid = workspace_uuid      # the workspace id people see
-        self.worktree_pk = worktree_pk            # worktrees.id of the current worktree
+        self.workspace_pk = workspace_pk  # workspaces.id
+        self.workspace_uuid = workspace_uuid  # the workspace id people see
+        self.worktree_pk = worktree_pk  # worktrees.id of the current worktree
         self.worktree_key = worktree_key
-        self.branch = branch                      # current branch ("" detached / not git)
+        self.branch = branch  # current branch ("" detached / not git)
         self._worktree_keys: dict[int, str] = {}
         self._lock = allocate_lock()
 
     def __repr__(self) -> str:
-        return (f"StoreContext(workspace={self.workspace_uuid!r}, "
-                f"worktree={self.worktree_key!r}, branch={self.branch!r})")
+        return (
+            f"StoreContext(workspace={self.workspace_uuid!r}, "
+            f"worktree={self.worktree_key!r}, branch={self.branch!r})"
+        )
 
     def worktree_key_of(self, worktree_pk: int) -> str:
         """worktrees.key for a row's worktree_id, cached (worktrees are few and never renamed)."""

@@ -71,18 +71,24 @@ class Cursor:
     workspace_id: str
     branch: str
     consumer: str
-    position: int               # entries of the branch with seq <= position are read
-    updated_at: str | None      # when position last changed; None = never stored (position 0)
-    end: int                    # the branch's last position now (0 = no entries)
+    position: int  # entries of the branch with seq <= position are read
+    updated_at: str | None  # when position last changed; None = never stored (position 0)
+    end: int  # the branch's last position now (0 = no entries)
 
     @property
     def caught_up(self) -> bool:
         return self.position >= self.end
 
     def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "branch": self.branch,
-                "consumer": self.consumer, "position": self.position,
-                "updated_at": self.updated_at, "end": self.end, "caught_up": self.caught_up}
+        return {
+            "workspace_id": self.workspace_id,
+            "branch": self.branch,
+            "consumer": self.consumer,
+            "position": self.position,
+            "updated_at": self.updated_at,
+            "end": self.end,
+            "caught_up": self.caught_up,
+        }
 
 
 @dataclass(frozen=True)
@@ -103,15 +109,19 @@ class CursorMove:
         return self.cursor.position != self.previous
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.cursor.to_dict(), "previous": self.previous,
-                "requested": self.requested, "moved": self.moved}
+        return {
+            **self.cursor.to_dict(),
+            "previous": self.previous,
+            "requested": self.requested,
+            "moved": self.moved,
+        }
 
 
 @dataclass(frozen=True)
 class UnreadEntry:
-    position: int               # this version's insertion seq: advance(to=position) marks it read
+    position: int  # this version's insertion seq: advance(to=position) marks it read
     entry: JournalEntry
-    revision: bool              # an older version of its session lies at or before the cursor
+    revision: bool  # an older version of its session lies at or before the cursor
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.entry.to_dict(), "position": self.position, "revision": self.revision}
@@ -122,10 +132,10 @@ class UnreadResult:
     workspace_id: str
     branch: str
     consumer: str
-    position: int               # the cursor position this read started after
-    items: list[UnreadEntry]    # oldest first (insertion order)
-    next_position: int          # advance(to=next_position) once `items` are handled
-    more: bool                  # `limit` cut the list short: read again after advancing
+    position: int  # the cursor position this read started after
+    items: list[UnreadEntry]  # oldest first (insertion order)
+    next_position: int  # advance(to=next_position) once `items` are handled
+    more: bool  # `limit` cut the list short: read again after advancing
 
     @property
     def entries(self) -> list[JournalEntry]:
@@ -135,10 +145,15 @@ class UnreadResult:
         return len(self.items)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "branch": self.branch,
-                "consumer": self.consumer, "position": self.position,
-                "next_position": self.next_position, "more": self.more,
-                "entries": [item.to_dict() for item in self.items]}
+        return {
+            "workspace_id": self.workspace_id,
+            "branch": self.branch,
+            "consumer": self.consumer,
+            "position": self.position,
+            "next_position": self.next_position,
+            "more": self.more,
+            "entries": [item.to_dict() for item in self.items],
+        }
 
 
 # -- the table family -------------------------------------------------------------------------
@@ -208,28 +223,34 @@ class Cursors:
         consumer, branch = _check_consumer(consumer), _check_branch(branch)
         with self._ctx.db.read() as conn:
             position = self._position(conn, consumer, branch)[0]
-            return int(scalar(
-                conn,
-                "SELECT count(*) FROM journal_entries WHERE workspace_id = ? AND branch = ?"
-                " AND seq > ? AND head_ws = 1",
-                (self._ctx.workspace_pk, branch, position),
-            ))
+            return int(
+                scalar(
+                    conn,
+                    "SELECT count(*) FROM journal_entries WHERE workspace_id = ? AND branch = ?"
+                    " AND seq > ? AND head_ws = 1",
+                    (self._ctx.workspace_pk, branch, position),
+                )
+            )
 
     def list(self, branch: str | None = None) -> builtins.list[Cursor]:
         """Every stored cursor of the workspace (of one branch when given), by branch and
         consumer."""
         ctx = self._ctx
-        sql = ("SELECT c.branch, c.consumer, c.position, c.updated_at,"
-               " (SELECT coalesce(max(seq), 0) FROM journal_entries e"
-               "   WHERE e.workspace_id = c.workspace_id AND e.branch = c.branch)"
-               " FROM cursors c WHERE c.workspace_id = ?")
+        sql = (
+            "SELECT c.branch, c.consumer, c.position, c.updated_at,"
+            " (SELECT coalesce(max(seq), 0) FROM journal_entries e"
+            "   WHERE e.workspace_id = c.workspace_id AND e.branch = c.branch)"
+            " FROM cursors c WHERE c.workspace_id = ?"
+        )
         params: list[Any] = [ctx.workspace_pk]
         if branch is not None:
             sql += " AND c.branch = ?"
             params.append(_check_branch(branch))
         sql += " ORDER BY c.branch, c.consumer"
-        return [Cursor(ctx.workspace_uuid, b, c, int(p), u, int(end))
-                for b, c, p, u, end in ctx.db.query(sql, params)]
+        return [
+            Cursor(ctx.workspace_uuid, b, c, int(p), u, int(end))
+            for b, c, p, u, end in ctx.db.query(sql, params)
+        ]
 
     # -- moving ----------------------------------------------------------------------------
 
@@ -247,8 +268,9 @@ class Cursors:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _move(self, consumer: str, branch: str, to: int | str, *, what: str,
-              forward_only: bool) -> CursorMove:
+    def _move(
+        self, consumer: str, branch: str, to: int | str, *, what: str, forward_only: bool
+    ) -> CursorMove:
         consumer, branch = _check_consumer(consumer), _check_branch(branch)
         with self._ctx.db.write() as conn:
             target = resolve_position(conn, self._ctx, to, what=what, branch=branch)
@@ -266,11 +288,18 @@ class Cursors:
 
     def _cursor(self, conn: Any, consumer: str, branch: str) -> Cursor:
         position, updated_at = self._position(conn, consumer, branch)
-        return Cursor(self._ctx.workspace_uuid, branch, consumer, position, updated_at,
-                      self._branch_end(conn, branch))
+        return Cursor(
+            self._ctx.workspace_uuid,
+            branch,
+            consumer,
+            position,
+            updated_at,
+            self._branch_end(conn, branch),
+        )
 
-    def _store(self, conn: Any, consumer: str, branch: str, position: int, *,
-               forward_only: bool) -> None:
+    def _store(
+        self, conn: Any, consumer: str, branch: str, position: int, *, forward_only: bool
+    ) -> None:
         # The max() is evaluated against the row as it is under the write lock, so two
         # processes advancing at once both land on the larger position.
         new = "max(position, excluded.position)" if forward_only else "excluded.position"
@@ -302,5 +331,6 @@ class Cursors:
             next_position = max(position, self._branch_end(conn, branch))
         entries = self._journal.entries_from_rows(rows)
         items = [UnreadEntry(int(r[0]), e, bool(r[-1])) for r, e in zip(rows, entries, strict=True)]
-        return UnreadResult(self._ctx.workspace_uuid, branch, consumer, position, items,
-                            next_position, more)
+        return UnreadResult(
+            self._ctx.workspace_uuid, branch, consumer, position, items, next_position, more
+        )

@@ -77,7 +77,8 @@ def _refuse_emptied(path: Path) -> None:
     if time.time() - st.st_mtime > EMPTY_FILE_GRACE_S:
         raise CorruptStoreError(
             f"{path} is empty (0 bytes): a store that lost its content? It is not recreated "
-            "silently; restore it from a backup, or delete it to start a new store")
+            "silently; restore it from a backup, or delete it to start a new store"
+        )
 
 
 def _wal_size(path: Path) -> int:
@@ -123,8 +124,9 @@ def translate_any(exc: BaseException, path: Path) -> BaseException:
     if isinstance(exc, apsw.Error):
         return translate(exc, path)
     if isinstance(exc, UnicodeDecodeError):
-        return CorruptStoreError(f"{path}: a stored value cannot be decoded ({exc}); "
-                                 "run `recall-sqlite doctor`")
+        return CorruptStoreError(
+            f"{path}: a stored value cannot be decoded ({exc}); run `recall-sqlite doctor`"
+        )
     return exc
 
 
@@ -151,8 +153,9 @@ class Database:
                 raise NoStoreError(f"{path} does not exist (no store yet; nothing was created)")
         else:
             if path.exists() and not os.access(path, os.W_OK):
-                raise ReadOnlyStoreError(f"{path} is not writable; open it read-only "
-                                         "(read_only=True, or --read-only)")
+                raise ReadOnlyStoreError(
+                    f"{path} is not writable; open it read-only (read_only=True, or --read-only)"
+                )
             _refuse_emptied(path)
             _private_file(path)
         try:
@@ -177,15 +180,17 @@ class Database:
             elif version < SCHEMA_VERSION:
                 raise StoreError(
                     f"{path} has schema version {version} and needs migrating to "
-                    f"{SCHEMA_VERSION}: open it once without read-only")
+                    f"{SCHEMA_VERSION}: open it once without read-only"
+                )
         except apsw.Error as exc:
             raise translate(exc, path) from None
         return conn
 
     def _open(self, path: Path) -> apsw.Connection:
         if not self.read_only:
-            return apsw.Connection(str(path),
-                                   flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+            return apsw.Connection(
+                str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+            )
         conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
         try:
             conn.execute("PRAGMA application_id").fetchall()
@@ -198,12 +203,15 @@ class Database:
         if _wal_size(path):
             raise ReadOnlyStoreError(
                 f"{path} lies where it cannot be written and its -wal file still holds "
-                "commits: open it once where it is writable to checkpoint it")
+                "commits: open it once where it is writable to checkpoint it"
+            )
         from urllib.parse import quote
 
         self.immutable = True
-        return apsw.Connection(f"file:{quote(str(path))}?immutable=1",
-                               flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        return apsw.Connection(
+            f"file:{quote(str(path))}?immutable=1",
+            flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+        )
 
     @staticmethod
     def _user_version(conn: apsw.Connection) -> int:
@@ -321,7 +329,8 @@ class Database:
         if _file_identity(self.path) != self._identity:
             raise StoreGoneError(
                 f"{self.path} was deleted or replaced while this process had it open; "
-                "nothing was written: open the store again")
+                "nothing was written: open the store again"
+            )
 
     def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         """One statement, no explicit transaction."""

@@ -65,17 +65,21 @@ class Difference(Frozen):
     """One way the stored derived state differs from its definition."""
 
     __slots__ = ("kind", "count", "detail", "sample")
-    kind: str           # heads | sid_order | counts_ws | counts_wt | vector_copies | ...
-    count: int          # rows that differ
-    detail: str         # one readable sentence
+    kind: str  # heads | sid_order | counts_ws | counts_wt | vector_copies | ...
+    count: int  # rows that differ
+    detail: str  # one readable sentence
     sample: tuple[Any, ...]  # a few of the rows, for a person to look at
 
     def __init__(self, kind: str, count: int, detail: str, sample: tuple[Any, ...]) -> None:
         self._set(kind=kind, count=count, detail=detail, sample=sample)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "count": self.count, "detail": self.detail,
-                "sample": [list(s) if isinstance(s, tuple) else s for s in self.sample]}
+        return {
+            "kind": self.kind,
+            "count": self.count,
+            "detail": self.detail,
+            "sample": [list(s) if isinstance(s, tuple) else s for s in self.sample],
+        }
 
 
 def _scope(workspace_pk: int | None, alias: str = "") -> tuple[str, list[Any]]:
@@ -96,64 +100,112 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
     consistent answer."""
     where, params = _scope(workspace_pk)
     out: list[Difference] = []
-    bad = _rows(conn, f"""
+    bad = _rows(
+        conn,
+        f"""
         SELECT e.seq, e.head_ws, w.head_ws, e.head_wt, w.head_wt, e.sid_order, w.sid_order
           FROM journal_entries e JOIN ({expected_entries_sql(where)}) w ON w.seq = e.seq
          WHERE e.head_ws IS NOT w.head_ws OR e.head_wt IS NOT w.head_wt
-            OR e.sid_order IS NOT w.sid_order""", params)
+            OR e.sid_order IS NOT w.sid_order""",
+        params,
+    )
     heads = [r for r in bad if r[1] != r[2] or r[3] != r[4]]
     orders = [r for r in bad if r[5] != r[6]]
     if heads:
-        out.append(Difference(
-            "heads", len(heads), f"{len(heads)} entry versions have head_ws/head_wt different"
-            " from the dedup rule (reads show the wrong version, or none, of their session)",
-            tuple((r[0], r[1], r[2], r[3], r[4]) for r in heads[:5])))
+        out.append(
+            Difference(
+                "heads",
+                len(heads),
+                f"{len(heads)} entry versions have head_ws/head_wt different"
+                " from the dedup rule (reads show the wrong version, or none, of their session)",
+                tuple((r[0], r[1], r[2], r[3], r[4]) for r in heads[:5]),
+            )
+        )
     if orders:
-        out.append(Difference(
-            "sid_order", len(orders), f"{len(orders)} entry versions have a sid_order that"
-            " is not their session's first seq (ties of equal timestamps sort wrongly)",
-            tuple((r[0], r[5], r[6]) for r in orders[:5])))
+        out.append(
+            Difference(
+                "sid_order",
+                len(orders),
+                f"{len(orders)} entry versions have a sid_order that"
+                " is not their session's first seq (ties of equal timestamps sort wrongly)",
+                tuple((r[0], r[5], r[6]) for r in orders[:5]),
+            )
+        )
     for kind, table, keys, want in (
-            ("counts_ws", "journal_counts_ws", "workspace_id, branch", _counts_ws_sql(where)),
-            ("counts_wt", "journal_counts_wt", "workspace_id, worktree_id, branch",
-             _counts_wt_sql(where))):
-        got = f"SELECT {keys}, heads, meaningful FROM {table}" \
-              f" WHERE {where} AND (heads <> 0 OR meaningful <> 0)"
-        diff = _rows(conn, f"SELECT * FROM ({got} EXCEPT {want})"
-                           f" UNION ALL SELECT * FROM ({want} EXCEPT {got})",
-                     params * 4)
+        ("counts_ws", "journal_counts_ws", "workspace_id, branch", _counts_ws_sql(where)),
+        (
+            "counts_wt",
+            "journal_counts_wt",
+            "workspace_id, worktree_id, branch",
+            _counts_wt_sql(where),
+        ),
+    ):
+        got = (
+            f"SELECT {keys}, heads, meaningful FROM {table}"
+            f" WHERE {where} AND (heads <> 0 OR meaningful <> 0)"
+        )
+        diff = _rows(
+            conn,
+            f"SELECT * FROM ({got} EXCEPT {want}) UNION ALL SELECT * FROM ({want} EXCEPT {got})",
+            params * 4,
+        )
         if diff:
-            out.append(Difference(
-                kind, len(diff), f"{table} differs from the heads in {len(diff)} scope rows"
-                " (reads report a wrong total or elsewhere)", tuple(diff[:5])))
+            out.append(
+                Difference(
+                    kind,
+                    len(diff),
+                    f"{table} differs from the heads in {len(diff)} scope rows"
+                    " (reads report a wrong total or elsewhere)",
+                    tuple(diff[:5]),
+                )
+            )
     vwhere, vparams = _scope(workspace_pk, "v")
-    copies = _rows(conn, f"""
+    copies = _rows(
+        conn,
+        f"""
         SELECT v.id FROM vectors v JOIN journal_entries e ON e.seq = v.entry_seq
          WHERE {vwhere} AND (v.branch IS NOT e.branch OR v.worktree_id IS NOT e.worktree_id
                              OR v.workspace_id <> e.workspace_id)
         UNION ALL
         SELECT v.id FROM vectors v JOIN summaries s ON s.id = v.summary_id
          WHERE {vwhere} AND (v.branch IS NOT s.branch OR v.worktree_id IS NOT NULL
-                             OR v.workspace_id <> s.workspace_id)""", vparams * 2)
+                             OR v.workspace_id <> s.workspace_id)""",
+        vparams * 2,
+    )
     if copies:
-        out.append(Difference(
-            "vector_copies", len(copies), f"{len(copies)} vectors carry a branch, worktree or"
-            " workspace different from their owner's (searches scope them wrongly)",
-            tuple(r[0] for r in copies[:5])))
-    orphans = _rows(conn, f"""
+        out.append(
+            Difference(
+                "vector_copies",
+                len(copies),
+                f"{len(copies)} vectors carry a branch, worktree or"
+                " workspace different from their owner's (searches scope them wrongly)",
+                tuple(r[0] for r in copies[:5]),
+            )
+        )
+    orphans = _rows(
+        conn,
+        f"""
         SELECT v.id FROM vectors v
          WHERE {vwhere} AND ((v.entry_seq IS NOT NULL AND NOT EXISTS
                                (SELECT 1 FROM journal_entries e WHERE e.seq = v.entry_seq))
                           OR (v.summary_id IS NOT NULL AND NOT EXISTS
                                (SELECT 1 FROM summaries s WHERE s.id = v.summary_id)))""",
-                    vparams)
+        vparams,
+    )
     if orphans:
-        out.append(Difference(
-            "orphan_vectors", len(orphans), f"{len(orphans)} vectors belong to no entry or"
-            " summary (written or left behind around the triggers)",
-            tuple(r[0] for r in orphans[:5])))
+        out.append(
+            Difference(
+                "orphan_vectors",
+                len(orphans),
+                f"{len(orphans)} vectors belong to no entry or"
+                " summary (written or left behind around the triggers)",
+                tuple(r[0] for r in orphans[:5]),
+            )
+        )
     gwhere, gparams = _scope(workspace_pk)
-    gens = _rows(conn, f"""
+    gens = _rows(
+        conn,
+        f"""
         SELECT workspace_id, model, vectors, (SELECT count(*) FROM vectors v
                 WHERE v.workspace_id = g.workspace_id AND v.model = g.model)
           FROM vector_generations g WHERE {gwhere}
@@ -162,12 +214,19 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
         SELECT v.workspace_id, v.model, 0, count(*) FROM vectors v WHERE {vwhere}
            AND NOT EXISTS (SELECT 1 FROM vector_generations g
                             WHERE g.workspace_id = v.workspace_id AND g.model = v.model)
-         GROUP BY v.workspace_id, v.model""", gparams + vparams)
+         GROUP BY v.workspace_id, v.model""",
+        gparams + vparams,
+    )
     if gens:
-        out.append(Difference(
-            "vector_counts", len(gens), f"vector_generations counts differ from the vectors"
-            f" for {len(gens)} models (searches misreport what they left out)",
-            tuple(gens[:5])))
+        out.append(
+            Difference(
+                "vector_counts",
+                len(gens),
+                f"vector_generations counts differ from the vectors"
+                f" for {len(gens)} models (searches misreport what they left out)",
+                tuple(gens[:5]),
+            )
+        )
     return out
 
 
@@ -181,10 +240,21 @@ class Rebuilt(Frozen):
     vectors: int
     orphan_vectors: int
 
-    def __init__(self, heads: int = 0, sid_order: int = 0, counts: int = 0,
-                 vectors: int = 0, orphan_vectors: int = 0) -> None:
-        self._set(heads=heads, sid_order=sid_order, counts=counts, vectors=vectors,
-                  orphan_vectors=orphan_vectors)
+    def __init__(
+        self,
+        heads: int = 0,
+        sid_order: int = 0,
+        counts: int = 0,
+        vectors: int = 0,
+        orphan_vectors: int = 0,
+    ) -> None:
+        self._set(
+            heads=heads,
+            sid_order=sid_order,
+            counts=counts,
+            vectors=vectors,
+            orphan_vectors=orphan_vectors,
+        )
 
     @property
     def changed(self) -> bool:
@@ -194,9 +264,14 @@ class Rebuilt(Frozen):
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-def rebuild(conn: Any, workspace_pk: int | None = None, *,
-            sessions: Iterable[str] | None = None, since_seq: int | None = None,
-            counts: bool = True) -> Rebuilt:
+def rebuild(
+    conn: Any,
+    workspace_pk: int | None = None,
+    *,
+    sessions: Iterable[str] | None = None,
+    since_seq: int | None = None,
+    counts: bool = True,
+) -> Rebuilt:
     """Make the derived state equal its definition, inside the caller's write transaction.
 
     Whole workspace (or file) by default. With `sessions` (and `workspace_pk`), only those
@@ -208,28 +283,41 @@ def rebuild(conn: Any, workspace_pk: int | None = None, *,
     if sessions is not None:
         if workspace_pk is None:
             raise ValueError("a rebuild of some sessions needs their workspace")
-        where = ("workspace_id = ? AND (session_id IN (SELECT value FROM json_each(?))"
-                 " OR (session_id = '' AND seq > ?))")
-        params: list[Any] = [workspace_pk, json.dumps(sorted(set(sessions))),
-                             since_seq if since_seq is not None else 1 << 62]
+        where = (
+            "workspace_id = ? AND (session_id IN (SELECT value FROM json_each(?))"
+            " OR (session_id = '' AND seq > ?))"
+        )
+        params: list[Any] = [
+            workspace_pk,
+            json.dumps(sorted(set(sessions))),
+            since_seq if since_seq is not None else 1 << 62,
+        ]
         counts = False
     else:
         where, params = _scope(workspace_pk)
     changed_heads = changed_order = 0
     # Demotions before promotions, so a count never passes through a state with two heads.
     for column, value in (("head_ws", 0), ("head_wt", 0), ("head_ws", 1), ("head_wt", 1)):
-        rows = _rows(conn, f"""
+        rows = _rows(
+            conn,
+            f"""
             UPDATE journal_entries SET {column} = {value}
              WHERE seq IN (SELECT w.seq FROM ({expected_entries_sql(where)}) w
                             JOIN journal_entries e ON e.seq = w.seq
                            WHERE w.{column} = {value} AND e.{column} IS NOT {value})
-            RETURNING seq""", params)
+            RETURNING seq""",
+            params,
+        )
         changed_heads += len(rows)
-    rows = _rows(conn, f"""
+    rows = _rows(
+        conn,
+        f"""
         UPDATE journal_entries SET sid_order = w.sid_order
           FROM ({expected_entries_sql(where)}) w
          WHERE journal_entries.seq = w.seq AND journal_entries.sid_order IS NOT w.sid_order
-        RETURNING seq""", params)
+        RETURNING seq""",
+        params,
+    )
     changed_order = len(rows)
     changed_counts = changed_vectors = orphans = 0
     if counts:
@@ -238,16 +326,22 @@ def rebuild(conn: Any, workspace_pk: int | None = None, *,
     return Rebuilt(changed_heads, changed_order, changed_counts, changed_vectors, orphans)
 
 
-def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str,
-                    params: list[Any]) -> int:
+def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str, params: list[Any]) -> int:
     changed = 0
     for table, keys, want in (
-            ("journal_counts_ws", "workspace_id, branch", _counts_ws_sql(where)),
-            ("journal_counts_wt", "workspace_id, worktree_id, branch", _counts_wt_sql(where))):
-        got = f"SELECT {keys}, heads, meaningful FROM {table}" \
-              f" WHERE {where} AND (heads <> 0 OR meaningful <> 0)"
-        diff = _rows(conn, f"SELECT count(*) FROM (SELECT * FROM ({got} EXCEPT {want})"
-                           f" UNION ALL SELECT * FROM ({want} EXCEPT {got}))", params * 4)
+        ("journal_counts_ws", "workspace_id, branch", _counts_ws_sql(where)),
+        ("journal_counts_wt", "workspace_id, worktree_id, branch", _counts_wt_sql(where)),
+    ):
+        got = (
+            f"SELECT {keys}, heads, meaningful FROM {table}"
+            f" WHERE {where} AND (heads <> 0 OR meaningful <> 0)"
+        )
+        diff = _rows(
+            conn,
+            f"SELECT count(*) FROM (SELECT * FROM ({got} EXCEPT {want})"
+            f" UNION ALL SELECT * FROM ({want} EXCEPT {got}))",
+            params * 4,
+        )
         if not diff[0][0]:
             continue
         changed += int(diff[0][0])
@@ -260,39 +354,65 @@ def _rebuild_vectors(conn: Any, workspace_pk: int | None) -> tuple[int, int]:
     vwhere, vparams = _scope(workspace_pk, "v")
     where, params = _scope(workspace_pk)
     # Orphans first: their owner is gone, so there is nothing to copy from.
-    orphans = len(_rows(conn, f"""
+    orphans = len(
+        _rows(
+            conn,
+            f"""
         DELETE FROM vectors WHERE id IN (SELECT v.id FROM vectors v
          WHERE {vwhere} AND ((v.entry_seq IS NOT NULL AND NOT EXISTS
                                (SELECT 1 FROM journal_entries e WHERE e.seq = v.entry_seq))
                           OR (v.summary_id IS NOT NULL AND NOT EXISTS
                                (SELECT 1 FROM summaries s WHERE s.id = v.summary_id))))
-        RETURNING id""", vparams))
+        RETURNING id""",
+            vparams,
+        )
+    )
     # An UPDATE of a vector bumps its model's generation (schema.sql): caches re-read it.
-    copies = len(_rows(conn, f"""
+    copies = len(
+        _rows(
+            conn,
+            f"""
         UPDATE vectors SET branch = e.branch, worktree_id = e.worktree_id
           FROM journal_entries e
-         WHERE e.seq = vectors.entry_seq AND {where.replace('workspace_id', 'vectors.workspace_id')}
+         WHERE e.seq = vectors.entry_seq AND {where.replace("workspace_id", "vectors.workspace_id")}
            AND (vectors.branch IS NOT e.branch OR vectors.worktree_id IS NOT e.worktree_id)
-        RETURNING vectors.id""", params))
-    copies += len(_rows(conn, f"""
+        RETURNING vectors.id""",
+            params,
+        )
+    )
+    copies += len(
+        _rows(
+            conn,
+            f"""
         UPDATE vectors SET branch = s.branch, worktree_id = NULL
           FROM summaries s
-         WHERE s.id = vectors.summary_id AND {where.replace('workspace_id', 'vectors.workspace_id')}
+         WHERE s.id = vectors.summary_id AND {where.replace("workspace_id", "vectors.workspace_id")}
            AND (vectors.branch IS NOT s.branch OR vectors.worktree_id IS NOT NULL)
-        RETURNING vectors.id""", params))
-    fixed = _rows(conn, f"""
+        RETURNING vectors.id""",
+            params,
+        )
+    )
+    fixed = _rows(
+        conn,
+        f"""
         UPDATE vector_generations
            SET vectors = (SELECT count(*) FROM vectors v WHERE v.workspace_id =
                           vector_generations.workspace_id AND v.model = vector_generations.model),
                generation = generation + 1
          WHERE {where} AND vectors <> (SELECT count(*) FROM vectors v WHERE v.workspace_id =
                           vector_generations.workspace_id AND v.model = vector_generations.model)
-        RETURNING model""", params)
-    missing = _rows(conn, f"""
+        RETURNING model""",
+        params,
+    )
+    missing = _rows(
+        conn,
+        f"""
         INSERT INTO vector_generations (workspace_id, model, generation, vectors)
         SELECT v.workspace_id, v.model, 1, count(*) FROM vectors v WHERE {vwhere}
            AND NOT EXISTS (SELECT 1 FROM vector_generations g
                             WHERE g.workspace_id = v.workspace_id AND g.model = v.model)
          GROUP BY v.workspace_id, v.model
-        RETURNING model""", vparams)
+        RETURNING model""",
+        vparams,
+    )
     return copies + len(fixed) + len(missing), orphans

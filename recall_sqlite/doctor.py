@@ -37,29 +37,42 @@ class Finding(Frozen):
 
     __slots__ = ("kind", "severity", "message", "repairable", "data")
     kind: str
-    severity: str          # error (the store answers wrongly or may) | warning (look at it)
+    severity: str  # error (the store answers wrongly or may) | warning (look at it)
     message: str
     repairable: bool
     data: dict[str, Any]
 
-    def __init__(self, kind: str, severity: str, message: str, repairable: bool = False,
-                 data: dict[str, Any] | None = None) -> None:
-        self._set(kind=kind, severity=severity, message=message, repairable=repairable,
-                  data=data or {})
+    def __init__(
+        self,
+        kind: str,
+        severity: str,
+        message: str,
+        repairable: bool = False,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        self._set(
+            kind=kind, severity=severity, message=message, repairable=repairable, data=data or {}
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "severity": self.severity, "message": self.message,
-                "repairable": self.repairable, **({"data": self.data} if self.data else {})}
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "message": self.message,
+            "repairable": self.repairable,
+            **({"data": self.data} if self.data else {}),
+        }
 
 
 class DoctorReport(Frozen):
     __slots__ = ("findings", "repaired", "database")
-    findings: tuple[Finding, ...]     # after a repair: what is left
-    repaired: tuple[str, ...]         # what the repair changed, one sentence each
+    findings: tuple[Finding, ...]  # after a repair: what is left
+    repaired: tuple[str, ...]  # what the repair changed, one sentence each
     database: str
 
-    def __init__(self, findings: tuple[Finding, ...], repaired: tuple[str, ...],
-                 database: str) -> None:
+    def __init__(
+        self, findings: tuple[Finding, ...], repaired: tuple[str, ...], database: str
+    ) -> None:
         self._set(findings=findings, repaired=repaired, database=database)
 
     @property
@@ -67,9 +80,12 @@ class DoctorReport(Frozen):
         return not self.findings
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "database": self.database,
-                "findings": [f.to_dict() for f in self.findings],
-                "repaired": list(self.repaired)}
+        return {
+            "ok": self.ok,
+            "database": self.database,
+            "findings": [f.to_dict() for f in self.findings],
+            "repaired": list(self.repaired),
+        }
 
 
 def doctor(store: Store, *, repair: bool = False) -> DoctorReport:
@@ -85,50 +101,89 @@ def _findings(store: Store) -> list[Finding]:
     with db.read() as conn:
         problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
         if problems != ["ok"]:
-            out.append(Finding("integrity", "error", "SQLite's integrity_check found damage: "
-                               + "; ".join(problems[:5]), data={"problems": problems}))
+            out.append(
+                Finding(
+                    "integrity",
+                    "error",
+                    "SQLite's integrity_check found damage: " + "; ".join(problems[:5]),
+                    data={"problems": problems},
+                )
+            )
         fk = conn.execute("PRAGMA foreign_key_check").fetchall()
         if fk:
             tables = sorted({str(r[0]) for r in fk})
-            out.append(Finding("foreign_keys", "error",
-                               f"{len(fk)} rows name a parent row that does not exist"
-                               f" (tables: {', '.join(tables)})",
-                               data={"rows": len(fk), "tables": tables}))
+            out.append(
+                Finding(
+                    "foreign_keys",
+                    "error",
+                    f"{len(fk)} rows name a parent row that does not exist"
+                    f" (tables: {', '.join(tables)})",
+                    data={"rows": len(fk), "tables": tables},
+                )
+            )
         for d in derived.check(conn):
             out.append(Finding(d.kind, "error", d.detail, True, d.to_dict()))
         index = check_index(conn)
         if not index.ok:
-            out.append(Finding("search_index", "error",
-                               "the full-text index disagrees with the rows it indexes"
-                               " (searches miss or show wrong entries)", True,
-                               index.to_dict()))
+            out.append(
+                Finding(
+                    "search_index",
+                    "error",
+                    "the full-text index disagrees with the rows it indexes"
+                    " (searches miss or show wrong entries)",
+                    True,
+                    index.to_dict(),
+                )
+            )
         rows: list[tuple[Any, ...]] = conn.execute(
-            f"SELECT seq FROM journal_entries WHERE NOT ({_JSON_OK}) LIMIT 20").fetchall()
+            f"SELECT seq FROM journal_entries WHERE NOT ({_JSON_OK}) LIMIT 20"
+        ).fetchall()
         bad_json = [int(r[0]) for r in rows]
         if bad_json:
-            out.append(Finding("json", "error", f"entries (seq {', '.join(map(str, bad_json))})"
-                               " hold list or extra columns that are not valid JSON",
-                               data={"seqs": bad_json}))
+            out.append(
+                Finding(
+                    "json",
+                    "error",
+                    f"entries (seq {', '.join(map(str, bad_json))})"
+                    " hold list or extra columns that are not valid JSON",
+                    data={"seqs": bad_json},
+                )
+            )
         guard: list[tuple[Any, ...]] = conn.execute(
-            "SELECT workspace_id FROM journal_bulk").fetchall()
+            "SELECT workspace_id FROM journal_bulk"
+        ).fetchall()
         if guard:
-            out.append(Finding("bulk_guard", "error",
-                               "journal_bulk is not empty: inserts of those workspaces skip"
-                               " the dedup trigger", True,
-                               {"workspaces": [int(r[0]) for r in guard]}))
+            out.append(
+                Finding(
+                    "bulk_guard",
+                    "error",
+                    "journal_bulk is not empty: inserts of those workspaces skip the dedup trigger",
+                    True,
+                    {"workspaces": [int(r[0]) for r in guard]},
+                )
+            )
         rehome: list[tuple[Any, ...]] = conn.execute(
-            "SELECT count(*) FROM journal_rehome").fetchall()
+            "SELECT count(*) FROM journal_rehome"
+        ).fetchall()
         if rehome[0][0]:
-            out.append(Finding("rehome_guard", "error",
-                               "journal_rehome is not empty: entries' worktrees can be"
-                               " changed outside a re-homing import", True,
-                               {"rows": int(rehome[0][0])}))
+            out.append(
+                Finding(
+                    "rehome_guard",
+                    "error",
+                    "journal_rehome is not empty: entries' worktrees can be"
+                    " changed outside a re-homing import",
+                    True,
+                    {"rows": int(rehome[0][0])},
+                )
+            )
         roots = conn.execute(
             "SELECT root, first_seen FROM workspace_roots WHERE workspace_id = ?",
-            (store.context.workspace_pk,)).fetchall()
+            (store.context.workspace_pk,),
+        ).fetchall()
         trees = conn.execute(
             "SELECT key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL",
-            (store.context.workspace_pk,)).fetchall()
+            (store.context.workspace_pk,),
+        ).fetchall()
     out.extend(_identity_findings(store, roots, trees))
     out.extend(_file_findings(store, roots))
     out.extend(_legacy_findings(store))
@@ -143,19 +198,28 @@ def _legacy_findings(store: Store) -> list[Finding]:
         states = store.legacy.states(plan)
     except RecallError as exc:
         return [Finding("legacy", "warning", f"could not look for synapt stores: {exc}")]
-    behind = [(p.key, states.get(p.key, "not imported")) for p in plan.everything
-              if states.get(p.key) != "imported"]
+    behind = [
+        (p.key, states.get(p.key, "not imported"))
+        for p in plan.everything
+        if states.get(p.key) != "imported"
+    ]
     if not behind:
         return []
     shown = "; ".join(f"{k} ({why})" for k, why in behind[:5])
-    return [Finding("legacy", "warning",
-                    f"{len(behind)} synapt store(s) of this workspace are not wholly imported:"
-                    f" {shown}; run `recall-sqlite import`",
-                    data={"stores": [{"key": k, "state": why} for k, why in behind]})]
+    return [
+        Finding(
+            "legacy",
+            "warning",
+            f"{len(behind)} synapt store(s) of this workspace are not wholly imported:"
+            f" {shown}; run `recall-sqlite import`",
+            data={"stores": [{"key": k, "state": why} for k, why in behind]},
+        )
+    ]
 
 
-def _identity_findings(store: Store, roots: list[tuple[Any, ...]],
-                       trees: list[tuple[Any, ...]]) -> list[Finding]:
+def _identity_findings(
+    store: Store, roots: list[tuple[Any, ...]], trees: list[tuple[Any, ...]]
+) -> list[Finding]:
     from . import workspace as ws
 
     out: list[Finding] = []
@@ -170,20 +234,36 @@ def _identity_findings(store: Store, roots: list[tuple[Any, ...]],
         except Exception:  # noqa: BLE001 - an unreadable root is simply not a copy
             carries = False
         if carries:
-            out.append(Finding("copied_workspace", "warning",
-                               f"{root} carries this workspace's id too (a copy): both write"
-                               " into one history; give the copy its own id by moving its"
-                               " .synapt/recall/workspace.json aside", data={"root": root}))
+            out.append(
+                Finding(
+                    "copied_workspace",
+                    "warning",
+                    f"{root} carries this workspace's id too (a copy): both write"
+                    " into one history; give the copy its own id by moving its"
+                    " .synapt/recall/workspace.json aside",
+                    data={"root": root},
+                )
+            )
         elif not path.exists():
-            out.append(Finding("moved_workspace", "warning",
-                               f"this workspace was also seen at {root}, which no longer"
-                               " exists (moved?)", data={"root": root}))
+            out.append(
+                Finding(
+                    "moved_workspace",
+                    "warning",
+                    f"this workspace was also seen at {root}, which no longer exists (moved?)",
+                    data={"root": root},
+                )
+            )
     for key, root in trees:
         if key != "." and not Path(root).exists():
-            out.append(Finding("moved_worktree", "warning",
-                               f"worktree {key!r} was last seen at {root}, which no longer"
-                               " exists (moved or removed?)", data={"worktree": key,
-                                                                    "root": root}))
+            out.append(
+                Finding(
+                    "moved_worktree",
+                    "warning",
+                    f"worktree {key!r} was last seen at {root}, which no longer"
+                    " exists (moved or removed?)",
+                    data={"worktree": key, "root": root},
+                )
+            )
     return out
 
 
@@ -192,19 +272,30 @@ def _file_findings(store: Store, roots: list[tuple[Any, ...]]) -> list[Finding]:
     path = store.db.path
     root = store.workspace.root
     if path.is_symlink():
-        out.append(Finding("store_symlink", "warning",
-                           f"{path} is a symlink to {os.path.realpath(path)}"))
+        out.append(
+            Finding("store_symlink", "warning", f"{path} is a symlink to {os.path.realpath(path)}")
+        )
     if _tracked_by_git(root, path):
-        out.append(Finding("store_in_git", "warning",
-                           f"{path} is tracked by git: a clone carries this history (and any"
-                           " secret in it) to everyone; `git rm --cached` it"))
+        out.append(
+            Finding(
+                "store_in_git",
+                "warning",
+                f"{path} is tracked by git: a clone carries this history (and any"
+                " secret in it) to everyone; `git rm --cached` it",
+            )
+        )
     created = _workspace_created(root)
     first = min((parse_timestamp(str(r[1])) for r in roots), default=None)
     if created is not None and first is not None and first < created - 60_000_000:
-        out.append(Finding("store_older_than_id", "warning",
-                           "the store knew this workspace before its workspace.json was"
-                           " written: the id was restored, or the store came from elsewhere"
-                           " (a clone, a copy)"))
+        out.append(
+            Finding(
+                "store_older_than_id",
+                "warning",
+                "the store knew this workspace before its workspace.json was"
+                " written: the id was restored, or the store came from elsewhere"
+                " (a clone, a copy)",
+            )
+        )
     return out
 
 
@@ -224,8 +315,12 @@ def _tracked_by_git(root: Path, path: Path) -> bool:
     import subprocess
 
     try:
-        res = subprocess.run(["git", "-C", str(root), "ls-files", "--error-unmatch", "--",
-                              str(path)], capture_output=True, timeout=10, check=False)
+        res = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "--error-unmatch", "--", str(path)],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return res.returncode == 0

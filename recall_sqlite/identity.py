@@ -31,20 +31,25 @@ class Sighting(Frozen):
     worktree_name: str
     worktree_root: str
 
-    def __init__(self, uuid: str, root: str, worktree_key: str, worktree_name: str,
-                 worktree_root: str) -> None:
-        self._set(uuid=uuid, root=root, worktree_key=worktree_key,
-                  worktree_name=worktree_name, worktree_root=worktree_root)
+    def __init__(
+        self, uuid: str, root: str, worktree_key: str, worktree_name: str, worktree_root: str
+    ) -> None:
+        self._set(
+            uuid=uuid,
+            root=root,
+            worktree_key=worktree_key,
+            worktree_name=worktree_name,
+            worktree_root=worktree_root,
+        )
 
 
 class Registered(Frozen):
     __slots__ = ("workspace_pk", "worktree_pk", "other_roots")
     workspace_pk: int
     worktree_pk: int
-    other_roots: tuple[str, ...]   # other roots this workspace id was recorded at
+    other_roots: tuple[str, ...]  # other roots this workspace id was recorded at
 
-    def __init__(self, workspace_pk: int, worktree_pk: int,
-                 other_roots: tuple[str, ...]) -> None:
+    def __init__(self, workspace_pk: int, worktree_pk: int, other_roots: tuple[str, ...]) -> None:
         self._set(workspace_pk=workspace_pk, worktree_pk=worktree_pk, other_roots=other_roots)
 
 
@@ -68,13 +73,24 @@ def register(db: Database, s: Sighting) -> Registered:
             "SELECT w.id, t.id, r.last_seen, t.last_seen FROM workspaces w"
             " LEFT JOIN workspace_roots r ON r.workspace_id = w.id AND r.root = ?"
             " LEFT JOIN worktrees t ON t.workspace_id = w.id AND t.key = ?"
-            " WHERE w.uuid = ?", (s.root, s.worktree_key, s.uuid)).fetchall()
-        others = tuple(str(r) for (r,) in conn.execute(
-            "SELECT r.root FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
-            " WHERE w.uuid = ? AND r.root <> ?", (s.uuid, s.root)))
+            " WHERE w.uuid = ?",
+            (s.root, s.worktree_key, s.uuid),
+        ).fetchall()
+        others = tuple(
+            str(r)
+            for (r,) in conn.execute(
+                "SELECT r.root FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
+                " WHERE w.uuid = ? AND r.root <> ?",
+                (s.uuid, s.root),
+            )
+        )
     known = bool(rows) and rows[0][1] is not None
-    if (known and rows[0][2] is not None and parse_timestamp(rows[0][2]) > stale_before
-            and parse_timestamp(rows[0][3]) > stale_before):
+    if (
+        known
+        and rows[0][2] is not None
+        and parse_timestamp(rows[0][2]) > stale_before
+        and parse_timestamp(rows[0][3]) > stale_before
+    ):
         return Registered(int(rows[0][0]), int(rows[0][1]), others)
     if db.read_only:
         # A read never writes: an unknown workspace or worktree has no entries yet, and the
@@ -87,19 +103,24 @@ def register(db: Database, s: Sighting) -> Registered:
         conn.execute(
             "INSERT INTO workspaces (uuid, first_seen, last_seen) VALUES (?, ?, ?)"
             " ON CONFLICT (uuid) DO UPDATE SET last_seen = excluded.last_seen",
-            (s.uuid, now, now))
+            (s.uuid, now, now),
+        )
         workspace_pk = int(scalar(conn, "SELECT id FROM workspaces WHERE uuid = ?", (s.uuid,)))
         conn.execute(
             "INSERT INTO workspace_roots (workspace_id, root, first_seen, last_seen)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, root)"
-            " DO UPDATE SET last_seen = excluded.last_seen", (workspace_pk, s.root, now, now))
-        worktree_pk = ensure_worktree(conn, workspace_pk, s.worktree_key, s.worktree_name,
-                                      s.worktree_root, now=now)
+            " DO UPDATE SET last_seen = excluded.last_seen",
+            (workspace_pk, s.root, now, now),
+        )
+        worktree_pk = ensure_worktree(
+            conn, workspace_pk, s.worktree_key, s.worktree_name, s.worktree_root, now=now
+        )
     return Registered(workspace_pk, worktree_pk, others)
 
 
-def ensure_worktree(conn: Any, workspace_pk: int, key: str, name: str, root: str | None,
-                    *, now: str | None = None) -> int:
+def ensure_worktree(
+    conn: Any, workspace_pk: int, key: str, name: str, root: str | None, *, now: str | None = None
+) -> int:
     """The worktree's id, recording it if it is new (inside the caller's write). `root`
     None: known only from an imported file, which neither clears a recorded root nor
     counts as a sighting."""
@@ -109,25 +130,38 @@ def ensure_worktree(conn: Any, workspace_pk: int, key: str, name: str, root: str
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, key) DO UPDATE"
         " SET root = coalesce(excluded.root, root),"
         " last_seen = CASE WHEN excluded.root IS NULL THEN last_seen ELSE excluded.last_seen END",
-        (workspace_pk, key, name, root, now, now))
-    return int(scalar(conn, "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?",
-                      (workspace_pk, key)))
+        (workspace_pk, key, name, root, now, now),
+    )
+    return int(
+        scalar(
+            conn, "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?", (workspace_pk, key)
+        )
+    )
 
 
 def worktrees(db: Database, workspace_pk: int) -> list[WorktreeRow]:
-    return [WorktreeRow(int(pk), str(k), str(n), r) for pk, k, n, r in db.query(
-        "SELECT id, key, name, root FROM worktrees WHERE workspace_id = ? ORDER BY key",
-        (workspace_pk,))]
+    return [
+        WorktreeRow(int(pk), str(k), str(n), r)
+        for pk, k, n, r in db.query(
+            "SELECT id, key, name, root FROM worktrees WHERE workspace_id = ? ORDER BY key",
+            (workspace_pk,),
+        )
+    ]
 
 
 def worktree_pk(db: Database, workspace_pk: int, key: str) -> int | None:
-    rows = db.query("SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?",
-                    (workspace_pk, key))
+    rows = db.query(
+        "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?", (workspace_pk, key)
+    )
     return int(rows[0][0]) if rows else None
 
 
 def roots(db: Database, workspace_pk: int) -> list[str]:
     """Every root the workspace was seen at, most recently seen first."""
-    return [str(r) for (r,) in db.query(
-        "SELECT root FROM workspace_roots WHERE workspace_id = ? ORDER BY last_seen DESC",
-        (workspace_pk,))]
+    return [
+        str(r)
+        for (r,) in db.query(
+            "SELECT root FROM workspace_roots WHERE workspace_id = ? ORDER BY last_seen DESC",
+            (workspace_pk,),
+        )
+    ]

@@ -38,8 +38,7 @@ if TYPE_CHECKING:
 # The entry index's columns, in its order (schema.sql journal_fts).
 FIELDS: tuple[str, ...] = ("focus", "done", "decisions", "next_steps", "files_modified")
 # Which matched field a hit names first: the order of the bm25 weights in schema.sql.
-FIELD_PREFERENCE: tuple[str, ...] = ("focus", "decisions", "done", "next_steps",
-                                     "files_modified")
+FIELD_PREFERENCE: tuple[str, ...] = ("focus", "decisions", "done", "next_steps", "files_modified")
 # Past this many words a query is cut (an AND of more words matches nearly nothing and
 # each costs a doclist read); the result says so.
 MAX_TERMS = 32
@@ -57,9 +56,9 @@ Fusion = Literal["rrf", "combsum"]
 
 @dataclass(frozen=True)
 class Term:
-    text: str               # the words as typed (a phrase may hold several)
-    phrase: bool = False    # typed in double quotes: the words must be adjacent, in order
-    prefix: bool = False    # a trailing `*`: the last word is a prefix
+    text: str  # the words as typed (a phrase may hold several)
+    phrase: bool = False  # typed in double quotes: the words must be adjacent, in order
+    prefix: bool = False  # a trailing `*`: the last word is a prefix
 
     def fts(self) -> str:
         return '"' + self.text.replace('"', '""') + '"' + ("*" if self.prefix else "")
@@ -74,7 +73,7 @@ class ParsedQuery:
     """What a typed query was read as: `terms`, every one of which must match, and the
     FTS5 expression built from them ('' when nothing searchable was typed)."""
 
-    text: str                # as typed, controls and lone surrogates made spaces
+    text: str  # as typed, controls and lone surrogates made spaces
     terms: tuple[Term, ...]
     truncated: bool = False  # more than MAX_TERMS words were typed; the rest were dropped
 
@@ -83,8 +82,12 @@ class ParsedQuery:
         return " ".join(t.fts() for t in self.terms)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "terms": [str(t) for t in self.terms],
-                "match": self.match, "truncated": self.truncated}
+        return {
+            "text": self.text,
+            "terms": [str(t) for t in self.terms],
+            "match": self.match,
+            "truncated": self.truncated,
+        }
 
 
 def _searchable(text: str) -> bool:
@@ -130,7 +133,7 @@ def parse_query(text: object) -> ParsedQuery:
             close = s.find('"', i + 1)
             if close > i:
                 prefix = close + 1 < n and s[close + 1] == "*"
-                add(s[i + 1:close], " " in s[i + 1:close].strip(), prefix)
+                add(s[i + 1 : close], " " in s[i + 1 : close].strip(), prefix)
                 i = close + (2 if prefix else 1)
                 continue
             i += 1  # a quote that does not pair is punctuation
@@ -223,11 +226,12 @@ class EntryHit:
     open then."""
 
     entry: JournalEntry
-    score: float                 # higher is better: -bm25 for text, the fused score for hybrid
-    text_rank: int | None = None     # 1-based place in the text ranking (hybrid)
-    vector_rank: int | None = None   # 1-based place in the vector ranking (hybrid)
-    describe: Callable[[], Matched] = field(default=lambda: (None, (), Snippet("")),
-                                            repr=False, compare=False)
+    score: float  # higher is better: -bm25 for text, the fused score for hybrid
+    text_rank: int | None = None  # 1-based place in the text ranking (hybrid)
+    vector_rank: int | None = None  # 1-based place in the vector ranking (hybrid)
+    describe: Callable[[], Matched] = field(
+        default=lambda: (None, (), Snippet("")), repr=False, compare=False
+    )
 
     @cached_property
     def _matched(self) -> Matched:
@@ -249,11 +253,16 @@ class EntryHit:
 
     def to_dict(self) -> dict[str, Any]:
         d = self.entry.to_dict()
-        d.update(score=self.score, field=self.field, fields=list(self.fields),
-                 snippet=self.snippet.marked(), highlights=[list(h) for h in
-                                                            self.snippet.highlights],
-                 snippet_text=self.snippet.text, text_rank=self.text_rank,
-                 vector_rank=self.vector_rank)
+        d.update(
+            score=self.score,
+            field=self.field,
+            fields=list(self.fields),
+            snippet=self.snippet.marked(),
+            highlights=[list(h) for h in self.snippet.highlights],
+            snippet_text=self.snippet.text,
+            text_rank=self.text_rank,
+            vector_rank=self.vector_rank,
+        )
         return d
 
 
@@ -261,10 +270,10 @@ class EntryHit:
 class EntrySearchResult:
     hits: list[EntryHit]
     scope: Scope
-    total: int                   # deduplicated entries in scope that match the text query
-    elsewhere: Elsewhere         # ... and outside it, counted as Journal.read counts
+    total: int  # deduplicated entries in scope that match the text query
+    elsewhere: Elsewhere  # ... and outside it, counted as Journal.read counts
     query: ParsedQuery
-    mode: str = "text"           # "text" or "hybrid"
+    mode: str = "text"  # "text" or "hybrid"
     fusion: str | None = None
 
     @property
@@ -272,23 +281,33 @@ class EntrySearchResult:
         return [h.entry for h in self.hits]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"entries": [h.to_dict() for h in self.hits], "scope": self.scope.to_dict(),
-                "total": self.total, "elsewhere": self.elsewhere.to_dict(),
-                "query": self.query.to_dict(), "mode": self.mode, "fusion": self.fusion}
+        return {
+            "entries": [h.to_dict() for h in self.hits],
+            "scope": self.scope.to_dict(),
+            "total": self.total,
+            "elsewhere": self.elsewhere.to_dict(),
+            "query": self.query.to_dict(),
+            "mode": self.mode,
+            "fusion": self.fusion,
+        }
 
 
 @dataclass(frozen=True)
 class SummaryScope:
     workspace_id: str
-    branch: str | None           # with all_branches False: None = workspace-wide summaries
+    branch: str | None  # with all_branches False: None = workspace-wide summaries
     all_branches: bool
     kind: str | None
     include_superseded: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "branch": self.branch,
-                "all_branches": self.all_branches, "kind": self.kind,
-                "include_superseded": self.include_superseded}
+        return {
+            "workspace_id": self.workspace_id,
+            "branch": self.branch,
+            "all_branches": self.all_branches,
+            "kind": self.kind,
+            "include_superseded": self.include_superseded,
+        }
 
     def describe(self) -> str:
         if self.all_branches:
@@ -310,8 +329,7 @@ class SummaryHit:
     score: float
     text_rank: int | None = None
     vector_rank: int | None = None
-    describe: Callable[[], Snippet] = field(default=lambda: Snippet(""), repr=False,
-                                            compare=False)
+    describe: Callable[[], Snippet] = field(default=lambda: Snippet(""), repr=False, compare=False)
 
     @cached_property
     def snippet(self) -> Snippet:
@@ -319,10 +337,14 @@ class SummaryHit:
 
     def to_dict(self) -> dict[str, Any]:
         d = self.summary.to_dict()
-        d.update(score=self.score, snippet=self.snippet.marked(),
-                 highlights=[list(h) for h in self.snippet.highlights],
-                 snippet_text=self.snippet.text, text_rank=self.text_rank,
-                 vector_rank=self.vector_rank)
+        d.update(
+            score=self.score,
+            snippet=self.snippet.marked(),
+            highlights=[list(h) for h in self.snippet.highlights],
+            snippet_text=self.snippet.text,
+            text_rank=self.text_rank,
+            vector_rank=self.vector_rank,
+        )
         return d
 
 
@@ -331,7 +353,7 @@ class SummarySearchResult:
     hits: list[SummaryHit]
     scope: SummaryScope
     total: int
-    elsewhere: Elsewhere         # other_branches: current matches in other scopes
+    elsewhere: Elsewhere  # other_branches: current matches in other scopes
     query: ParsedQuery
     mode: str = "text"
     fusion: str | None = None
@@ -341,9 +363,15 @@ class SummarySearchResult:
         return [h.summary for h in self.hits]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summaries": [h.to_dict() for h in self.hits], "scope": self.scope.to_dict(),
-                "total": self.total, "elsewhere": self.elsewhere.to_dict(),
-                "query": self.query.to_dict(), "mode": self.mode, "fusion": self.fusion}
+        return {
+            "summaries": [h.to_dict() for h in self.hits],
+            "scope": self.scope.to_dict(),
+            "total": self.total,
+            "elsewhere": self.elsewhere.to_dict(),
+            "query": self.query.to_dict(),
+            "mode": self.mode,
+            "fusion": self.fusion,
+        }
 
 
 # -- fusion ---------------------------------------------------------------------------------
@@ -353,9 +381,9 @@ class SummarySearchResult:
 class _Candidate:
     key: int
     text_rank: int | None = None
-    text_score: float | None = None     # -bm25, higher is better
+    text_score: float | None = None  # -bm25, higher is better
     vector_rank: int | None = None
-    vector_score: float | None = None   # cosine
+    vector_score: float | None = None  # cosine
     fused: float = 0.0
     order: tuple[Any, ...] = field(default=())
 
@@ -369,6 +397,7 @@ def fuse_rrf(cands: Sequence[_Candidate]) -> None:
 
 def fuse_combsum(cands: Sequence[_Candidate], text_weight: float = 0.5) -> None:
     """Min-max normalised scores, summed with weights (CombSUM); a missing score is 0."""
+
     def norm(values: list[float | None]) -> list[float]:
         present = [v for v in values if v is not None]
         if not present:
@@ -384,7 +413,8 @@ def fuse_combsum(cands: Sequence[_Candidate], text_weight: float = 0.5) -> None:
 
 
 FUSIONS: dict[str, Callable[[Sequence[_Candidate]], None]] = {
-    "rrf": fuse_rrf, "combsum": fuse_combsum,
+    "rrf": fuse_rrf,
+    "combsum": fuse_combsum,
 }
 
 
@@ -445,40 +475,51 @@ SELECT seq, score, in_scope, sum(in_scope) OVER (), sum(other_wt) OVER (),
   FROM (SELECT e.seq AS seq, f.rank AS score, e.ts_us AS ts_us, e.sid_order AS sid_order,
                ({in_scope}) AS in_scope, ({other_wt}) AS other_wt, ({other_br}) AS other_br
           FROM journal_fts f CROSS JOIN journal_entries e ON e.seq = f.rowid
-         WHERE {' AND '.join(where)})
+         WHERE {" AND ".join(where)})
  ORDER BY in_scope DESC, score, ts_us DESC, sid_order
  LIMIT {limit}"""
 
 
 _SNIPPET_SQL = (
-    "SELECT " + ", ".join(f"snippet(journal_fts, {i}, ?3, ?4, '…', {SNIPPET_TOKENS})"
-                          for i in range(len(FIELDS)))
+    "SELECT "
+    + ", ".join(
+        f"snippet(journal_fts, {i}, ?3, ?4, '…', {SNIPPET_TOKENS})" for i in range(len(FIELDS))
+    )
     + " FROM journal_fts WHERE journal_fts MATCH ?1 AND rowid = ?2"
 )
 
 
 def _later(ctx: StoreContext, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
     """`fn(conn, *args)` in a read of its own, when a hit is first asked for it."""
+
     def run() -> Any:
         with ctx.db.read() as conn:
             return fn(conn, *args)
+
     return run
 
 
 def _entry_texts(e: JournalEntry) -> list[str]:
-    return [e.focus, "\n".join(e.done), "\n".join(e.decisions), "\n".join(e.next_steps),
-            "\n".join(e.files_modified)]
+    return [
+        e.focus,
+        "\n".join(e.done),
+        "\n".join(e.decisions),
+        "\n".join(e.next_steps),
+        "\n".join(e.files_modified),
+    ]
 
 
-def _entry_snippet(conn: Any, match: str, seq: int,
-                   e: JournalEntry) -> tuple[str | None, tuple[str, ...], Snippet]:
+def _entry_snippet(
+    conn: Any, match: str, seq: int, e: JournalEntry
+) -> tuple[str | None, tuple[str, ...], Snippet]:
     texts = _entry_texts(e)
     if match:
         open_, close = _markers_for(texts)
         rows = conn.execute(_SNIPPET_SQL, (match, seq, open_, close)).fetchall()
         if rows:
-            snippets = {name: raw for name, raw in zip(FIELDS, rows[0], strict=True)
-                        if raw and open_ in raw}
+            snippets = {
+                name: raw for name, raw in zip(FIELDS, rows[0], strict=True) if raw and open_ in raw
+            }
             fields = tuple(f for f in FIELD_PREFERENCE if f in snippets)
             if fields:
                 return fields[0], fields, _unmark(snippets[fields[0]], open_, close)
@@ -504,8 +545,9 @@ def search_journal(
         raise InvalidInputError("branch must be a string")
     _check_hybrid(vector, model, fusion)
     parsed = parse_query(query)
-    scope = Scope(ctx.workspace_uuid, None if all_worktrees else ctx.worktree_key, branch,
-                  bool(meaningful))
+    scope = Scope(
+        ctx.workspace_uuid, None if all_worktrees else ctx.worktree_key, branch, bool(meaningful)
+    )
     hybrid = vector is not None
     # The vector side first: Vectors.search takes its own read transaction.
     vec_hits: list[tuple[str, float]] = []
@@ -513,8 +555,14 @@ def search_journal(
         from .vectors.family import Vectors  # numpy: only for hosts that embed
 
         assert model is not None
-        found = Vectors(ctx).search(vector, max(n, FUSION_DEPTH), model=model, branch=branch,
-                                    kinds="entry", all_worktrees=all_worktrees)
+        found = Vectors(ctx).search(
+            vector,
+            max(n, FUSION_DEPTH),
+            model=model,
+            branch=branch,
+            kinds="entry",
+            all_worktrees=all_worktrees,
+        )
         vec_hits = [(str(h.owner.id), h.score) for h in found.hits]
     depth = max(n, FUSION_DEPTH) if hybrid else n
     params: list[Any] = [parsed.match, ctx.workspace_pk]
@@ -530,15 +578,16 @@ def search_journal(
         text_rows: list[tuple[Any, ...]] = []
         if parsed.terms:
             rows: list[tuple[Any, ...]] = conn.execute(
-                _journal_sql(all_worktrees, branch is not None, bool(meaningful)),
-                params).fetchall()
+                _journal_sql(all_worktrees, branch is not None, bool(meaningful)), params
+            ).fetchall()
             if rows:
                 total, other_wt, other_br = int(rows[0][3]), int(rows[0][4]), int(rows[0][5])
             text_rows = [r for r in rows if r[2]][:depth]
         cands: dict[int, _Candidate] = {}
         for rank, r in enumerate(text_rows, 1):
-            cands[int(r[0])] = _Candidate(int(r[0]), rank, -float(r[1]),
-                                          order=(-int(r[6]), int(r[7] or 0)))
+            cands[int(r[0])] = _Candidate(
+                int(r[0]), rank, -float(r[1]), order=(-int(r[6]), int(r[7] or 0))
+            )
         if vec_hits:
             _add_vector_entries(conn, vec_hits, cands, bool(meaningful))
         chosen = _rank(cands, n, fusion if hybrid else None)
@@ -547,22 +596,41 @@ def search_journal(
         for c in chosen:
             e = entries[c.key]
             score = c.fused if hybrid else float(c.text_score or 0.0)
-            hits.append(EntryHit(e, score, c.text_rank, c.vector_rank,
-                                 _later(ctx, _entry_snippet, parsed.match, c.key, e)))
-    return EntrySearchResult(hits, scope, total, Elsewhere(other_wt, other_br), parsed,
-                             "hybrid" if hybrid else "text", fusion if hybrid else None)
+            hits.append(
+                EntryHit(
+                    e,
+                    score,
+                    c.text_rank,
+                    c.vector_rank,
+                    _later(ctx, _entry_snippet, parsed.match, c.key, e),
+                )
+            )
+    return EntrySearchResult(
+        hits,
+        scope,
+        total,
+        Elsewhere(other_wt, other_br),
+        parsed,
+        "hybrid" if hybrid else "text",
+        fusion if hybrid else None,
+    )
 
 
-def _add_vector_entries(conn: Any, vec_hits: list[tuple[str, float]],
-                        cands: dict[int, _Candidate], meaningful: bool) -> None:
+def _add_vector_entries(
+    conn: Any, vec_hits: list[tuple[str, float]], cands: dict[int, _Candidate], meaningful: bool
+) -> None:
     """The vector ranking's entries as candidates (Vectors.search already kept only the
     heads of the scope; `meaningful` is applied here, as it has no vector filter)."""
     placeholders = ",".join("?" * len(vec_hits))
     extra = " AND meaningful = 1" if meaningful else ""
-    found = {bytes(rid).hex(): (int(seq), int(ts), int(so or 0)) for rid, seq, ts, so in
-             conn.execute(f"SELECT id, seq, ts_us, sid_order FROM journal_entries"
-                          f" WHERE id IN ({placeholders}){extra}",
-                          [bytes.fromhex(h) for h, _ in vec_hits])}
+    found = {
+        bytes(rid).hex(): (int(seq), int(ts), int(so or 0))
+        for rid, seq, ts, so in conn.execute(
+            f"SELECT id, seq, ts_us, sid_order FROM journal_entries"
+            f" WHERE id IN ({placeholders}){extra}",
+            [bytes.fromhex(h) for h, _ in vec_hits],
+        )
+    }
     rank = 0
     for hex_id, score in vec_hits:
         got = found.get(hex_id)
@@ -589,8 +657,10 @@ def _rank(cands: dict[int, _Candidate], n: int, fusion: str | None) -> list[_Can
 def _entries_by_seq(conn: Any, journal: Journal, seqs: list[int]) -> dict[int, JournalEntry]:
     if not seqs:
         return {}
-    rows = conn.execute(f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
-                        f" WHERE seq IN ({','.join('?' * len(seqs))})", seqs).fetchall()
+    rows = conn.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE seq IN ({','.join('?' * len(seqs))})",
+        seqs,
+    ).fetchall()
     return {int(r[0]): e for r, e in zip(rows, journal.entries_from_rows(rows), strict=True)}
 
 
@@ -612,13 +682,15 @@ SELECT id, score, in_scope, sum(in_scope) OVER (), sum(1 - in_scope) OVER (), cr
   FROM (SELECT s.id AS id, f.rank AS score, s.created_us AS created_us,
                ({in_scope[scope_kind]}) AS in_scope
           FROM summaries_fts f CROSS JOIN summaries s ON s.id = f.rowid
-         WHERE {' AND '.join(where)})
+         WHERE {" AND ".join(where)})
  ORDER BY in_scope DESC, score, created_us DESC
  LIMIT ?5"""
 
 
-_SUMMARY_SNIPPET_SQL = (f"SELECT snippet(summaries_fts, 0, ?3, ?4, '…', {SNIPPET_TOKENS * 2})"
-                        " FROM summaries_fts WHERE summaries_fts MATCH ?1 AND rowid = ?2")
+_SUMMARY_SNIPPET_SQL = (
+    f"SELECT snippet(summaries_fts, 0, ?3, ?4, '…', {SNIPPET_TOKENS * 2})"
+    " FROM summaries_fts WHERE summaries_fts MATCH ?1 AND rowid = ?2"
+)
 
 
 def search_summaries(
@@ -647,27 +719,33 @@ def search_summaries(
     _check_hybrid(vector, model, fusion)
     parsed = parse_query(query)
     scope_kind = "all" if all_branches else ("workspace" if branch_name is None else "branch")
-    scope = SummaryScope(ctx.workspace_uuid, branch_name, all_branches, kind,
-                         bool(include_superseded))
+    scope = SummaryScope(
+        ctx.workspace_uuid, branch_name, all_branches, kind, bool(include_superseded)
+    )
     hybrid = vector is not None
     vec_hits: list[tuple[int, float]] = []
     if hybrid:
         from .vectors.family import Vectors
 
         assert model is not None
-        found = Vectors(ctx).search(vector, max(n, FUSION_DEPTH), model=model,
-                                    branch=branch_name, kinds="summary",
-                                    include_hidden=bool(include_superseded))
+        found = Vectors(ctx).search(
+            vector,
+            max(n, FUSION_DEPTH),
+            model=model,
+            branch=branch_name,
+            kinds="summary",
+            include_hidden=bool(include_superseded),
+        )
         vec_hits = [(int(h.owner.id), h.score) for h in found.hits]
     depth = max(n, FUSION_DEPTH) if hybrid else n
     total = other = 0
     with ctx.db.read() as conn:
         text_rows: list[tuple[Any, ...]] = []
         if parsed.terms:
-            rows: list[tuple[Any, ...]] = conn.execute(_summary_sql(scope_kind, kind is not None,
-                                             bool(include_superseded)),
-                                (parsed.match, ctx.workspace_pk, branch_name, kind,
-                                 max(depth, 1))).fetchall()
+            rows: list[tuple[Any, ...]] = conn.execute(
+                _summary_sql(scope_kind, kind is not None, bool(include_superseded)),
+                (parsed.match, ctx.workspace_pk, branch_name, kind, max(depth, 1)),
+            ).fetchall()
             if rows:
                 total, other = int(rows[0][3]), int(rows[0][4])
             text_rows = [r for r in rows if r[2]][:depth]
@@ -675,22 +753,44 @@ def search_summaries(
         for rank, r in enumerate(text_rows, 1):
             cands[int(r[0])] = _Candidate(int(r[0]), rank, -float(r[1]), order=(-int(r[5]),))
         if vec_hits:
-            _add_vector_summaries(conn, ctx, vec_hits, cands, scope_kind, branch_name, kind,
-                                  bool(include_superseded))
+            _add_vector_summaries(
+                conn, ctx, vec_hits, cands, scope_kind, branch_name, kind, bool(include_superseded)
+            )
         chosen = _rank(cands, n, fusion if hybrid else None)
         hits: list[SummaryHit] = []
         for c in chosen:
             s = summaries.get(c.key)
             score = c.fused if hybrid else float(c.text_score or 0.0)
-            hits.append(SummaryHit(s, score, c.text_rank, c.vector_rank,
-                                   _later(ctx, _summary_snippet, parsed.match, c.key, s.text)))
-    return SummarySearchResult(hits, scope, total, Elsewhere(0, other), parsed,
-                               "hybrid" if hybrid else "text", fusion if hybrid else None)
+            hits.append(
+                SummaryHit(
+                    s,
+                    score,
+                    c.text_rank,
+                    c.vector_rank,
+                    _later(ctx, _summary_snippet, parsed.match, c.key, s.text),
+                )
+            )
+    return SummarySearchResult(
+        hits,
+        scope,
+        total,
+        Elsewhere(0, other),
+        parsed,
+        "hybrid" if hybrid else "text",
+        fusion if hybrid else None,
+    )
 
 
-def _add_vector_summaries(conn: Any, ctx: StoreContext, vec_hits: list[tuple[int, float]],
-                          cands: dict[int, _Candidate], scope_kind: str, branch: str | None,
-                          kind: str | None, include_superseded: bool) -> None:
+def _add_vector_summaries(
+    conn: Any,
+    ctx: StoreContext,
+    vec_hits: list[tuple[int, float]],
+    cands: dict[int, _Candidate],
+    scope_kind: str,
+    branch: str | None,
+    kind: str | None,
+    include_superseded: bool,
+) -> None:
     where = ["workspace_id = ?", f"id IN ({','.join('?' * len(vec_hits))})"]
     params: list[Any] = [ctx.workspace_pk, *[i for i, _ in vec_hits]]
     if scope_kind == "workspace":
@@ -703,8 +803,12 @@ def _add_vector_summaries(conn: Any, ctx: StoreContext, vec_hits: list[tuple[int
         params.append(kind)
     if not include_superseded:
         where.append("superseded_by IS NULL")
-    found = {int(i): int(us) for i, us in conn.execute(
-        f"SELECT id, created_us FROM summaries WHERE {' AND '.join(where)}", params)}
+    found = {
+        int(i): int(us)
+        for i, us in conn.execute(
+            f"SELECT id, created_us FROM summaries WHERE {' AND '.join(where)}", params
+        )
+    }
     rank = 0
     for sid, score in vec_hits:
         if sid not in found:
@@ -739,31 +843,48 @@ class IndexCheck:
 
     @property
     def ok(self) -> bool:
-        return not (self.missing_entries or self.stale_entries or self.missing_summaries
-                    or self.stale_summaries)
+        return not (
+            self.missing_entries
+            or self.stale_entries
+            or self.missing_summaries
+            or self.stale_summaries
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"missing_entries": self.missing_entries, "stale_entries": self.stale_entries,
-                "missing_summaries": self.missing_summaries,
-                "stale_summaries": self.stale_summaries, "ok": self.ok}
+        return {
+            "missing_entries": self.missing_entries,
+            "stale_entries": self.stale_entries,
+            "missing_summaries": self.missing_summaries,
+            "stale_summaries": self.stale_summaries,
+            "ok": self.ok,
+        }
 
 
 def check_index(conn: Any) -> IndexCheck:
     """Compare the indexes' documents (their `_docsize` rows, one per indexed row) with
     the rows they index. Detects rows indexed twice-over or never; not a token-level
     comparison (FTS5's 'integrity-check' covers the index's own structure)."""
+
     def count(sql: str) -> int:
         return int(conn.execute(sql).fetchall()[0][0])
 
     return IndexCheck(
-        count("SELECT count(*) FROM journal_entries e WHERE NOT EXISTS"
-              " (SELECT 1 FROM journal_fts_docsize d WHERE d.id = e.seq)"),
-        count("SELECT count(*) FROM journal_fts_docsize d WHERE NOT EXISTS"
-              " (SELECT 1 FROM journal_entries e WHERE e.seq = d.id)"),
-        count("SELECT count(*) FROM summaries s WHERE NOT EXISTS"
-              " (SELECT 1 FROM summaries_fts_docsize d WHERE d.id = s.id)"),
-        count("SELECT count(*) FROM summaries_fts_docsize d WHERE NOT EXISTS"
-              " (SELECT 1 FROM summaries s WHERE s.id = d.id)"),
+        count(
+            "SELECT count(*) FROM journal_entries e WHERE NOT EXISTS"
+            " (SELECT 1 FROM journal_fts_docsize d WHERE d.id = e.seq)"
+        ),
+        count(
+            "SELECT count(*) FROM journal_fts_docsize d WHERE NOT EXISTS"
+            " (SELECT 1 FROM journal_entries e WHERE e.seq = d.id)"
+        ),
+        count(
+            "SELECT count(*) FROM summaries s WHERE NOT EXISTS"
+            " (SELECT 1 FROM summaries_fts_docsize d WHERE d.id = s.id)"
+        ),
+        count(
+            "SELECT count(*) FROM summaries_fts_docsize d WHERE NOT EXISTS"
+            " (SELECT 1 FROM summaries s WHERE s.id = d.id)"
+        ),
     )
 
 
@@ -771,7 +892,9 @@ def rebuild_index(conn: Any) -> None:
     """Rebuild both indexes from the rows (doctor --repair). Run inside a write
     transaction. The entry index cannot use FTS5's 'rebuild' (schema.sql says why)."""
     conn.execute("INSERT INTO journal_fts (journal_fts) VALUES ('delete-all')")
-    conn.execute("INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps,"
-                 " files_modified) SELECT seq, focus, done, decisions, next_steps,"
-                 " files_modified FROM journal_fts_content ORDER BY seq")
+    conn.execute(
+        "INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps,"
+        " files_modified) SELECT seq, focus, done, decisions, next_steps,"
+        " files_modified FROM journal_fts_content ORDER BY seq"
+    )
     conn.execute("INSERT INTO summaries_fts (summaries_fts) VALUES ('rebuild')")

@@ -30,8 +30,18 @@ DB_ENV = "RECALL_SQLITE_DB"
 class WorkspaceInfo(Frozen):
     """The resolved identity of this store: what `recall-sqlite where` prints."""
 
-    __slots__ = ("id", "root", "resolved_by", "weak", "worktree", "worktree_name",
-                 "worktree_root", "branch", "db_path", "warnings")
+    __slots__ = (
+        "id",
+        "root",
+        "resolved_by",
+        "weak",
+        "worktree",
+        "worktree_name",
+        "worktree_root",
+        "branch",
+        "db_path",
+        "warnings",
+    )
     id: str
     root: Path
     resolved_by: str
@@ -43,19 +53,45 @@ class WorkspaceInfo(Frozen):
     db_path: Path
     warnings: tuple[str, ...]
 
-    def __init__(self, *, id: str, root: Path, resolved_by: str,  # noqa: A002 - the field
-                 weak: bool, worktree: str, worktree_name: str, worktree_root: Path,
-                 branch: str, db_path: Path, warnings: tuple[str, ...]) -> None:
-        self._set(id=id, root=root, resolved_by=resolved_by, weak=weak, worktree=worktree,
-                  worktree_name=worktree_name, worktree_root=worktree_root, branch=branch,
-                  db_path=db_path, warnings=warnings)
+    def __init__(
+        self,
+        *,
+        id: str,
+        root: Path,
+        resolved_by: str,  # noqa: A002 - the field
+        weak: bool,
+        worktree: str,
+        worktree_name: str,
+        worktree_root: Path,
+        branch: str,
+        db_path: Path,
+        warnings: tuple[str, ...],
+    ) -> None:
+        self._set(
+            id=id,
+            root=root,
+            resolved_by=resolved_by,
+            weak=weak,
+            worktree=worktree,
+            worktree_name=worktree_name,
+            worktree_root=worktree_root,
+            branch=branch,
+            db_path=db_path,
+            warnings=warnings,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "workspace_id": self.id, "workspace_root": str(self.root),
-            "resolved_by": self.resolved_by, "weak": self.weak, "worktree": self.worktree,
-            "worktree_name": self.worktree_name, "worktree_root": str(self.worktree_root),
-            "branch": self.branch, "db_path": str(self.db_path), "warnings": list(self.warnings),
+            "workspace_id": self.id,
+            "workspace_root": str(self.root),
+            "resolved_by": self.resolved_by,
+            "weak": self.weak,
+            "worktree": self.worktree,
+            "worktree_name": self.worktree_name,
+            "worktree_root": str(self.worktree_root),
+            "branch": self.branch,
+            "db_path": str(self.db_path),
+            "warnings": list(self.warnings),
         }
 
 
@@ -83,12 +119,14 @@ class Store:
     @property
     def summaries(self) -> Summaries:
         from .summaries import Summaries
+
         family: Summaries = self._family("summaries", Summaries)
         return family
 
     @property
     def cursors(self) -> Cursors:
         from .cursors import Cursors
+
         family: Cursors = self._family("cursors", Cursors)
         return family
 
@@ -96,12 +134,14 @@ class Store:
     def vectors(self) -> Vectors:
         # numpy is imported by vectors.py only, and only when a host asks for vectors.
         from .vectors.family import Vectors
+
         family: Vectors = self._family("vectors", Vectors)
         return family
 
     @property
     def legacy(self) -> Legacy:
         from .legacy import Legacy
+
         # The root this store was opened at: after the project moved, a read-only open
         # cannot record the new root, and the legacy bookkeeping is relative to it.
         family: Legacy = self._family("legacy", lambda ctx: Legacy(ctx, self.workspace.root))
@@ -161,8 +201,12 @@ def open_store(
         raise WorkspaceError(f"cannot use this workspace or database path: {exc}") from None
 
 
-def _open_store(cwd: str | os.PathLike[str] | None, db_path: str | os.PathLike[str] | None,
-                root: str | os.PathLike[str] | None, read_only: bool) -> Store:
+def _open_store(
+    cwd: str | os.PathLike[str] | None,
+    db_path: str | os.PathLike[str] | None,
+    root: str | os.PathLike[str] | None,
+    read_only: bool,
+) -> Store:
     resolved = ws.resolve(cwd, root=root)
     for text in (str(resolved.root), resolved.worktree, str(resolved.worktree_root)):
         text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for undecodable bytes
@@ -185,9 +229,16 @@ def _open_store(cwd: str | os.PathLike[str] | None, db_path: str | os.PathLike[s
     assert uuid is not None
     db = Database(path, read_only=read_only)
     try:
-        reg = identity.register(db, identity.Sighting(
-            uuid, str(resolved.root), resolved.worktree, resolved.worktree_name,
-            str(resolved.worktree_root)))
+        reg = identity.register(
+            db,
+            identity.Sighting(
+                uuid,
+                str(resolved.root),
+                resolved.worktree,
+                resolved.worktree_name,
+                str(resolved.worktree_root),
+            ),
+        )
     except BaseException:
         db.close()
         raise
@@ -195,14 +246,22 @@ def _open_store(cwd: str | os.PathLike[str] | None, db_path: str | os.PathLike[s
         f"workspace id {uuid} is also recorded at {other}, which still carries it: a copied "
         "workspace; both copies read and write one merged history (move the copy's "
         ".synapt/recall/workspace.json aside to give it its own id)"
-        for other in reg.other_roots if _carries_id(Path(other), uuid)
+        for other in reg.other_roots
+        if _carries_id(Path(other), uuid)
     ]
-    ctx = StoreContext(db, reg.workspace_pk, uuid, reg.worktree_pk, resolved.worktree,
-                       resolved.branch)
+    ctx = StoreContext(
+        db, reg.workspace_pk, uuid, reg.worktree_pk, resolved.worktree, resolved.branch
+    )
     info = WorkspaceInfo(
-        id=uuid, root=resolved.root, resolved_by=resolved.resolved_by, weak=resolved.weak,
-        worktree=resolved.worktree, worktree_name=resolved.worktree_name,
-        worktree_root=resolved.worktree_root, branch=resolved.branch, db_path=path,
+        id=uuid,
+        root=resolved.root,
+        resolved_by=resolved.resolved_by,
+        weak=resolved.weak,
+        worktree=resolved.worktree,
+        worktree_name=resolved.worktree_name,
+        worktree_root=resolved.worktree_root,
+        branch=resolved.branch,
+        db_path=path,
         warnings=tuple(warnings),
     )
     return Store(ctx, info)
@@ -221,7 +280,9 @@ def _recover_id(path: Path, root: Path, warnings: list[str], *, restore: bool) -
     try:
         rows = probe.query(
             "SELECT w.uuid FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
-            " WHERE r.root = ? ORDER BY r.last_seen DESC", (str(root),))
+            " WHERE r.root = ? ORDER BY r.last_seen DESC",
+            (str(root),),
+        )
     finally:
         probe.close()
     if not rows:
@@ -230,14 +291,20 @@ def _recover_id(path: Path, root: Path, warnings: list[str], *, restore: bool) -
     target = root
     if restore:
         ws.restore_workspace_id(target, uuid)
-        warnings.append(f"{target}/.synapt/recall/workspace.json was missing; restored the"
-                        f" id {uuid} the database records for this root")
+        warnings.append(
+            f"{target}/.synapt/recall/workspace.json was missing; restored the"
+            f" id {uuid} the database records for this root"
+        )
     else:
-        warnings.append(f"{target}/.synapt/recall/workspace.json is missing; using the id"
-                        f" {uuid} the database records for this root (not restored: read-only)")
+        warnings.append(
+            f"{target}/.synapt/recall/workspace.json is missing; using the id"
+            f" {uuid} the database records for this root (not restored: read-only)"
+        )
     if len(rows) > 1:
-        warnings.append(f"the database records {len(rows)} workspace ids for this root; "
-                        "used the most recently seen")
+        warnings.append(
+            f"the database records {len(rows)} workspace ids for this root; "
+            "used the most recently seen"
+        )
     return uuid
 
 

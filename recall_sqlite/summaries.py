@@ -68,18 +68,18 @@ Covers = CoverRange | str | Iterable[str] | None
 class Summary:
     id: int
     workspace_id: str
-    branch: str | None          # None = workspace-wide
+    branch: str | None  # None = workspace-wide
     kind: str
     text: str
-    created_at: str             # ISO-8601 UTC with microseconds
+    created_at: str  # ISO-8601 UTC with microseconds
     created_us: int
     author: str | None
     entry_ids: tuple[str, ...]  # the entries covers named, in insertion order
-    covers_from: int | None     # the covered position range, when covers was a range
+    covers_from: int | None  # the covered position range, when covers was a range
     covers_to: int | None
-    covered_through: int        # the position staleness is measured from
-    superseded_by: int | None   # the summary that replaced this one in its scope
-    newer_entries: int          # entries (as reads show them) that arrived after covered_through
+    covered_through: int  # the position staleness is measured from
+    superseded_by: int | None  # the summary that replaced this one in its scope
+    newer_entries: int  # entries (as reads show them) that arrived after covered_through
 
     @property
     def current(self) -> bool:
@@ -90,15 +90,25 @@ class Summary:
         return self.newer_entries > 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "workspace_id": self.workspace_id, "branch": self.branch,
-                "kind": self.kind, "text": self.text, "created_at": self.created_at,
-                "created_us": self.created_us, "author": self.author,
-                "entry_ids": list(self.entry_ids),
-                "covers_range": None if self.covers_from is None
-                else [self.covers_from, self.covers_to],
-                "covered_through": self.covered_through, "current": self.current,
-                "superseded_by": self.superseded_by, "stale": self.stale,
-                "newer_entries": self.newer_entries}
+        return {
+            "id": self.id,
+            "workspace_id": self.workspace_id,
+            "branch": self.branch,
+            "kind": self.kind,
+            "text": self.text,
+            "created_at": self.created_at,
+            "created_us": self.created_us,
+            "author": self.author,
+            "entry_ids": list(self.entry_ids),
+            "covers_range": None
+            if self.covers_from is None
+            else [self.covers_from, self.covers_to],
+            "covered_through": self.covered_through,
+            "current": self.current,
+            "superseded_by": self.superseded_by,
+            "stale": self.stale,
+            "newer_entries": self.newer_entries,
+        }
 
 
 # One statement per read: the row, its source ids and its staleness come from one snapshot.
@@ -207,8 +217,11 @@ class Summaries:
         branch = _check_branch_arg(branch)
         require_text("kind", kind, allow_empty=False)
         author = _optional_text("author", author)
-        if covers is not None and not isinstance(covers, (CoverRange, str)) \
-                and not isinstance(covers, Iterable):
+        if (
+            covers is not None
+            and not isinstance(covers, (CoverRange, str))
+            and not isinstance(covers, Iterable)
+        ):
             raise InvalidInputError(
                 f"covers must be entry ids, a CoverRange or None, got {type(covers).__name__}"
             )
@@ -237,14 +250,27 @@ class Summaries:
                 (ctx.workspace_pk,),
             ).fetchall()[0]
             created_us = now_us() if last is None else max(now_us(), int(last) + 1)
-            new_id = int(scalar(
-                conn,
-                "INSERT INTO summaries (workspace_id, branch, kind, text, created_at, created_us,"
-                " author, covers_from, covers_to, source_count, covered_seq)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (ctx.workspace_pk, branch, kind, text, iso_utc(created_us), created_us,
-                 author, covers_from, covers_to, len(seqs), covered),
-            ))
+            new_id = int(
+                scalar(
+                    conn,
+                    "INSERT INTO summaries (workspace_id, branch, kind, text, created_at,"
+                    " created_us, author, covers_from, covers_to, source_count, covered_seq)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    (
+                        ctx.workspace_pk,
+                        branch,
+                        kind,
+                        text,
+                        iso_utc(created_us),
+                        created_us,
+                        author,
+                        covers_from,
+                        covers_to,
+                        len(seqs),
+                        covered,
+                    ),
+                )
+            )
             if seqs:
                 conn.executemany(
                     "INSERT INTO summary_sources (summary_id, entry_seq) VALUES (?, ?)",
@@ -277,8 +303,9 @@ class Summaries:
 
     def get(self, summary_id: int) -> Summary:
         require_int("summary id", summary_id, minimum=1)
-        found = self._many(f"{_SELECT} WHERE s.id = ? AND s.workspace_id = ?",
-                           [summary_id, self._ctx.workspace_pk])
+        found = self._many(
+            f"{_SELECT} WHERE s.id = ? AND s.workspace_id = ?", [summary_id, self._ctx.workspace_pk]
+        )
         if not found:
             raise NotFoundError(f"no summary {summary_id} in this workspace")
         return found[0]
@@ -321,8 +348,9 @@ class Summaries:
             params.append(require_int("limit", limit, minimum=1))
         return self._many(sql, params)
 
-    def stale(self, branch: BranchFilter = ALL_BRANCHES, kind: str | None = None) \
-            -> builtins.list[Summary]:
+    def stale(
+        self, branch: BranchFilter = ALL_BRANCHES, kind: str | None = None
+    ) -> builtins.list[Summary]:
         """The current summaries that entries have arrived after, newest first: the ones
         worth rewriting. Across every scope unless narrowed."""
         where = ["s.workspace_id = ?", "s.superseded_by IS NULL"]
@@ -334,37 +362,58 @@ class Summaries:
         sql = f"{select} WHERE {' AND '.join(where)} ORDER BY s.created_us DESC"
         return [s for s in self._many(sql, params) if s.stale]
 
-    def search(self, query: str, n: int = 10, *, branch: BranchFilter = ALL_BRANCHES,
-               kind: str | None = None, include_superseded: bool = False,
-               vector: object = None, model: str | None = None,
-               fusion: Fusion = "rrf") -> SearchResult:
+    def search(
+        self,
+        query: str,
+        n: int = 10,
+        *,
+        branch: BranchFilter = ALL_BRANCHES,
+        kind: str | None = None,
+        include_superseded: bool = False,
+        vector: object = None,
+        model: str | None = None,
+        fusion: Fusion = "rrf",
+    ) -> SearchResult:
         """Full-text search of summaries, best first: every scope by default, or one
         `branch` (None: the workspace-wide ones) with the matches elsewhere counted; current
         summaries only unless `include_superseded` (see recall_sqlite/search.py)."""
         from .search import search_summaries
 
-        return search_summaries(self._ctx, self, query, n, branch=branch, kind=kind,
-                                include_superseded=include_superseded, vector=vector,
-                                model=model, fusion=fusion)
+        return search_summaries(
+            self._ctx,
+            self,
+            query,
+            n,
+            branch=branch,
+            kind=kind,
+            include_superseded=include_superseded,
+            vector=vector,
+            model=model,
+            fusion=fusion,
+        )
 
     # -- internals -----------------------------------------------------------------------------
 
     def _resolve_ids(self, conn: Any, raw_ids: builtins.list[bytes]) -> builtins.list[int]:
-        found = dict(conn.execute(
-            "SELECT id, seq FROM journal_entries WHERE workspace_id = ?"
-            " AND id IN (SELECT unhex(value) FROM json_each(?))",
-            (self._ctx.workspace_pk, json.dumps([r.hex() for r in raw_ids])),
-        ).fetchall())
+        found = dict(
+            conn.execute(
+                "SELECT id, seq FROM journal_entries WHERE workspace_id = ?"
+                " AND id IN (SELECT unhex(value) FROM json_each(?))",
+                (self._ctx.workspace_pk, json.dumps([r.hex() for r in raw_ids])),
+            ).fetchall()
+        )
         missing = [r.hex() for r in raw_ids if r not in found]
         if missing:
-            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3
-                                               else "")
+            shown = ", ".join(missing[:3]) + (
+                f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            )
             raise UnknownEntryError(f"covers names entries not in this workspace: {shown}")
         return sorted(int(found[r]) for r in raw_ids)
 
     def _one(self, conn: Any, summary_id: int) -> Summary:
-        rows = conn.execute(f"{_SELECT} WHERE s.id = ? AND s.workspace_id = ?",
-                            (summary_id, self._ctx.workspace_pk)).fetchall()
+        rows = conn.execute(
+            f"{_SELECT} WHERE s.id = ? AND s.workspace_id = ?", (summary_id, self._ctx.workspace_pk)
+        ).fetchall()
         if not rows:
             raise NotFoundError(f"no summary {summary_id} in this workspace")
         return self._summary(rows[0])
@@ -374,9 +423,18 @@ class Summaries:
 
     def _summary(self, r: tuple[Any, ...]) -> Summary:
         return Summary(
-            id=int(r[0]), workspace_id=self._ctx.workspace_uuid, branch=r[1], kind=r[2],
-            text=r[3], created_at=r[4], created_us=int(r[5]), author=r[6],
+            id=int(r[0]),
+            workspace_id=self._ctx.workspace_uuid,
+            branch=r[1],
+            kind=r[2],
+            text=r[3],
+            created_at=r[4],
+            created_us=int(r[5]),
+            author=r[6],
             entry_ids=tuple(json.loads(r[11])) if r[11] != "[]" else (),
-            covers_from=r[7], covers_to=r[8], covered_through=int(r[9]),
-            superseded_by=r[10], newer_entries=int(r[12]),
+            covers_from=r[7],
+            covers_to=r[8],
+            covered_through=int(r[9]),
+            superseded_by=r[10],
+            newer_entries=int(r[12]),
         )

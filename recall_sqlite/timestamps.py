@@ -41,8 +41,12 @@ def _parse(text: str) -> int:
     try:
         frac = (m.group("f") or "").ljust(6, "0")[:6]
         naive = datetime(
-            int(m.group("y")), int(m.group("mo")), int(m.group("d")),
-            int(m.group("h") or 0), int(m.group("mi") or 0), int(m.group("s") or 0),
+            int(m.group("y")),
+            int(m.group("mo")),
+            int(m.group("d")),
+            int(m.group("h") or 0),
+            int(m.group("mi") or 0),
+            int(m.group("s") or 0),
             int(frac),
         )
         offset = _offset(m.group("tz"))

@@ -67,8 +67,16 @@ _NIL_UUIDS: Final = frozenset(
 
 
 class Workspace(Frozen):
-    __slots__ = ("root", "resolved_by", "weak", "worktree_root", "worktree", "worktree_name",
-                 "branch", "warnings")
+    __slots__ = (
+        "root",
+        "resolved_by",
+        "weak",
+        "worktree_root",
+        "worktree",
+        "worktree_name",
+        "branch",
+        "warnings",
+    )
     root: Path
     resolved_by: str
     weak: bool
@@ -78,12 +86,27 @@ class Workspace(Frozen):
     branch: str
     warnings: tuple[str, ...]
 
-    def __init__(self, root: Path, resolved_by: str, weak: bool, worktree_root: Path,
-                 worktree: str, worktree_name: str, branch: str,
-                 warnings: tuple[str, ...]) -> None:
-        self._set(root=root, resolved_by=resolved_by, weak=weak, worktree_root=worktree_root,
-                  worktree=worktree, worktree_name=worktree_name, branch=branch,
-                  warnings=warnings)
+    def __init__(
+        self,
+        root: Path,
+        resolved_by: str,
+        weak: bool,
+        worktree_root: Path,
+        worktree: str,
+        worktree_name: str,
+        branch: str,
+        warnings: tuple[str, ...],
+    ) -> None:
+        self._set(
+            root=root,
+            resolved_by=resolved_by,
+            weak=weak,
+            worktree_root=worktree_root,
+            worktree=worktree,
+            worktree_name=worktree_name,
+            branch=branch,
+            warnings=warnings,
+        )
 
 
 # --------------------------------------------------------------------------- helpers
@@ -683,7 +706,8 @@ def check_data_dir(root: Path, *, trusted: bool = False) -> None:
         if target != real_root and not target.startswith(real_root + os.sep):
             raise WorkspaceError(
                 f"{path} is a symlink to {target}, outside the workspace; refusing to keep "
-                "memory there (set SYNAPT_RECALL_ROOT or --db to choose a place explicitly)")
+                "memory there (set SYNAPT_RECALL_ROOT or --db to choose a place explicitly)"
+            )
 
 
 _GITIGNORE = "# recall-sqlite: session memory can hold secrets; never commit it\n*\n"
@@ -703,8 +727,16 @@ def restore_workspace_id(root: Path, uuid: str) -> None:
     deleted). Atomic like a mint; a file that appeared meanwhile wins."""
     path = _workspace_file(root)
     ensure_private_dir(path.parent)
-    payload = (json.dumps({"workspace_id": uuid, "restored_at": datetime.now(
-        timezone.utc).isoformat(timespec="microseconds")}, indent=2) + "\n").encode()
+    payload = (
+        json.dumps(
+            {
+                "workspace_id": uuid,
+                "restored_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+            },
+            indent=2,
+        )
+        + "\n"
+    ).encode()
     tmp = path.parent / f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
     try:
         _write_private(tmp, payload, exclusive=True)

@@ -12,13 +12,17 @@ import pytest
 from recall_sqlite import Store, open_store
 
 IDENTITY_ENV = (
-    "SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE", "RECALL_SQLITE_DB",
+    "SYNAPT_RECALL_ROOT",
+    "GRIPSPACE_ROOT",
+    "SYNAPT_RECALL_WORKTREE",
+    "RECALL_SQLITE_DB",
 )
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory,
-                  monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_env(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in IDENTITY_ENV:
         monkeypatch.delenv(name, raising=False)
     home = tmp_path_factory.mktemp("home")

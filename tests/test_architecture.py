@@ -77,16 +77,23 @@ def test_workspace_resolution_knows_no_sql() -> None:
 
 # db.py is the engine: it owns the database file (private mode, the file being replaced);
 # the families above it see keys and rows only.
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _room(m) in (
-    "journal", "identity", "context", "summaries", "cursors")))
+@pytest.mark.parametrize(
+    "module",
+    sorted(
+        m for m in MODULES if _room(m) in ("journal", "identity", "context", "summaries", "cursors")
+    ),
+)
 def test_table_families_know_no_filesystem(module: str) -> None:
     got = _imports(MODULES[module])
     assert not got & {"pathlib", "shutil", "glob", "recall_sqlite.workspace"}, module
 
 
 def test_numpy_is_imported_by_one_module() -> None:
-    users = sorted(m for m, p in MODULES.items()
-                   if any(i == "numpy" or i.startswith("numpy.") for i in _imports(p)))
+    users = sorted(
+        m
+        for m, p in MODULES.items()
+        if any(i == "numpy" or i.startswith("numpy.") for i in _imports(p))
+    )
     assert users == ["recall_sqlite.vectors.family"]
 
 
@@ -100,11 +107,26 @@ def test_a_journal_read_loads_few_light_modules(tmp_path: Path) -> None:
         f"    main(['--cwd', {str(tmp_path / 'ws')!r}, 'journal', 'read', '--json'])\n"
         "print(' '.join(sorted(sys.modules)))"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
     loaded = set(res.stdout.split())
-    heavy = {"dataclasses", "inspect", "typing", "shutil", "hashlib", "threading", "numpy",
-             "sqlite_utils", "synapt", "mcp"}
+    heavy = {
+        "dataclasses",
+        "inspect",
+        "typing",
+        "shutil",
+        "hashlib",
+        "threading",
+        "numpy",
+        "sqlite_utils",
+        "synapt",
+        "mcp",
+    }
     assert not loaded & heavy, sorted(loaded & heavy)
     ours = {m for m in loaded if m.startswith("recall_sqlite")}
     for family in ("summaries", "cursors", "vectors", "legacy", "synapt"):

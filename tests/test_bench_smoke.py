@@ -19,13 +19,24 @@ def test_every_suite_runs_at_tiny_sizes(tmp_path: Path) -> None:
     pytest.importorskip("synapt")
     pytest.importorskip("numpy")
     out = tmp_path / "results.json"
-    res = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--out",
-                          str(out)], capture_output=True, text=True, timeout=900)
+    res = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     report = json.loads(out.read_text())
     suites = {r["suite"] for r in report["rows"]}
-    assert suites == {"journal", "summaries+cursors", "vectors", "legacy", "synapt", "search",
-                      "integrity"}
+    assert suites == {
+        "journal",
+        "summaries+cursors",
+        "vectors",
+        "legacy",
+        "synapt",
+        "search",
+        "integrity",
+    }
     for r in report["rows"]:
         if r.get("unit") == "info":  # descriptive rows (e.g. the BLAS kernel), not measurements
             continue
@@ -39,9 +50,20 @@ def test_every_suite_runs_at_tiny_sizes(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_search_suite_runs_in_quick_mode(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
-    res = subprocess.run([sys.executable, str(REPO / "bench" / "run.py"), "--quick", "--only",
-                          "search", "--out", str(out)], capture_output=True, text=True,
-                         timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "run.py"),
+            "--quick",
+            "--only",
+            "search",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     rows = json.loads(out.read_text())["rows"]
     assert {r["suite"] for r in rows} == {"search"} and len(rows) >= 6

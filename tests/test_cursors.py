@@ -24,11 +24,12 @@ from recall_sqlite.errors import UnknownEntryError
 
 from .conftest import entry, make_workspace
 
-ODD_BRANCHES = ["", "feat/ünïcode-✓", "it's \"quoted\"", "100%_like", "*", "a\nb", " ", "x" * 300]
+ODD_BRANCHES = ["", "feat/ünïcode-✓", 'it\'s "quoted"', "100%_like", "*", "a\nb", " ", "x" * 300]
 
 
-def _append(store: Store, branch: str = "main", ts: str = "2026-01-01T00:00:00Z",
-            **fields: Any) -> int:
+def _append(
+    store: Store, branch: str = "main", ts: str = "2026-01-01T00:00:00Z", **fields: Any
+) -> int:
     return store.journal.append(entry(ts, branch=branch, **fields)).seq
 
 
@@ -37,8 +38,10 @@ def _ids(result: Any) -> list[str]:
 
 
 def _table_counts(store: Store) -> tuple[int, ...]:
-    return tuple(store.db.query(f"SELECT count(*) FROM {t}")[0][0]
-                 for t in ("cursors", "summaries", "summary_sources"))
+    return tuple(
+        store.db.query(f"SELECT count(*) FROM {t}")[0][0]
+        for t in ("cursors", "summaries", "summary_sources")
+    )
 
 
 @pytest.fixture
@@ -68,8 +71,10 @@ def test_unread_is_oldest_first_by_insertion_not_timestamp(store: Store) -> None
     early = _append(store, ts="2020-01-01T00:00:00Z", focus="oldest timestamp, second in")
     result = store.cursors.unread("c", "main")
     assert [i.position for i in result.items] == [late, early]
-    assert [e.focus for e in result.entries] == ["newest timestamp, first in",
-                                                 "oldest timestamp, second in"]
+    assert [e.focus for e in result.entries] == [
+        "newest timestamp, first in",
+        "oldest timestamp, second in",
+    ]
 
 
 def test_advance_marks_read_and_late_old_entry_is_still_unread(store: Store) -> None:
@@ -80,8 +85,9 @@ def test_advance_marks_read_and_late_old_entry_is_still_unread(store: Store) -> 
     assert move.moved and move.position == first.next_position
     assert len(store.cursors.unread("hook", "main")) == 0
     # An import of an old bucket: timestamp years before everything read, seq after.
-    old = store.journal.append(entry("2019-05-05T00:00:00Z", branch="main", session_id="old",
-                                     focus="imported late"))
+    old = store.journal.append(
+        entry("2019-05-05T00:00:00Z", branch="main", session_id="old", focus="imported late")
+    )
     again = store.cursors.unread("hook", "main")
     assert _ids(again) == [old.id]
 
@@ -137,8 +143,9 @@ def test_next_position_passes_trailing_skipped_versions(store: Store) -> None:
 
 def test_dedup_within_window_shows_only_the_version_reads_show(store: Store) -> None:
     _append(store, session_id="s", focus="v1", ts="2026-01-01T00:00:00Z")
-    v2 = store.journal.append(entry("2026-01-02T00:00:00Z", branch="main", session_id="s",
-                                    focus="v2", done=["d"])).id
+    v2 = store.journal.append(
+        entry("2026-01-02T00:00:00Z", branch="main", session_id="s", focus="v2", done=["d"])
+    ).id
     r = store.cursors.unread("c", "main")
     assert _ids(r) == [v2]
     assert [e.id for e in store.journal.read(10, branch="main", all_worktrees=True).entries] == [v2]
@@ -151,16 +158,18 @@ def test_richer_version_of_read_session_is_delivered_as_revision(store: Store) -
     assert [i.revision for i in r.items] == [False, False]
     store.cursors.advance("c", "main", to=r.next_position)
     # Late enrichment: richer, newer version of the already-read session.
-    richer = store.journal.append(entry("2026-01-03T00:00:00Z", branch="main", session_id="s",
-                                        focus="v1", done=["enriched"])).id
+    richer = store.journal.append(
+        entry("2026-01-03T00:00:00Z", branch="main", session_id="s", focus="v1", done=["enriched"])
+    ).id
     r2 = store.cursors.unread("c", "main")
     assert _ids(r2) == [richer] and r2.items[0].revision is True
     store.cursors.advance("c", "main", to=r2.next_position)
     # A poorer version (auto) of the same session: reads would not show it, neither does unread.
     _append(store, session_id="s", auto=True, focus="auto", ts="2026-02-01T00:00:00Z")
     # An identical append is the same row: nothing new either.
-    store.journal.append(entry("2026-01-03T00:00:00Z", branch="main", session_id="s",
-                               focus="v1", done=["enriched"]))
+    store.journal.append(
+        entry("2026-01-03T00:00:00Z", branch="main", session_id="s", focus="v1", done=["enriched"])
+    )
     assert len(store.cursors.unread("c", "main")) == 0
 
 
@@ -234,9 +243,9 @@ def test_cursors_are_per_consumer_and_branch(store: Store, other: Store) -> None
 
 @pytest.mark.parametrize("branch", ODD_BRANCHES)
 def test_any_branch_name_works(store: Store, branch: str) -> None:
-    assert len(store.cursors.unread("c", branch)) == 0          # no entries yet
+    assert len(store.cursors.unread("c", branch)) == 0  # no entries yet
     assert store.cursors.get("c", branch).end == 0
-    _append(store, "main", focus="decoy")                       # must never match
+    _append(store, "main", focus="decoy")  # must never match
     seq = _append(store, branch, focus="mine")
     r = store.cursors.unread("c", branch)
     assert [(i.position, i.entry.branch) for i in r.items] == [(seq, branch)]
@@ -248,22 +257,25 @@ def test_any_branch_name_works(store: Store, branch: str) -> None:
 # -- bad input -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call", [
-    lambda c: c.get("", "main"),
-    lambda c: c.unread("   ", "main"),
-    lambda c: c.unread(None, "main"),
-    lambda c: c.advance("", "main", to=0),
-    lambda c: c.advance("c", "ma\x00in", to=0),
-    lambda c: c.advance("c", None, to=0),
-    lambda c: c.advance("c", "main", to=-1),
-    lambda c: c.advance("c", "main", to=True),
-    lambda c: c.advance("c", "main", to=1.0),
-    lambda c: c.advance("c", "main", to="not-hex"),
-    lambda c: c.reset("c", "main", to=99),
-    lambda c: c.reset("\ud800", "main"),
-    lambda c: c.unread("c", "main", limit=0),
-    lambda c: c.take("c", "main", limit=-3),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.get("", "main"),
+        lambda c: c.unread("   ", "main"),
+        lambda c: c.unread(None, "main"),
+        lambda c: c.advance("", "main", to=0),
+        lambda c: c.advance("c", "ma\x00in", to=0),
+        lambda c: c.advance("c", None, to=0),
+        lambda c: c.advance("c", "main", to=-1),
+        lambda c: c.advance("c", "main", to=True),
+        lambda c: c.advance("c", "main", to=1.0),
+        lambda c: c.advance("c", "main", to="not-hex"),
+        lambda c: c.reset("c", "main", to=99),
+        lambda c: c.reset("\ud800", "main"),
+        lambda c: c.unread("c", "main", limit=0),
+        lambda c: c.take("c", "main", limit=-3),
+    ],
+)
 def test_bad_input_is_a_typed_error_and_writes_nothing(store: Store, call: Any) -> None:
     _append(store)
     before = _table_counts(store)
@@ -281,8 +293,9 @@ def test_unknown_entry_error_is_both_input_and_lookup_error() -> None:
 
 
 def test_unread_walks_branch_seq_index_and_session_index(store: Store) -> None:
-    plan = " | ".join(r[3] for r in store.db.query("EXPLAIN QUERY PLAN " + _UNREAD_SQL,
-                                                  (1, "main", 0, 5)))
+    plan = " | ".join(
+        r[3] for r in store.db.query("EXPLAIN QUERY PLAN " + _UNREAD_SQL, (1, "main", 0, 5))
+    )
     assert "journal_by_branch_seq (workspace_id=? AND branch=? AND seq>?)" in plan
     assert "journal_by_session (workspace_id=? AND session_id=? AND rowid<?)" in plan
     assert "SCAN" not in plan
@@ -330,8 +343,12 @@ print(json.dumps(out), flush=True)
 def _run_children(store: Store, tmp_path: Path, argsets: list[list[str]]) -> list[Any]:
     go = tmp_path / "go"
     root, db = str(store.workspace.root), str(store.workspace.db_path)
-    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, root, db, str(go), *a],
-                              stdout=subprocess.PIPE, text=True) for a in argsets]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD, root, db, str(go), *a], stdout=subprocess.PIPE, text=True
+        )
+        for a in argsets
+    ]
     try:
         for p in procs:
             assert p.stdout is not None and p.stdout.readline().strip() == "ready"
@@ -351,24 +368,25 @@ def _run_children(store: Store, tmp_path: Path, argsets: list[list[str]]) -> lis
 def test_concurrent_advances_end_at_the_maximum(store: Store, tmp_path: Path) -> None:
     store.journal.append_many([entry(branch="main", session_id=f"s{i}") for i in range(60)])
     import random
+
     rng = random.Random(7)
     plans = [[rng.randint(0, 60) for _ in range(25)] for _ in range(4)]
-    results = _run_children(store, tmp_path,
-                            [["advance", "hook", json.dumps(p)] for p in plans])
+    results = _run_children(store, tmp_path, [["advance", "hook", json.dumps(p)] for p in plans])
     for pairs in results:
         seen = [pos for _, pos in pairs]
-        assert all(pos >= asked for asked, pos in pairs)      # never behind what it asked
-        assert seen == sorted(seen)                           # nobody saw it move back
+        assert all(pos >= asked for asked, pos in pairs)  # never behind what it asked
+        assert seen == sorted(seen)  # nobody saw it move back
     assert store.cursors.get("hook", "main").position == max(max(p) for p in plans)
 
 
 def test_concurrent_takers_split_the_entries_exactly(store: Store, tmp_path: Path) -> None:
     appended = store.journal.append_many(
-        [entry(branch="main", session_id=f"s{i}", focus=f"e{i}") for i in range(120)])
+        [entry(branch="main", session_id=f"s{i}", focus=f"e{i}") for i in range(120)]
+    )
     # One entry per take: many small write transactions, so the takers interleave.
     results = _run_children(store, tmp_path, [["take", "worker", "1"] for _ in range(3)])
     taken = [i for r in results for i in r]
-    assert sorted(taken) == sorted(a.id for a in appended)    # none lost, none twice
+    assert sorted(taken) == sorted(a.id for a in appended)  # none lost, none twice
 
 
 # -- the state machine ---------------------------------------------------------------------------
@@ -393,7 +411,7 @@ class CursorMachine(RuleBasedStateMachine):
         self.store = open_store(root, db_path=db)
         self.desk2 = open_store(root / "desk2", db_path=db)
         self.other = open_store(make_workspace(self.dir, "other"), db_path=db)
-        self.versions: dict[str, tuple[str, str, int]] = {}   # id -> (branch, session, seq)
+        self.versions: dict[str, tuple[str, str, int]] = {}  # id -> (branch, session, seq)
         self.payloads: list[tuple[dict[str, Any], bool]] = []
         self.delivered: dict[tuple[str, str], dict[str, int]] = {}
         self.tick = 0
@@ -408,23 +426,39 @@ class CursorMachine(RuleBasedStateMachine):
     def _record(self, payload: dict[str, Any], desk2: bool) -> None:
         result = (self.desk2 if desk2 else self.store).journal.append(payload)
         if result.created:
-            self.versions[result.id] = (payload["branch"], payload.get("session_id", ""),
-                                        result.seq)
+            self.versions[result.id] = (
+                payload["branch"],
+                payload.get("session_id", ""),
+                result.seq,
+            )
             self.payloads.append((payload, desk2))
 
-    @rule(branch=st.sampled_from(BRANCHES), session=st.integers(0, 5),
-          old=st.booleans(), rich=st.integers(0, 3), auto=st.booleans(), desk2=st.booleans())
-    def append(self, branch: str, session: int, old: bool, rich: int, auto: bool,
-               desk2: bool) -> None:
+    @rule(
+        branch=st.sampled_from(BRANCHES),
+        session=st.integers(0, 5),
+        old=st.booleans(),
+        rich=st.integers(0, 3),
+        auto=st.booleans(),
+        desk2=st.booleans(),
+    )
+    def append(
+        self, branch: str, session: int, old: bool, rich: int, auto: bool, desk2: bool
+    ) -> None:
         self.tick += 1
-        ts = (f"2020-01-01T00:00:{session:02d}Z" if old
-              else f"2026-01-01T{self.tick // 3600:02d}:{self.tick // 60 % 60:02d}:"
-                   f"{self.tick % 60:02d}Z")
-        fields = {"focus": f"f{self.tick}", "done": ["d"], "decisions": ["x"],
-                  "next_steps": ["n"]}
-        payload: dict[str, Any] = {"timestamp": ts, "branch": branch,
-                                   "session_id": "" if session == 0 else f"s{session}",
-                                   "auto": auto, "files_modified": [f"f{self.tick}"]}
+        ts = (
+            f"2020-01-01T00:00:{session:02d}Z"
+            if old
+            else f"2026-01-01T{self.tick // 3600:02d}:{self.tick // 60 % 60:02d}:"
+            f"{self.tick % 60:02d}Z"
+        )
+        fields = {"focus": f"f{self.tick}", "done": ["d"], "decisions": ["x"], "next_steps": ["n"]}
+        payload: dict[str, Any] = {
+            "timestamp": ts,
+            "branch": branch,
+            "session_id": "" if session == 0 else f"s{session}",
+            "auto": auto,
+            "files_modified": [f"f{self.tick}"],
+        }
         payload.update(dict(list(fields.items())[:rich]))
         self._record(payload, desk2)
 
@@ -439,8 +473,7 @@ class CursorMachine(RuleBasedStateMachine):
     @rule(branch=st.sampled_from(BRANCHES))
     def append_other_workspace(self, branch: str) -> None:
         self.tick += 1
-        self.other.journal.append(entry(branch=branch, focus=f"other {self.tick}",
-                                        session_id="s1"))
+        self.other.journal.append(entry(branch=branch, focus=f"other {self.tick}", session_id="s1"))
 
     # -- reading --
 
@@ -455,15 +488,20 @@ class CursorMachine(RuleBasedStateMachine):
             last = seq
             assert item.entry.id not in got, "delivered twice"
             got[item.entry.id] = seq
-            passed = any(vb == branch and vs == session and vq <= r.position
-                         for vb, vs, vq in self.versions.values())
+            passed = any(
+                vb == branch and vs == session and vq <= r.position
+                for vb, vs, vq in self.versions.values()
+            )
             assert item.revision == (session != "" and passed)
         assert r.next_position >= last
 
-    @rule(consumer=st.sampled_from(CONSUMERS), branch=st.sampled_from(BRANCHES),
-          limit=st.one_of(st.none(), st.integers(1, 3)), take=st.booleans())
-    def read_and_advance(self, consumer: str, branch: str, limit: int | None,
-                         take: bool) -> None:
+    @rule(
+        consumer=st.sampled_from(CONSUMERS),
+        branch=st.sampled_from(BRANCHES),
+        limit=st.one_of(st.none(), st.integers(1, 3)),
+        take=st.booleans(),
+    )
+    def read_and_advance(self, consumer: str, branch: str, limit: int | None, take: bool) -> None:
         if take:
             r = self.store.cursors.take(consumer, branch, limit=limit)
         else:
@@ -474,15 +512,17 @@ class CursorMachine(RuleBasedStateMachine):
             assert move.position == max(r.position, r.next_position)
         self._deliver(consumer, branch, r)
 
-    @rule(consumer=st.sampled_from(CONSUMERS), branch=st.sampled_from(BRANCHES),
-          back=st.integers(0, 4))
+    @rule(
+        consumer=st.sampled_from(CONSUMERS),
+        branch=st.sampled_from(BRANCHES),
+        back=st.integers(0, 4),
+    )
     def advance_backwards_is_ignored(self, consumer: str, branch: str, back: int) -> None:
         now = self.store.cursors.get(consumer, branch).position
         move = self.store.cursors.advance(consumer, branch, to=max(0, now - back))
         assert move.position == now and not move.moved
 
-    @rule(consumer=st.sampled_from(CONSUMERS), branch=st.sampled_from(BRANCHES),
-          data=st.data())
+    @rule(consumer=st.sampled_from(CONSUMERS), branch=st.sampled_from(BRANCHES), data=st.data())
     def reset(self, consumer: str, branch: str, data: st.DataObject) -> None:
         now = self.store.cursors.get(consumer, branch).position
         to = data.draw(st.integers(0, now))
@@ -511,7 +551,9 @@ class CursorMachine(RuleBasedStateMachine):
 
 
 CursorMachine.TestCase.settings = settings(
-    max_examples=20, stateful_step_count=25, deadline=None,
+    max_examples=20,
+    stateful_step_count=25,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestCursorMachine = CursorMachine.TestCase
@@ -528,20 +570,23 @@ def _cli(store: Store, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[
 
 
 def test_cli_cursor_commands(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
-    ids = [store.journal.append(entry(branch="main", session_id=f"s{i}", focus=f"e{i}")).id
-           for i in range(3)]
-    code, out, _ = _cli(store, capsys, "cursor", "unread", "hook", "--branch", "main",
-                        "--limit", "2")
+    ids = [
+        store.journal.append(entry(branch="main", session_id=f"s{i}", focus=f"e{i}")).id
+        for i in range(3)
+    ]
+    code, out, _ = _cli(
+        store, capsys, "cursor", "unread", "hook", "--branch", "main", "--limit", "2"
+    )
     assert code == 0 and "2 unread for hook" in out and "Focus: e0" in out
     assert "cursor advance hook --branch main --to 2" in out
     code, out, _ = _cli(store, capsys, "cursor", "unread", "hook", "--branch", "main", "--json")
     data = json.loads(out)
     assert [e["id"] for e in data["entries"]] == ids and data["next_position"] == 3
-    code, out, _ = _cli(store, capsys, "cursor", "advance", "hook", "--branch", "main",
-                        "--to", ids[1], "--json")
+    code, out, _ = _cli(
+        store, capsys, "cursor", "advance", "hook", "--branch", "main", "--to", ids[1], "--json"
+    )
     assert json.loads(out)["position"] == 2
-    code, out, _ = _cli(store, capsys, "cursor", "advance", "hook", "--branch", "main",
-                        "--to", "1")
+    code, out, _ = _cli(store, capsys, "cursor", "advance", "hook", "--branch", "main", "--to", "1")
     assert code == 0 and "stays at 2" in out and "never moves back" in out
     code, out, _ = _cli(store, capsys, "cursor", "show", "hook", "--branch", "main")
     assert "position 2 of 3, 1 unread" in out
@@ -549,14 +594,16 @@ def test_cli_cursor_commands(store: Store, capsys: pytest.CaptureFixture[str]) -
     assert [c["consumer"] for c in json.loads(out)["cursors"]] == ["hook"]
     code, out, _ = _cli(store, capsys, "cursor", "reset", "hook", "--branch", "main")
     assert code == 0 and "2 -> 0" in out
-    code, out, _ = _cli(store, capsys, "cursor", "unread", "hook", "--branch", "main",
-                        "--take", "--json")
+    code, out, _ = _cli(
+        store, capsys, "cursor", "unread", "hook", "--branch", "main", "--take", "--json"
+    )
     assert len(json.loads(out)["entries"]) == 3
     assert store.cursors.get("hook", "main").position == 3
 
 
 def test_cli_cursor_branch_defaults_to_the_current_branch(
-        store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The fixture workspace is not a git checkout: its branch is '' (as journal writes use).
     assert store.workspace.branch == ""
     store.journal.append(entry(branch="", focus="no branch"))

@@ -30,21 +30,30 @@ print(" ".join(e.session_id for e in read_entries(n=1000)))
 
 
 def user_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_", "GIT_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_", "GIT_"))
+    }
     env["HOME"] = str(home)
     return env
 
 
 def synapt(code: str, *args: str, cwd: Path, home: Path) -> str:
-    out = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=user_env(home),
-                         capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        env=user_env(home),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return out.stdout.strip()
 
 
 @needs_git
-def test_the_demo_writes_what_synapt_writes_from_the_same_directories(
-        tmp_path: Path) -> None:
+def test_the_demo_writes_what_synapt_writes_from_the_same_directories(tmp_path: Path) -> None:
     pytest.importorskip("synapt")
     home = tmp_path / "home"
     home.mkdir()
@@ -63,13 +72,16 @@ def test_the_demo_writes_what_synapt_writes_from_the_same_directories(
         lines = (theirs / rel).read_text(encoding="utf-8").splitlines()
         assert len(lines) == len(writes)
         # the demo's file: synapt's lines, the interrupted write cut to its first half
-        want = "".join(x[: len(x) // 2] if w.cut else x + "\n"
-                       for w, x in zip(writes, lines, strict=True))
+        want = "".join(
+            x[: len(x) // 2] if w.cut else x + "\n" for w, x in zip(writes, lines, strict=True)
+        )
         assert (ours / rel).read_bytes() == want.encode("utf-8"), rel
     assert any(w.cut for w in demo.WRITES)
     stub = [w for w in demo.WRITES if w.fields.get("auto") and not w.fields.get("enriched")]
-    assert stub and any(w.fields["session_id"] == stub[0].fields["session_id"]
-                        and w.fields.get("enriched") for w in demo.WRITES)
+    assert stub and any(
+        w.fields["session_id"] == stub[0].fields["session_id"] and w.fields.get("enriched")
+        for w in demo.WRITES
+    )
 
 
 @needs_git
@@ -99,15 +111,21 @@ def test_before_is_what_synapt_reads_in_the_subdirectory(tmp_path: Path) -> None
 
 
 def _figures(d: dict[str, Any]) -> Any:
-    return (d["stores"], d["before"]["session_ids"], d["before"]["missing_session_ids"],
-            d["survey"]["sessions"], d["import"]["imported"], d["import"]["quarantined"],
-            d["verify"]["ok"], d["read_from_subdir"]["total"],
-            [e["session_id"] for e in d["read_from_subdir"]["entries"]],
-            d["read_from_linked_subdir"]["total"])
+    return (
+        d["stores"],
+        d["before"]["session_ids"],
+        d["before"]["missing_session_ids"],
+        d["survey"]["sessions"],
+        d["import"]["imported"],
+        d["import"]["quarantined"],
+        d["verify"]["ok"],
+        d["read_from_subdir"]["total"],
+        [e["session_id"] for e in d["read_from_subdir"]["entries"]],
+        d["read_from_linked_subdir"]["total"],
+    )
 
 
-def test_without_git_the_hand_written_repository_gives_the_same_figures(
-        tmp_path: Path) -> None:
+def test_without_git_the_hand_written_repository_gives_the_same_figures(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     data = demo.run(tmp_path / "a", use_git=False)
     assert data["git"] is False
@@ -118,9 +136,14 @@ def test_without_git_the_hand_written_repository_gives_the_same_figures(
     if shutil.which("git") is None:
         return
     # git itself accepts the hand-made repository and its linked worktree
-    common = subprocess.run(["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-                            cwd=linked, capture_output=True, text=True,
-                            env=user_env(tmp_path), check=True)
+    common = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=linked,
+        capture_output=True,
+        text=True,
+        env=user_env(tmp_path),
+        check=True,
+    )
     assert Path(common.stdout.strip()) == (root / ".git").resolve()
     (tmp_path / "b").mkdir()
     with_git = demo.run(tmp_path / "b", use_git=True)
@@ -129,24 +152,35 @@ def test_without_git_the_hand_written_repository_gives_the_same_figures(
 
 
 def test_before_without_synapt_is_our_reading_of_the_same_store(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     with_synapt = demo.run(tmp_path / "a")
     for name in ("synapt", "synapt.recall", "synapt.recall.journal"):
-        monkeypatch.setitem(sys.modules, name, None)    # `import synapt...` now fails
+        monkeypatch.setitem(sys.modules, name, None)  # `import synapt...` now fails
     without = demo.run(tmp_path / "b")
     assert without["before"]["computed_by"].startswith("recall-sqlite's reading")
     if "synapt 0.30.0" in with_synapt["before"]["computed_by"]:
         assert {k: v for k, v in without["before"].items() if k != "computed_by"} == {
-            k: v for k, v in with_synapt["before"].items() if k != "computed_by"}
+            k: v for k, v in with_synapt["before"].items() if k != "computed_by"
+        }
 
 
 def cli(*args: str, cwd: Path, hide_synapt: bool = False) -> subprocess.CompletedProcess[str]:
-    code = ("import sys\n" + ("sys.modules['synapt'] = None\n" if hide_synapt else "")
-            + "from recall_sqlite.cli import main\nsys.exit(main(sys.argv[1:]))")
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
-                          text=True, env=user_env(cwd), timeout=120)
+    code = (
+        "import sys\n"
+        + ("sys.modules['synapt'] = None\n" if hide_synapt else "")
+        + "from recall_sqlite.cli import main\nsys.exit(main(sys.argv[1:]))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=user_env(cwd),
+        timeout=120,
+    )
 
 
 def test_cli_demo_text_and_json_give_the_same_figures(tmp_path: Path) -> None:
@@ -154,13 +188,15 @@ def test_cli_demo_text_and_json_give_the_same_figures(tmp_path: Path) -> None:
     assert j.returncode == 0, j.stderr
     d = json.loads(j.stdout)
     for rel in d["stores"]:
-        assert (tmp_path / "kept" / rel).is_file()          # DIR keeps the layout
+        assert (tmp_path / "kept" / rel).is_file()  # DIR keeps the layout
     assert Path(d["database"]).is_file()
     t = cli("demo", cwd=tmp_path, hide_synapt=True)
     assert t.returncode == 0, t.stderr
     b = d["before"]
-    assert (f"{b['synapt_read_from_subdir_sessions']} of the worktree's"
-            f" {b['sessions_in_worktree']} sessions ({', '.join(b['session_ids'])})") in t.stdout
+    assert (
+        f"{b['synapt_read_from_subdir_sessions']} of the worktree's"
+        f" {b['sessions_in_worktree']} sessions ({', '.join(b['session_ids'])})"
+    ) in t.stdout
     assert f"{d['read_from_subdir']['total']} of 5 sessions in worktree '.'" in t.stdout
     assert "(the newest among them)" in t.stdout and "temporary files removed" in t.stdout
     again = cli("demo", str(tmp_path / "kept"), cwd=tmp_path)

@@ -19,8 +19,9 @@ sj = pytest.importorskip("synapt.recall.journal")
 
 _counter = itertools.count()
 
-_item = st.sampled_from(["a", "b", "c", "- a", "B", "shared step", "x [carried since 2026-01-01]",
-                         ""])
+_item = st.sampled_from(
+    ["a", "b", "c", "- a", "B", "shared step", "x [carried since 2026-01-01]", ""]
+)
 _minutes = st.integers(0, 40)
 
 
@@ -30,7 +31,8 @@ def _entry(draw: st.DrawFn) -> JournalEntry:
     second = draw(st.integers(0, 1))
     return JournalEntry(
         timestamp=(dt.datetime(2026, 1, 1, 10, 0) + dt.timedelta(minutes=minute, seconds=second))
-        .replace(tzinfo=dt.timezone.utc).isoformat(),
+        .replace(tzinfo=dt.timezone.utc)
+        .isoformat(),
         session_id=draw(st.sampled_from(["", "s1", "s2", "s3", "s4"])),
         branch=draw(st.sampled_from(["", "main"])),
         focus=draw(st.sampled_from(["", "focus", "other focus"])),
@@ -63,8 +65,9 @@ def _oracle_input(entries: list[JournalEntry]) -> list[JournalEntry]:
     return out
 
 
-@settings(max_examples=120, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(_entry(), max_size=14), st.integers(1, 8))
 def test_reads_match_synapt(tmp_path: Path, entries: list[JournalEntry], n: int) -> None:
     case = tmp_path / f"c{next(_counter)}"
@@ -96,12 +99,18 @@ def test_reads_match_synapt(tmp_path: Path, entries: list[JournalEntry], n: int)
             assert (o_prev and _key(o_prev)) == (t_prev and _key(t_prev))
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(_entry(), max_size=6), st.lists(_item, max_size=4), st.lists(_item, max_size=4),
-       st.sampled_from(["", "s1", "s9"]))
-def test_carry_forward_matches_synapt(tmp_path: Path, history: list[JournalEntry],
-                                      done: list[str], next_steps: list[str], sid: str) -> None:
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(_entry(), max_size=6),
+    st.lists(_item, max_size=4),
+    st.lists(_item, max_size=4),
+    st.sampled_from(["", "s1", "s9"]),
+)
+def test_carry_forward_matches_synapt(
+    tmp_path: Path, history: list[JournalEntry], done: list[str], next_steps: list[str], sid: str
+) -> None:
     case = tmp_path / f"w{next(_counter)}"
     bucket = case / "journal.jsonl"
     for e in _oracle_input(history):
@@ -112,16 +121,26 @@ def test_carry_forward_matches_synapt(tmp_path: Path, history: list[JournalEntry
         previous = sj.read_previous_meaningful(sid, bucket) if bucket.exists() else None
         same = sj.session_done_items(sid, bucket) if bucket.exists() else []
         expected, report = sj.merge_carried_forward_with_report(
-            [s for s in next_steps], [d for d in done], previous, same_session_done=same)
+            [s for s in next_steps], [d for d in done], previous, same_session_done=same
+        )
         if not (done or next_steps):
             done = ["something"]
             expected, report = sj.merge_carried_forward_with_report(
-                list(next_steps), done, previous, same_session_done=same)
-        w = store.journal.write(focus="", done=done, next_steps=next_steps, session_id=sid,
-                                timestamp="2026-02-01T00:00:00+00:00")
+                list(next_steps), done, previous, same_session_done=same
+            )
+        w = store.journal.write(
+            focus="",
+            done=done,
+            next_steps=next_steps,
+            session_id=sid,
+            timestamp="2026-02-01T00:00:00+00:00",
+        )
         # our bound marker names our own command; everything else is identical
         norm = [s.split("; recall_journal")[0] for s in expected]
         assert [s.split("; `recall-sqlite")[0] for s in w.entry.next_steps] == norm
-        assert (w.carry.carried, w.carry.retired_by_done, w.carry.retired_earlier,
-                w.carry.withheld) == (report.carried, report.retired_by_done,
-                                      report.retired_earlier, report.withheld)
+        assert (
+            w.carry.carried,
+            w.carry.retired_by_done,
+            w.carry.retired_earlier,
+            w.carry.withheld,
+        ) == (report.carried, report.retired_by_done, report.retired_earlier, report.withheld)

@@ -44,8 +44,10 @@ def test_pragmas_and_identity(store: object) -> None:
     assert conn.execute("PRAGMA foreign_keys").fetchall()[0][0] == 1
     assert conn.execute("PRAGMA application_id").fetchall()[0][0] == APPLICATION_ID
     assert conn.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
-    strict = {r[0] for r in conn.execute(
-        "SELECT name FROM pragma_table_list WHERE schema='main' AND strict=1")}
+    strict = {
+        r[0]
+        for r in conn.execute("SELECT name FROM pragma_table_list WHERE schema='main' AND strict=1")
+    }
     assert {"journal_entries", "summaries", "cursors", "vectors", "quarantine"} <= strict
 
 
@@ -58,8 +60,9 @@ def test_default_database_is_private_and_not_synapts_index(workspace_root: Path)
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
-def test_db_argument_and_environment_override(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_db_argument_and_environment_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_workspace(tmp_path)
     env_db = tmp_path / "env.db"
     monkeypatch.setenv("RECALL_SQLITE_DB", str(env_db))
@@ -116,8 +119,9 @@ def test_read_only_store_reads_and_refuses_writes(tmp_path: Path) -> None:
         assert s.journal.read().total == 1
 
 
-def test_missing_override_root_creates_nothing(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_override_root_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     typo = tmp_path / "typo"
     monkeypatch.setenv("SYNAPT_RECALL_ROOT", str(typo))
     with pytest.raises(WorkspaceError):
@@ -125,24 +129,28 @@ def test_missing_override_root_creates_nothing(tmp_path: Path,
     assert not typo.exists()
 
 
-@pytest.mark.parametrize("bad, reason", [
-    ({"session_id": "s"}, "no timestamp"),
-    ({"timestamp": None}, "no timestamp"),
-    ({"timestamp": "tomorrow"}, "unparseable timestamp"),
-    ({"timestamp": 1700000000}, "timestamp must be"),
-    ({"timestamp": "2026-13-01T00:00:00Z"}, "invalid timestamp"),
-    (entry(done="not a list"), "done must be a list"),
-    (entry(done=[1]), "done item must be a string"),
-    (entry(focus=["x"]), "focus must be a string"),
-    (entry(auto="yes"), "auto must be true or false"),
-    (entry(focus="a\x00b"), "NUL"),
-    (entry(focus="a\ud800b"), "lone surrogate"),
-    (entry(next_steps=["ok", "bad\udfff"]), "lone surrogate"),
-    (entry(weird={"k": float("nan")}), "extra fields"),
-    ([1, 2], "JSON object"),
-])
-def test_bad_entries_are_typed_errors_and_write_nothing(tmp_path: Path, bad: object,
-                                                        reason: str) -> None:
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        ({"session_id": "s"}, "no timestamp"),
+        ({"timestamp": None}, "no timestamp"),
+        ({"timestamp": "tomorrow"}, "unparseable timestamp"),
+        ({"timestamp": 1700000000}, "timestamp must be"),
+        ({"timestamp": "2026-13-01T00:00:00Z"}, "invalid timestamp"),
+        (entry(done="not a list"), "done must be a list"),
+        (entry(done=[1]), "done item must be a string"),
+        (entry(focus=["x"]), "focus must be a string"),
+        (entry(auto="yes"), "auto must be true or false"),
+        (entry(focus="a\x00b"), "NUL"),
+        (entry(focus="a\ud800b"), "lone surrogate"),
+        (entry(next_steps=["ok", "bad\udfff"]), "lone surrogate"),
+        (entry(weird={"k": float("nan")}), "extra fields"),
+        ([1, 2], "JSON object"),
+    ],
+)
+def test_bad_entries_are_typed_errors_and_write_nothing(
+    tmp_path: Path, bad: object, reason: str
+) -> None:
     with open_store(make_workspace(tmp_path)) as s:
         with pytest.raises(InvalidEntryError, match=reason):
             s.journal.append(bad)  # type: ignore[arg-type]
@@ -183,8 +191,9 @@ def test_sqlite3_shell_and_stdlib_reader_see_the_same_rows(tmp_path: Path) -> No
         names = set(db.table_names()) | set(db.view_names())
         print(json.dumps({{"rows": rows, "names": sorted(names)}}))
     """)
-    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True
+    ).stdout
     data = json.loads(out)
     assert [tuple(r) for r in data["rows"]] == sorted(ours, key=lambda r: r[1], reverse=True)
     assert {"journal", "journal_versions", "journal_entries", "summaries"} <= set(data["names"])
@@ -192,10 +201,17 @@ def test_sqlite3_shell_and_stdlib_reader_see_the_same_rows(tmp_path: Path) -> No
     shell = shutil.which("sqlite3")
     if shell is None:
         pytest.skip("no sqlite3 shell on this machine")
-    res = subprocess.run([shell, "-readonly", str(db),
-                          "SELECT focus FROM journal ORDER BY utc DESC;"
-                          "SELECT count(*) FROM journal_versions;"],
-                         check=True, capture_output=True, text=True)
+    res = subprocess.run(
+        [
+            shell,
+            "-readonly",
+            str(db),
+            "SELECT focus FROM journal ORDER BY utc DESC;SELECT count(*) FROM journal_versions;",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     assert res.stdout.split() == ["third", "second", "3"]
 
 

@@ -30,25 +30,37 @@ journal = pytest.importorskip("synapt.recall.journal")
 # Equal instants in every spelling synapt and the store both order by instant (Z, +00:00,
 # another offset, naive = UTC, minute precision), and a few distinct ones.
 TIMES = [
-    "2026-03-01T10:00:00+00:00", "2026-03-01T10:00:00Z", "2026-03-01T12:00:00+02:00",
-    "2026-03-01T10:00:00", "2026-03-01T10:00", "2026-03-01T10:00:00.000001+00:00",
-    "2026-03-01T09:59:59+00:00", "2026-03-02T08:00:00-05:00", "2026-02-28T23:00:00Z",
+    "2026-03-01T10:00:00+00:00",
+    "2026-03-01T10:00:00Z",
+    "2026-03-01T12:00:00+02:00",
+    "2026-03-01T10:00:00",
+    "2026-03-01T10:00",
+    "2026-03-01T10:00:00.000001+00:00",
+    "2026-03-01T09:59:59+00:00",
+    "2026-03-02T08:00:00-05:00",
+    "2026-02-28T23:00:00Z",
 ]
 STEPS = ["write tests", "ship it", "review the API", "  ship it  ", "Write Tests"]
 
-entries = st.lists(st.fixed_dictionaries({
-    "timestamp": st.sampled_from(TIMES),
-    "session_id": st.sampled_from(["", "", "s1", "s2", "s3", "s4", "s5"]),
-    "focus": st.sampled_from(["", "", "schema", "cli"]),
-    "done": st.lists(st.sampled_from(STEPS), max_size=2),
-    "decisions": st.lists(st.sampled_from(["keep JSONL"]), max_size=1),
-    "next_steps": st.lists(st.sampled_from(STEPS), max_size=3),
-    "files_modified": st.lists(st.sampled_from(["a.py", "b.py"]), max_size=1),
-    "auto": st.booleans(),
-    "enriched": st.booleans(),
-    "branch": st.sampled_from(["main", "feat", ""]),
-    "worktree": st.sampled_from([".", "a"]),
-}), min_size=1, max_size=25)
+entries = st.lists(
+    st.fixed_dictionaries(
+        {
+            "timestamp": st.sampled_from(TIMES),
+            "session_id": st.sampled_from(["", "", "s1", "s2", "s3", "s4", "s5"]),
+            "focus": st.sampled_from(["", "", "schema", "cli"]),
+            "done": st.lists(st.sampled_from(STEPS), max_size=2),
+            "decisions": st.lists(st.sampled_from(["keep JSONL"]), max_size=1),
+            "next_steps": st.lists(st.sampled_from(STEPS), max_size=3),
+            "files_modified": st.lists(st.sampled_from(["a.py", "b.py"]), max_size=1),
+            "auto": st.booleans(),
+            "enriched": st.booleans(),
+            "branch": st.sampled_from(["main", "feat", ""]),
+            "worktree": st.sampled_from([".", "a"]),
+        }
+    ),
+    min_size=1,
+    max_size=25,
+)
 
 
 def two_worktrees(base: Path) -> Path:
@@ -63,8 +75,10 @@ def two_worktrees(base: Path) -> Path:
 
 def synapt_answers(path: Path) -> dict[str, Any]:
     """synapt 0.30.0's own reads of a bucket file."""
+
     def d(e: Any) -> dict[str, Any] | None:
         return None if e is None else {k: getattr(e, k) for k in SYNAPT_FIELDS}
+
     return {
         **{f"read{n}": [d(e) for e in journal.read_entries(path, n=n)] for n in (1, 3, 5, 50)},
         "latest": d(journal.read_latest(path)),
@@ -76,10 +90,13 @@ def synapt_answers(path: Path) -> dict[str, Any]:
 def store_answers(store: Store, *, all_worktrees: bool = False) -> dict[str, Any]:
     def d(e: Any) -> dict[str, Any] | None:
         return None if e is None else e.synapt_dict()
+
     j = store.journal
     return {
-        **{f"read{n}": [d(e) for e in j.read(n, all_worktrees=all_worktrees).entries]
-           for n in (1, 3, 5, 50)},
+        **{
+            f"read{n}": [d(e) for e in j.read(n, all_worktrees=all_worktrees).entries]
+            for n in (1, 3, 5, 50)
+        },
         "latest": d(j.latest(all_worktrees=all_worktrees).entry),
         "latest_meaningful": d(j.latest(True, all_worktrees=all_worktrees).entry),
         "pending": j.pending_next_steps(all_worktrees=all_worktrees).pending,
@@ -97,8 +114,13 @@ def test_synapt_reads_an_export_as_the_store_reads_its_scope(rows: list[dict[str
         with open_store(root) as store:
             for r in rows:
                 fields = {k: v for k, v in r.items() if k != "worktree"}
-                if not (fields["focus"] or fields["done"] or fields["decisions"]
-                        or fields["next_steps"] or fields["files_modified"]):
+                if not (
+                    fields["focus"]
+                    or fields["done"]
+                    or fields["decisions"]
+                    or fields["next_steps"]
+                    or fields["files_modified"]
+                ):
                     fields["focus"] = "x"
                 store.journal.append(fields, worktree=r["worktree"])
             for wt in (".", "a"):
@@ -113,32 +135,42 @@ def test_synapt_reads_an_export_as_the_store_reads_its_scope(rows: list[dict[str
 
 
 def test_a_session_that_started_in_another_worktree_keeps_the_stores_tie_order(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """At equal instants the store orders sessions by their first insertion in the
     workspace, synapt by their first line in the file: the export moves that line up."""
     root = two_worktrees(tmp_path)
     t = "2026-03-01T10:00:00Z"
     with open_store(root) as store:
-        store.journal.append({"timestamp": t, "session_id": "s1", "focus": "in a"},
-                             worktree="a")
+        store.journal.append({"timestamp": t, "session_id": "s1", "focus": "in a"}, worktree="a")
         store.journal.append({"timestamp": t, "session_id": "s2", "focus": "two"})
         store.journal.append({"timestamp": t, "session_id": "s1", "focus": "one"})
-        store.journal.append({"timestamp": t, "session_id": "s1", "focus": "one",
-                              "done": ["more"]})
+        store.journal.append({"timestamp": t, "session_id": "s1", "focus": "one", "done": ["more"]})
         store.legacy.export(tmp_path / "out.jsonl")
         assert synapt_answers(tmp_path / "out.jsonl") == store_answers(store)
         assert [e.session_id for e in store.journal.read().entries] == ["s1", "s2"]
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     # only s1's first line moved; its versions keep their order
     assert [(x["session_id"], x["done"]) for x in lines] == [
-        ("s1", []), ("s2", []), ("s1", ["more"])]
+        ("s1", []),
+        ("s2", []),
+        ("s1", ["more"]),
+    ]
 
 
 def test_each_line_is_what_synapt_append_entry_writes(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
-    fields = {"timestamp": "2026-03-01T10:00:00+00:00", "session_id": "s1", "branch": "main",
-              "focus": "caf\u00e9 \u2192 t\u00e9", "done": ["a \"quoted\" item"],
-              "next_steps": ["\U0001f600"], "auto": True, "enriched": True, "agent_id": "x"}
+    fields = {
+        "timestamp": "2026-03-01T10:00:00+00:00",
+        "session_id": "s1",
+        "branch": "main",
+        "focus": "caf\u00e9 \u2192 t\u00e9",
+        "done": ['a "quoted" item'],
+        "next_steps": ["\U0001f600"],
+        "auto": True,
+        "enriched": True,
+        "agent_id": "x",
+    }
     with open_store(root) as store:
         store.journal.append(fields)
         store.legacy.export(tmp_path / "out.jsonl")
@@ -151,11 +183,19 @@ def test_each_line_is_what_synapt_append_entry_writes(tmp_path: Path) -> None:
 def test_every_version_in_insertion_order(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as store:
-        rich = store.journal.append({"timestamp": "2026-03-01T11:00:00Z", "session_id": "s1",
-                                     "focus": "rich", "done": ["x"], "auto": True,
-                                     "enriched": True}).id
-        stub = store.journal.append({"timestamp": "2026-03-01T10:00:00Z", "session_id": "s1",
-                                     "focus": "stub", "auto": True}).id
+        rich = store.journal.append(
+            {
+                "timestamp": "2026-03-01T11:00:00Z",
+                "session_id": "s1",
+                "focus": "rich",
+                "done": ["x"],
+                "auto": True,
+                "enriched": True,
+            }
+        ).id
+        stub = store.journal.append(
+            {"timestamp": "2026-03-01T10:00:00Z", "session_id": "s1", "focus": "stub", "auto": True}
+        ).id
         store.legacy.export(tmp_path / "out.jsonl")
         got = [json.loads(x)["focus"] for x in (tmp_path / "out.jsonl").read_text().splitlines()]
         assert got == ["rich", "stub"]
@@ -164,16 +204,29 @@ def test_every_version_in_insertion_order(tmp_path: Path) -> None:
 
 
 def test_latest_meaningful_beyond_synapts_window_is_the_documented_difference(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """README "Journal semantics": latest(meaningful) searches the whole scope, synapt the
     newest 50 sessions. The export keeps every version; synapt answers as it always did."""
     root = make_workspace(tmp_path)
     with open_store(root) as store:
-        store.journal.append({"timestamp": "2026-01-01T00:00:00Z", "session_id": "old",
-                              "focus": "the last real entry", "next_steps": ["resume"]})
+        store.journal.append(
+            {
+                "timestamp": "2026-01-01T00:00:00Z",
+                "session_id": "old",
+                "focus": "the last real entry",
+                "next_steps": ["resume"],
+            }
+        )
         for i in range(50):
-            store.journal.append({"timestamp": f"2026-02-01T00:{i:02d}:00Z",
-                                  "session_id": f"stub{i}", "focus": "auto", "auto": True})
+            store.journal.append(
+                {
+                    "timestamp": f"2026-02-01T00:{i:02d}:00Z",
+                    "session_id": f"stub{i}",
+                    "focus": "auto",
+                    "auto": True,
+                }
+            )
         store.legacy.export(tmp_path / "out.jsonl")
         assert store.journal.latest(True).entry.session_id == "old"
     assert journal.read_latest(tmp_path / "out.jsonl", meaningful=True) is None
@@ -188,13 +241,18 @@ def _ndjson(store: Store, path: Path, **kw: Any) -> list[str]:
 def test_ndjson_has_every_field_and_the_store_identity(tmp_path: Path) -> None:
     root = two_worktrees(tmp_path)
     with open_store(root) as store:
-        a = store.journal.append({"timestamp": "2026-03-01T12:00:00+02:00", "session_id": "s1",
-                                  "branch": "main", "focus": "caf\u00e9", "legacy_x": [1]})
-        store.journal.append({"timestamp": "2026-03-02T00:00:00Z", "focus": "in a"},
-                             worktree="a")
+        a = store.journal.append(
+            {
+                "timestamp": "2026-03-01T12:00:00+02:00",
+                "session_id": "s1",
+                "branch": "main",
+                "focus": "caf\u00e9",
+                "legacy_x": [1],
+            }
+        )
+        store.journal.append({"timestamp": "2026-03-02T00:00:00Z", "focus": "in a"}, worktree="a")
         mine = [json.loads(x) for x in _ndjson(store, tmp_path / "mine.jsonl")]
-        every = [json.loads(x) for x in _ndjson(store, tmp_path / "all.jsonl",
-                                                all_worktrees=True)]
+        every = [json.loads(x) for x in _ndjson(store, tmp_path / "all.jsonl", all_worktrees=True)]
         report = store.legacy.export(tmp_path / "r.jsonl", format="ndjson", all_worktrees=True)
     assert "caf\u00e9" in (tmp_path / "mine.jsonl").read_text(encoding="utf-8")  # UTF-8 kept
     assert len(mine) == 1
@@ -240,20 +298,26 @@ def test_files_are_private_atomic_and_never_clobbered(tmp_path: Path) -> None:
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "GRIPSPACE_"))}
-    return subprocess.run([sys.executable, "-m", "recall_sqlite.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "recall_sqlite.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
 
 
 def test_cli_export(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as store:
-        store.journal.append({"timestamp": "2026-03-01T10:00:00Z", "session_id": "s",
-                              "focus": "f"})
+        store.journal.append({"timestamp": "2026-03-01T10:00:00Z", "session_id": "s", "focus": "f"})
     r = cli("export", "--format", "synapt", "-o", "-", cwd=root)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == synapt_line(timestamp="2026-03-01T10:00:00Z", session_id="s",
-                                   focus="f") + "\n"
-    assert "Wrote 1 line(s)" in r.stderr          # the report stays out of the data
+    assert (
+        r.stdout == synapt_line(timestamp="2026-03-01T10:00:00Z", session_id="s", focus="f") + "\n"
+    )
+    assert "Wrote 1 line(s)" in r.stderr  # the report stays out of the data
     r = cli("export", "-o", "out.jsonl", "--json", cwd=root)
     assert r.returncode == 0 and json.loads(r.stdout)["lines"] == 1
     again = cli("export", "-o", "out.jsonl", cwd=root)
@@ -266,5 +330,5 @@ def test_cli_export(tmp_path: Path) -> None:
     assert both.returncode == 2
     nd = cli("export", "--format", "ndjson", "--all-worktrees", "-o", "-", cwd=root)
     assert nd.returncode == 0 and json.loads(nd.stdout)["worktree"] == "."
-    nowhere = cli("export", "-o", "-", cwd=tmp_path)      # no store here: one line, exit 1
+    nowhere = cli("export", "-o", "-", cwd=tmp_path)  # no store here: one line, exit 1
     assert nowhere.returncode == 1 and nowhere.stderr.count("\n") == 1

@@ -27,12 +27,22 @@ def test_no_byte_of_a_forgotten_entry_is_left_in_any_file(tmp_path: Path) -> Non
     root = make_workspace(tmp_path)
     with open_store(root) as store:
         for i in range(200):  # enough pages that the secret's page is not the only one
-            store.journal.append({"timestamp": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
-                                  "session_id": f"s{i % 7}", "focus": f"ordinary {i}"})
-        eid = store.journal.append({
-            "timestamp": "2026-02-01T00:00:00Z", "session_id": "leak",
-            "focus": f"pasted {SECRET}", "done": [f"used {SECRET}"],
-            "extra": {"note": SECRET}}).id
+            store.journal.append(
+                {
+                    "timestamp": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+                    "session_id": f"s{i % 7}",
+                    "focus": f"ordinary {i}",
+                }
+            )
+        eid = store.journal.append(
+            {
+                "timestamp": "2026-02-01T00:00:00Z",
+                "session_id": "leak",
+                "focus": f"pasted {SECRET}",
+                "done": [f"used {SECRET}"],
+                "extra": {"note": SECRET},
+            }
+        ).id
         data = store.db.path.parent
         assert any(SECRET.encode() in b for b in _store_bytes(data).values())
         report = store.journal.forget(eid)
@@ -48,11 +58,15 @@ def test_no_byte_of_a_forgotten_entry_is_left_in_any_file(tmp_path: Path) -> Non
 def test_forget_by_session_and_the_report(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as store:
-        ids = [store.journal.append({"timestamp": f"2026-01-0{i + 1}T00:00:00Z",
-                                     "session_id": "s", "focus": f"v{i}"}).id
-               for i in range(3)]
-        keep = store.journal.append({"timestamp": "2026-01-09T00:00:00Z",
-                                     "session_id": "t", "focus": "kept"}).id
+        ids = [
+            store.journal.append(
+                {"timestamp": f"2026-01-0{i + 1}T00:00:00Z", "session_id": "s", "focus": f"v{i}"}
+            ).id
+            for i in range(3)
+        ]
+        keep = store.journal.append(
+            {"timestamp": "2026-01-09T00:00:00Z", "session_id": "t", "focus": "kept"}
+        ).id
         summary = store.summaries.add("about s", kind="day", covers=ids[:1])
         report = store.journal.forget(session_id="s")
         assert sorted(report.entries) == sorted(ids)
@@ -76,8 +90,14 @@ def test_a_reimport_does_not_bring_a_forgotten_entry_back(tmp_path: Path) -> Non
     root = make_workspace(tmp_path)
     bucket = root / ".synapt" / "recall" / "worktrees" / "proj"
     bucket.mkdir(parents=True)
-    lines = [{"timestamp": f"2026-01-0{i + 1}T00:00:00Z", "session_id": f"s{i}",
-              "focus": f"line {i}" + (f" {SECRET}" if i == 1 else "")} for i in range(3)]
+    lines = [
+        {
+            "timestamp": f"2026-01-0{i + 1}T00:00:00Z",
+            "session_id": f"s{i}",
+            "focus": f"line {i}" + (f" {SECRET}" if i == 1 else ""),
+        }
+        for i in range(3)
+    ]
     journal = bucket / "journal.jsonl"
     journal.write_text("".join(json.dumps(x) + "\n" for x in lines))
     with open_store(root) as store:
@@ -89,7 +109,8 @@ def test_a_reimport_does_not_bring_a_forgotten_entry_back(tmp_path: Path) -> Non
         with store.db.read() as conn:
             assert derived.check(conn) == []
             assert conn.execute("SELECT reason, length(raw) FROM quarantine").fetchall() == [
-                ("forgotten", 0)]
+                ("forgotten", 0)
+            ]
         # the file changes (rewritten), so the importer reads every line again
         journal.write_text("".join(json.dumps(x) + "\n" for x in [*lines, lines[0]]))
         store.legacy.import_paths([root])

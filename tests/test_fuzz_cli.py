@@ -16,19 +16,50 @@ from recall_sqlite.cli import main
 
 from .conftest import make_workspace
 
-VALUES = ["", "0", "-1", "5", "99999999999999999999", str(1 << 63), str((1 << 63) - 1),
-          "\udcff", "a\x1b[31mred", "x" * 5000, "main", "--json", "/proc/nope/x.db",
-          "00" * 16, "zz", "\x00", "é", "2026-01-01T00:00:00Z", "not-a-time", "-"]
+VALUES = [
+    "",
+    "0",
+    "-1",
+    "5",
+    "99999999999999999999",
+    str(1 << 63),
+    str((1 << 63) - 1),
+    "\udcff",
+    "a\x1b[31mred",
+    "x" * 5000,
+    "main",
+    "--json",
+    "/proc/nope/x.db",
+    "00" * 16,
+    "zz",
+    "\x00",
+    "é",
+    "2026-01-01T00:00:00Z",
+    "not-a-time",
+    "-",
+]
 COMMANDS = [
-    ["journal", "read"], ["journal", "read", "-n"], ["journal", "read", "--branch"],
-    ["journal", "write", "--focus"], ["journal", "write", "--done"],
+    ["journal", "read"],
+    ["journal", "read", "-n"],
+    ["journal", "read", "--branch"],
+    ["journal", "write", "--focus"],
+    ["journal", "write", "--done"],
     ["journal", "write", "--focus", "f", "--timestamp"],
-    ["journal", "write", "--focus", "f", "--branch"], ["journal", "pending"],
-    ["journal", "forget"], ["journal", "forget", "--session"], ["where"], ["doctor"],
-    ["cursor", "unread", "c", "main", "--limit"], ["cursor", "show"],
-    ["cursor", "advance", "c", "main", "--to"], ["summary", "list", "--limit"],
-    ["summary", "remove"], ["summary", "latest"], ["summary", "add", "--text"],
-    ["vectors", "stats"], ["vectors", "search", "--like"],
+    ["journal", "write", "--focus", "f", "--branch"],
+    ["journal", "pending"],
+    ["journal", "forget"],
+    ["journal", "forget", "--session"],
+    ["where"],
+    ["doctor"],
+    ["cursor", "unread", "c", "main", "--limit"],
+    ["cursor", "show"],
+    ["cursor", "advance", "c", "main", "--to"],
+    ["summary", "list", "--limit"],
+    ["summary", "remove"],
+    ["summary", "latest"],
+    ["summary", "add", "--text"],
+    ["vectors", "stats"],
+    ["vectors", "search", "--like"],
 ]
 
 
@@ -69,14 +100,17 @@ def test_cli_fuzz_never_prints_a_traceback(tmp_path: Path) -> None:
     assert {0, 2} <= seen_codes
 
 
-@pytest.mark.parametrize("argv,code", [
-    (["journal", "read", "-n", "99999999999999999999"], 2),
-    (["journal", "read", "--branch", "\udcff"], 2),
-    (["--db", "/proc/nope/x.db", "journal", "write", "--focus", "x"], 2),
-    (["cursor", "unread", "c", "main", "--limit", str(1 << 63)], 2),
-    (["summary", "remove", str(1 << 63)], 2),
-    (["summary", "list", "--limit", str(1 << 63)], 2),
-])
+@pytest.mark.parametrize(
+    "argv,code",
+    [
+        (["journal", "read", "-n", "99999999999999999999"], 2),
+        (["journal", "read", "--branch", "\udcff"], 2),
+        (["--db", "/proc/nope/x.db", "journal", "write", "--focus", "x"], 2),
+        (["cursor", "unread", "c", "main", "--limit", str(1 << 63)], 2),
+        (["summary", "remove", str(1 << 63)], 2),
+        (["summary", "list", "--limit", str(1 << 63)], 2),
+    ],
+)
 def test_the_reported_inputs(tmp_path: Path, argv: list[str], code: int) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as s:
@@ -86,8 +120,9 @@ def test_the_reported_inputs(tmp_path: Path, argv: list[str], code: int) -> None
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_readable_output_escapes_control_characters(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_readable_output_escapes_control_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as s:
         s.journal.append({"timestamp": "2026-01-01T00:00:00Z", "focus": "a\x1b[31mb\x07"})
@@ -96,8 +131,24 @@ def test_readable_output_escapes_control_characters(tmp_path: Path,
     assert "\x1b" not in out and "\x07" not in out and "\\x1b[31m" in out
 
 
-HOSTILE: list[Any] = [None, "", "x", "\udcff", 1 << 64, -1, 1.5, True, b"b", [], ["a"], {},
-                      {"a": 1}, object(), "a\x00b", "x" * 2_000_000]
+HOSTILE: list[Any] = [
+    None,
+    "",
+    "x",
+    "\udcff",
+    1 << 64,
+    -1,
+    1.5,
+    True,
+    b"b",
+    [],
+    ["a"],
+    {},
+    {"a": 1},
+    object(),
+    "a\x00b",
+    "x" * 2_000_000,
+]
 
 
 def _nested(depth: int) -> Any:
@@ -113,18 +164,25 @@ def test_library_fuzz_raises_only_recall_errors(tmp_path: Path) -> None:
     with open_store(root) as s:
         eid = s.journal.append({"timestamp": "2026-01-01T00:00:00Z", "focus": "x"}).id
         calls = [
-            lambda v: s.journal.read(v), lambda v: s.journal.read(5, branch=v),
-            lambda v: s.journal.read(5, all_worktrees=v), lambda v: s.journal.get(v),
-            lambda v: s.journal.append(v), lambda v: s.journal.append({"timestamp": v}),
+            lambda v: s.journal.read(v),
+            lambda v: s.journal.read(5, branch=v),
+            lambda v: s.journal.read(5, all_worktrees=v),
+            lambda v: s.journal.get(v),
+            lambda v: s.journal.append(v),
+            lambda v: s.journal.append({"timestamp": v}),
             lambda v: s.journal.append({"timestamp": "2026-01-01T00:00:00Z", "focus": v}),
             lambda v: s.journal.append({"timestamp": "2026-01-01T00:00:00Z", "done": v}),
             lambda v: s.journal.append({"timestamp": "2026-01-01T00:00:00Z", "extra": v}),
-            lambda v: s.journal.write(focus="f", done=v), lambda v: s.journal.write(focus=v),
-            lambda v: s.journal.forget(v), lambda v: s.journal.forget(session_id=v),
+            lambda v: s.journal.write(focus="f", done=v),
+            lambda v: s.journal.write(focus=v),
+            lambda v: s.journal.forget(v),
+            lambda v: s.journal.forget(session_id=v),
             lambda v: s.cursors.unread("c", "main", limit=v),
             lambda v: s.cursors.advance("c", "main", to=v),
-            lambda v: s.summaries.list(v), lambda v: s.summaries.remove(v),
-            lambda v: open_store(v).close(), lambda v: open_store(root, db_path=v).close(),
+            lambda v: s.summaries.list(v),
+            lambda v: s.summaries.remove(v),
+            lambda v: open_store(v).close(),
+            lambda v: open_store(root, db_path=v).close(),
         ]
         for _ in range(600):
             call = rng.choice(calls)
@@ -148,10 +206,18 @@ def test_a_damaged_store_gives_typed_errors_only(tmp_path: Path) -> None:
 
     root = make_workspace(tmp_path)
     with open_store(root) as store:
-        store.journal.append_many([
-            {"timestamp": f"2026-01-01T00:00:{i:02d}Z", "session_id": f"s{i % 7}",
-             "focus": f"focus {i} gateway", "done": [f"d{i}"], "extra": {"k": [i, "v"]}}
-            for i in range(60)])
+        store.journal.append_many(
+            [
+                {
+                    "timestamp": f"2026-01-01T00:00:{i:02d}Z",
+                    "session_id": f"s{i % 7}",
+                    "focus": f"focus {i} gateway",
+                    "done": [f"d{i}"],
+                    "extra": {"k": [i, "v"]},
+                }
+                for i in range(60)
+            ]
+        )
         db = store.workspace.db_path
     pristine = tmp_path / "pristine.db"
     shutil.copyfile(db, pristine)

@@ -16,10 +16,15 @@ def test_ids_and_positions_of_another_workspace(tmp_path: Path) -> None:
     shared = tmp_path / "shared.db"
     a = open_store(make_workspace(tmp_path, "a"), db_path=shared)
     b = open_store(make_workspace(tmp_path, "b"), db_path=shared)
-    mine = a.journal.append({"timestamp": "2026-01-01T00:00:00Z", "session_id": "s",
-                             "focus": "a's"})
-    theirs = [b.journal.append({"timestamp": f"2026-01-0{i + 1}T00:00:00Z",
-                                "session_id": "s", "focus": f"b's {i}"}) for i in range(5)]
+    mine = a.journal.append(
+        {"timestamp": "2026-01-01T00:00:00Z", "session_id": "s", "focus": "a's"}
+    )
+    theirs = [
+        b.journal.append(
+            {"timestamp": f"2026-01-0{i + 1}T00:00:00Z", "session_id": "s", "focus": f"b's {i}"}
+        )
+        for i in range(5)
+    ]
     other = theirs[-1]
     assert a.journal.get(other.id) is None
     with pytest.raises(RecallError):

@@ -22,24 +22,39 @@ SESSIONS = ["", "a", "b", "c"]
 
 def _entry(i: int, sid: str, ts: int, auto: bool, rich: int, branch: str) -> dict[str, Any]:
     return {
-        "timestamp": f"2026-01-01T00:00:{ts:02d}Z", "session_id": sid, "branch": branch,
-        "focus": f"focus {i}" if rich > 0 else "", "done": [f"d{i}"] if rich > 1 else [],
-        "next_steps": [f"n{i}"] if rich > 2 else [], "auto": auto,
+        "timestamp": f"2026-01-01T00:00:{ts:02d}Z",
+        "session_id": sid,
+        "branch": branch,
+        "focus": f"focus {i}" if rich > 0 else "",
+        "done": [f"d{i}"] if rich > 1 else [],
+        "next_steps": [f"n{i}"] if rich > 2 else [],
+        "auto": auto,
     }
 
 
 entries = st.builds(
     lambda sid, ts, auto, rich, br: (sid, ts, auto, rich, br),
-    st.sampled_from(SESSIONS), st.integers(0, 3), st.booleans(), st.integers(0, 3),
-    st.sampled_from(["main", "feat"]))
-ops = st.lists(st.one_of(
-    st.tuples(st.just("append"), st.sampled_from([".", "desk"]), entries),
-    st.tuples(st.just("bulk"), st.sampled_from([".", "desk"]),
-              st.lists(entries, min_size=BULK_MIN_ROWS, max_size=BULK_MIN_ROWS + 8)),
-    st.tuples(st.just("forget"), st.integers(0, 50)),
-    st.tuples(st.just("forget_session"), st.sampled_from(SESSIONS[1:])),
-    st.tuples(st.just("shell_delete"), st.integers(0, 50)),
-), min_size=1, max_size=12)
+    st.sampled_from(SESSIONS),
+    st.integers(0, 3),
+    st.booleans(),
+    st.integers(0, 3),
+    st.sampled_from(["main", "feat"]),
+)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.sampled_from([".", "desk"]), entries),
+        st.tuples(
+            st.just("bulk"),
+            st.sampled_from([".", "desk"]),
+            st.lists(entries, min_size=BULK_MIN_ROWS, max_size=BULK_MIN_ROWS + 8),
+        ),
+        st.tuples(st.just("forget"), st.integers(0, 50)),
+        st.tuples(st.just("forget_session"), st.sampled_from(SESSIONS[1:])),
+        st.tuples(st.just("shell_delete"), st.integers(0, 50)),
+    ),
+    min_size=1,
+    max_size=12,
+)
 
 
 def _check(store: Any) -> list[Any]:
@@ -47,11 +62,13 @@ def _check(store: Any) -> list[Any]:
         return derived.check(conn)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops)
 def test_any_sequence_of_writes_and_removals_matches_the_definition(
-        tmp_path_factory: pytest.TempPathFactory, sequence: list[Any]) -> None:
+    tmp_path_factory: pytest.TempPathFactory, sequence: list[Any]
+) -> None:
     root = make_workspace(tmp_path_factory.mktemp("ws"))
     (root / "desk" / ".git").mkdir(parents=True)
     open_store(root / "desk").close()
@@ -73,16 +90,16 @@ def test_any_sequence_of_writes_and_removals_matches_the_definition(
                 if rows:
                     store.journal.forget(rows[op[1] % len(rows)][0])
             elif op[0] == "forget_session":
-                if store.db.query("SELECT 1 FROM journal_entries WHERE session_id = ?",
-                                  (op[1],)):
+                if store.db.query("SELECT 1 FROM journal_entries WHERE session_id = ?", (op[1],)):
                     store.journal.forget(session_id=op[1])
             else:
                 # A person at the sqlite3 prompt: another connection, foreign keys off.
                 shell = apsw.Connection(str(db_path))
                 rows = shell.execute("SELECT seq FROM journal_entries ORDER BY seq").fetchall()
                 if rows:
-                    shell.execute("DELETE FROM journal_entries WHERE seq = ?",
-                                  (rows[op[1] % len(rows)][0],))
+                    shell.execute(
+                        "DELETE FROM journal_entries WHERE seq = ?", (rows[op[1] % len(rows)][0],)
+                    )
                 shell.close()
             assert _check(store) == [], op
         assert store.doctor().ok
@@ -92,8 +109,9 @@ def _populated(tmp_path: Path) -> Any:
     root = make_workspace(tmp_path)
     store = open_store(root)
     for i in range(12):
-        store.journal.append(_entry(i, SESSIONS[i % 4], i % 4, i % 3 == 0, i % 4,
-                                    ["main", "feat"][i % 2]))
+        store.journal.append(
+            _entry(i, SESSIONS[i % 4], i % 4, i % 3 == 0, i % 4, ["main", "feat"][i % 2])
+        )
     return store
 
 
@@ -111,7 +129,8 @@ KIND = {"heads_wt": "heads", "meaningful": "counts_ws"}
 
 @pytest.mark.parametrize("name", sorted(TAMPERS))
 def test_a_shell_tamper_of_each_derived_column_is_found_and_repaired(
-        tmp_path: Path, name: str) -> None:
+    tmp_path: Path, name: str
+) -> None:
     store = _populated(tmp_path)
     before = store.journal.read(50, all_worktrees=True).to_dict()
     shell = apsw.Connection(str(store.db.path))
@@ -132,14 +151,18 @@ def test_vector_tampers_are_found_and_repaired(tmp_path: Path) -> None:
     store = _populated(tmp_path)
     rows = store.db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq LIMIT 3")
     from recall_sqlite.vectors import Owner
-    store.vectors.put_many([Owner.entry(r[0]) for r in rows],
-                           [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], model="m")
+
+    store.vectors.put_many(
+        [Owner.entry(r[0]) for r in rows], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], model="m"
+    )
     shell = apsw.Connection(str(store.db.path))
     shell.execute("UPDATE vector_generations SET vectors = 7")
     shell.execute("PRAGMA foreign_keys=OFF")
     shell.execute("DROP TRIGGER vectors_follow_entry_delete")  # an old or foreign writer
-    shell.execute("DELETE FROM journal_entries WHERE seq = (SELECT entry_seq FROM vectors"
-                  " ORDER BY id LIMIT 1)")
+    shell.execute(
+        "DELETE FROM journal_entries WHERE seq = (SELECT entry_seq FROM vectors"
+        " ORDER BY id LIMIT 1)"
+    )
     shell.close()
     kinds = {f.kind for f in store.doctor().findings}
     assert {"vector_counts", "orphan_vectors"} <= kinds
@@ -150,8 +173,10 @@ def test_vector_tampers_are_found_and_repaired(tmp_path: Path) -> None:
 
 def test_the_definition_equals_what_the_triggers_maintain_on_mixed_rows(tmp_path: Path) -> None:
     store = _populated(tmp_path)
-    batch = [_entry(100 + i, SESSIONS[i % 4], i % 4, i % 5 == 0, i % 4, ["main", "x"][i % 2])
-             for i in range(300)]
+    batch = [
+        _entry(100 + i, SESSIONS[i % 4], i % 4, i % 5 == 0, i % 4, ["main", "x"][i % 2])
+        for i in range(300)
+    ]
     store.journal.append_many(batch)
     assert _check(store) == []
     # and the rebuild of only a batch's sessions is a no-op on a right store
@@ -177,8 +202,12 @@ def test_removing_a_head_promotes_the_next_version_in_both_scopes(tmp_path: Path
     (root / "desk" / ".git").mkdir(parents=True)
     open_store(root / "desk").close()
     with open_store(root) as store:
-        ids = [store.journal.append(_entry(i, "s", i, False, 3, "main"),
-                                    worktree=(".", "desk")[i % 2]).id for i in range(4)]
+        ids = [
+            store.journal.append(
+                _entry(i, "s", i, False, 3, "main"), worktree=(".", "desk")[i % 2]
+            ).id
+            for i in range(4)
+        ]
         for eid in reversed(ids[1:]):  # newest first: each removal takes away a head
             store.journal.forget(eid)
             assert _check(store) == []
@@ -186,8 +215,9 @@ def test_removing_a_head_promotes_the_next_version_in_both_scopes(tmp_path: Path
             assert r.total == 1 and r.entries[0].id != eid
         shell = apsw.Connection(str(store.db.path))
         store.journal.append(_entry(9, "s", 9, False, 3, "main"))
-        shell.execute("DELETE FROM journal_entries WHERE seq = (SELECT max(seq)"
-                      " FROM journal_entries)")
+        shell.execute(
+            "DELETE FROM journal_entries WHERE seq = (SELECT max(seq) FROM journal_entries)"
+        )
         shell.close()
         assert _check(store) == []
         assert store.journal.read(5, all_worktrees=True).entries[0].id == ids[0]
@@ -199,7 +229,7 @@ def test_doctor_finds_and_repairs_a_tampered_search_index(tmp_path: Path) -> Non
     (root / ".grip").mkdir(parents=True)
     with open_store(root) as store:
         store.journal.append({"timestamp": "2026-01-01T00:00:00Z", "focus": "gateway plan"})
-        with store.db.write() as conn:   # as a person at the prompt could
+        with store.db.write() as conn:  # as a person at the prompt could
             conn.execute("INSERT INTO journal_fts (journal_fts) VALUES ('delete-all')")
         assert store.journal.search("gateway").total == 0
         assert "search_index" in {f.kind for f in store.doctor().findings}
@@ -226,9 +256,11 @@ def test_doctor_names_synapt_stores_not_yet_imported(tmp_path: Path) -> None:
 def test_doctor_finds_and_empties_a_left_rehome_guard(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as store:
-        with store.db.write() as conn:       # what a person at the prompt could commit
-            conn.execute("INSERT INTO journal_rehome (workspace_id) VALUES (?)",
-                         (store.context.workspace_pk,))
+        with store.db.write() as conn:  # what a person at the prompt could commit
+            conn.execute(
+                "INSERT INTO journal_rehome (workspace_id) VALUES (?)",
+                (store.context.workspace_pk,),
+            )
         assert "rehome_guard" in {f.kind for f in store.doctor().findings}
         fixed = store.doctor(repair=True)
         assert fixed.ok and any("journal_rehome" in r for r in fixed.repaired)
@@ -239,6 +271,6 @@ def test_survey_takes_one_string_as_one_path(tmp_path: Path) -> None:
     from recall_sqlite.legacy import survey
 
     root = make_workspace(tmp_path)
-    assert survey(str(root), root=root).lines_total == 0      # not its characters
+    assert survey(str(root), root=root).lines_total == 0  # not its characters
     with pytest.raises(InvalidInputError):
         survey(True, root=root)  # type: ignore[arg-type]

@@ -92,8 +92,7 @@ def test_read_only_bind_mount(tmp_path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     ro = tmp_path / "ro"
     ro.mkdir()
-    res = subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(ro)],
-                         capture_output=True)
+    res = subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(ro)], capture_output=True)
     if res.returncode != 0:
         pytest.skip(f"bind mount impossible here: {res.stderr!r}")
     try:

@@ -31,12 +31,15 @@ def test_identical_append_stores_one_row(store: Store) -> None:
 
 
 def test_distinct_versions_are_kept_and_read_shows_the_richest(store: Store) -> None:
-    stub = store.journal.append(entry("2026-01-01T10:00:00Z", session_id="s", focus="auto",
-                                      auto=True))
-    manual = store.journal.append(entry("2026-01-01T09:00:00Z", session_id="s", focus="hand",
-                                        done=["x"]))
-    newer_auto = store.journal.append(entry("2026-01-01T11:00:00Z", session_id="s", auto=True,
-                                            focus="later auto"))
+    stub = store.journal.append(
+        entry("2026-01-01T10:00:00Z", session_id="s", focus="auto", auto=True)
+    )
+    manual = store.journal.append(
+        entry("2026-01-01T09:00:00Z", session_id="s", focus="hand", done=["x"])
+    )
+    newer_auto = store.journal.append(
+        entry("2026-01-01T11:00:00Z", session_id="s", auto=True, focus="later auto")
+    )
     assert store.db.query("SELECT count(*) FROM journal_entries")[0][0] == 3
     result = store.journal.read(n=10)
     # non-auto beats auto even when the auto versions are newer
@@ -46,12 +49,14 @@ def test_distinct_versions_are_kept_and_read_shows_the_richest(store: Store) -> 
 
 
 def test_within_a_class_newest_wins_then_richness(store: Store) -> None:
-    store.journal.append(entry("2026-01-01T10:00:00Z", session_id="s", focus="a",
-                               done=["d"], decisions=["x"]))
+    store.journal.append(
+        entry("2026-01-01T10:00:00Z", session_id="s", focus="a", done=["d"], decisions=["x"])
+    )
     newer = store.journal.append(entry("2026-01-01T10:05:00Z", session_id="s", focus="b"))
     assert store.journal.read().entries[0].id == newer.id
     richer_same_instant = store.journal.append(
-        entry("2026-01-01T10:05:00+00:00", session_id="s", focus="b", done=["more"]))
+        entry("2026-01-01T10:05:00+00:00", session_id="s", focus="b", done=["more"])
+    )
     assert store.journal.read().entries[0].id == richer_same_instant.id
 
 
@@ -64,9 +69,9 @@ def test_entries_without_session_id_are_never_merged(store: Store) -> None:
 def test_mixed_timestamp_forms_are_ordered_by_instant_and_kept_verbatim(store: Store) -> None:
     forms = {
         "z": "2026-03-01T12:00:00Z",
-        "offset": "2026-03-01T13:30:00+02:00",     # 11:30Z, older than z
-        "naive": "2026-03-01T12:30:00",            # naive = UTC: newest
-        "minute": "2026-03-01T11:45",              # minute precision
+        "offset": "2026-03-01T13:30:00+02:00",  # 11:30Z, older than z
+        "naive": "2026-03-01T12:30:00",  # naive = UTC: newest
+        "minute": "2026-03-01T11:45",  # minute precision
         "fraction": "2026-03-01T11:59:59.999999+00:00",
     }
     for sid, ts in forms.items():
@@ -77,12 +82,15 @@ def test_mixed_timestamp_forms_are_ordered_by_instant_and_kept_verbatim(store: S
 
 
 def test_meaningful_skips_auto_focus_only_entries(store: Store) -> None:
-    store.journal.append(entry("2026-01-01T10:00:00Z", session_id="old", focus="real work",
-                               done=["d"]))
-    store.journal.append(entry("2026-01-01T11:00:00Z", session_id="stub", focus="auto focus",
-                               auto=True))
-    store.journal.append(entry("2026-01-01T12:00:00Z", session_id="files",
-                               files_modified=["a.py"], auto=True))
+    store.journal.append(
+        entry("2026-01-01T10:00:00Z", session_id="old", focus="real work", done=["d"])
+    )
+    store.journal.append(
+        entry("2026-01-01T11:00:00Z", session_id="stub", focus="auto focus", auto=True)
+    )
+    store.journal.append(
+        entry("2026-01-01T12:00:00Z", session_id="files", files_modified=["a.py"], auto=True)
+    )
     assert store.journal.latest().entry is not None
     assert store.journal.latest().entry.session_id == "files"  # type: ignore[union-attr]
     latest = store.journal.latest(meaningful=True)
@@ -101,23 +109,33 @@ def test_previous_meaningful_skips_the_current_session(store: Store) -> None:
 
 
 def test_write_carries_forward_unresolved_next_steps(store: Store) -> None:
-    store.journal.write(focus="one", next_steps=["a", "b", "c"], session_id="s1",
-                        timestamp="2026-01-01T10:00:00Z")
-    w2 = store.journal.write(focus="two", done=["A"], next_steps=["d"], session_id="s2",
-                             timestamp="2026-01-02T10:00:00Z")
-    assert w2.entry.next_steps == ["d", "b [carried since 2026-01-01]",
-                                   "c [carried since 2026-01-01]"]
+    store.journal.write(
+        focus="one", next_steps=["a", "b", "c"], session_id="s1", timestamp="2026-01-01T10:00:00Z"
+    )
+    w2 = store.journal.write(
+        focus="two", done=["A"], next_steps=["d"], session_id="s2", timestamp="2026-01-02T10:00:00Z"
+    )
+    assert w2.entry.next_steps == [
+        "d",
+        "b [carried since 2026-01-01]",
+        "c [carried since 2026-01-01]",
+    ]
     assert (w2.carry.carried, w2.carry.retired_by_done) == (2, 1)
     # a later write of the same session: its earlier done items stay retired
-    w3 = store.journal.write(focus="two again", done=["b"], session_id="s2",
-                             timestamp="2026-01-02T11:00:00Z")
+    w3 = store.journal.write(
+        focus="two again", done=["b"], session_id="s2", timestamp="2026-01-02T11:00:00Z"
+    )
     assert w3.entry.next_steps == ["c [carried since 2026-01-01]"]
     assert store.journal.pending_next_steps().pending == ["c [carried since 2026-01-01]"]
 
 
 def test_write_bounds_the_carry_and_says_so(store: Store) -> None:
-    store.journal.write(focus="many", next_steps=[f"step {i}" for i in range(25)],
-                        session_id="s1", timestamp="2026-01-01T10:00:00Z")
+    store.journal.write(
+        focus="many",
+        next_steps=[f"step {i}" for i in range(25)],
+        session_id="s1",
+        timestamp="2026-01-01T10:00:00Z",
+    )
     w = store.journal.write(focus="next", session_id="s2", timestamp="2026-01-02T10:00:00Z")
     assert w.carry.carried == 20 and w.carry.withheld == 5
     assert w.entry.next_steps[-1].startswith("[carry bound] 5 carried steps withheld")
@@ -126,7 +144,7 @@ def test_write_bounds_the_carry_and_says_so(store: Store) -> None:
 
 def test_write_refuses_collapsed_markup_and_empty_entries(store: Store) -> None:
     with pytest.raises(JournalFieldCollapse):
-        store.journal.write(focus="x</focus><parameter name=\"done\">y</done>")
+        store.journal.write(focus='x</focus><parameter name="done">y</done>')
     with pytest.raises(InvalidEntryError):
         store.journal.write()
     assert store.db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
@@ -155,8 +173,9 @@ def test_branch_filter_reports_other_branches(store: Store) -> None:
 
 
 def test_total_counts_beyond_n(store: Store) -> None:
-    store.journal.append_many(entry(f"2026-01-01T10:{i:02d}:00Z", session_id=f"s{i}", focus="f")
-                              for i in range(12))
+    store.journal.append_many(
+        entry(f"2026-01-01T10:{i:02d}:00Z", session_id=f"s{i}", focus="f") for i in range(12)
+    )
     r = store.journal.read(n=3)
     assert len(r.entries) == 3 and r.total == 12
     assert [e.session_id for e in r.entries] == ["s11", "s10", "s9"]
@@ -164,8 +183,9 @@ def test_total_counts_beyond_n(store: Store) -> None:
 
 def test_append_many_is_all_or_nothing(store: Store) -> None:
     with pytest.raises(InvalidEntryError):
-        store.journal.append_many([entry(session_id="ok", focus="a"),
-                                   entry(ts="not a time", session_id="bad")])
+        store.journal.append_many(
+            [entry(session_id="ok", focus="a"), entry(ts="not a time", session_id="bad")]
+        )
     assert store.db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
 
 
@@ -189,8 +209,9 @@ def test_store_is_safe_from_several_threads(store: Store) -> None:
     def work(t: int) -> None:
         try:
             for i in range(40):
-                store.journal.append(entry(f"2026-01-01T10:{i:02d}:00Z", session_id=f"t{t}-{i}",
-                                           focus="x"))
+                store.journal.append(
+                    entry(f"2026-01-01T10:{i:02d}:00Z", session_id=f"t{t}-{i}", focus="x")
+                )
                 store.journal.read(n=3)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
@@ -206,8 +227,9 @@ def test_store_is_safe_from_several_threads(store: Store) -> None:
 
 # --- properties ---------------------------------------------------------------------
 
-_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00<"),
-                max_size=12)
+_text = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00<"), max_size=12
+)
 _entries = st.builds(
     JournalEntry,
     timestamp=st.datetimes(
@@ -224,8 +246,9 @@ _entries = st.builds(
 )
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(_entries, max_size=8))
 def test_append_read_round_trip(tmp_path: Path, batch: list[JournalEntry]) -> None:
     root = make_workspace(tmp_path / str(abs(hash(tuple(map(repr, batch))))))
@@ -246,15 +269,13 @@ def test_append_read_round_trip(tmp_path: Path, batch: list[JournalEntry]) -> No
         assert s.journal.read(n=100).total == len(shown)
 
 
-def test_versions_session_ids_and_done_items_see_every_stored_version(
-        tmp_path: Path) -> None:
+def test_versions_session_ids_and_done_items_see_every_stored_version(tmp_path: Path) -> None:
     """Hosts that replay a journal file need every version, not just the heads reads show."""
     root = make_workspace(tmp_path)
     (root / "desk" / ".git").mkdir(parents=True)
     with open_store(root) as s:
         s.journal.append(entry("2026-01-01T00:00:00Z", session_id="a", focus="stub", auto=True))
-        s.journal.append(entry("2026-01-01T01:00:00Z", session_id="a", focus="real",
-                               done=["one"]))
+        s.journal.append(entry("2026-01-01T01:00:00Z", session_id="a", focus="real", done=["one"]))
         s.journal.append(entry("2026-01-01T02:00:00Z", session_id="a", done=["two"]))
         s.journal.append(entry("2026-01-01T03:00:00Z", focus="no session"))
         assert [e.focus for e in s.journal.versions()] == ["stub", "real", "", "no session"]
@@ -262,7 +283,7 @@ def test_versions_session_ids_and_done_items_see_every_stored_version(
         assert s.journal.session_ids() == {"a"}
         assert s.journal.done_items("a") == ["one", "two"]
         assert s.journal.versions(worktree="nope") == []
-        assert len(s.journal.read(10).entries) == 2     # reads show one version per session
+        assert len(s.journal.read(10).entries) == 2  # reads show one version per session
     with open_store(root / "desk") as d:
         d.journal.append(entry("2026-01-02T00:00:00Z", session_id="b", focus="desk"))
         assert [e.focus for e in d.journal.versions()] == ["desk"]

@@ -35,29 +35,62 @@ def _db() -> apsw.Connection:
     for ws in (1, 2):
         conn.execute("INSERT INTO workspaces VALUES (?, ?, 't', 't')", (ws, f"uuid-{ws}"))
     for ws, wt in DESKS:
-        conn.execute("INSERT INTO worktrees (id, workspace_id, key, name, first_seen, last_seen)"
-                     " VALUES (?, ?, ?, ?, 't', 't')", (wt, ws, f"wt{wt}", f"wt{wt}"))
+        conn.execute(
+            "INSERT INTO worktrees (id, workspace_id, key, name, first_seen, last_seen)"
+            " VALUES (?, ?, ?, ?, 't', 't')",
+            (wt, ws, f"wt{wt}", f"wt{wt}"),
+        )
     for ws in (1, 2):
         conn.execute("INSERT INTO vector_models VALUES (?, 'm', 1)", (ws,))
     return conn
 
 
-def _row(desk: int, sid: int, branch: int, ts: int, auto: bool, rich: int, mean: bool,
-         salt: int) -> tuple[Any, ...]:
+def _row(
+    desk: int, sid: int, branch: int, ts: int, auto: bool, rich: int, mean: bool, salt: int
+) -> tuple[Any, ...]:
     """A journal row in codec.ROW_COLUMNS order; equal arguments give an equal id (a
     duplicate)."""
     ws, wt = DESKS[desk]
     fields = (ws, wt, SESSIONS[sid], BRANCHES[branch], TIMES[ts], auto, rich, mean, salt)
     rid = hashlib.sha256(repr(fields).encode()).digest()[:16]
-    return (rid, ws, wt, 7, SESSIONS[sid], BRANCHES[branch], f"t{TIMES[ts]}", TIMES[ts],
-            f"focus {salt}", "[]", "[]", "[]", "[]", "[]", int(auto), 0, 0, "", "", None,
-            rich, int(mean))
+    return (
+        rid,
+        ws,
+        wt,
+        7,
+        SESSIONS[sid],
+        BRANCHES[branch],
+        f"t{TIMES[ts]}",
+        TIMES[ts],
+        f"focus {salt}",
+        "[]",
+        "[]",
+        "[]",
+        "[]",
+        "[]",
+        int(auto),
+        0,
+        0,
+        "",
+        "",
+        None,
+        rich,
+        int(mean),
+    )
 
 
 rows_st = st.lists(
-    st.builds(_row, st.integers(0, 2), st.integers(0, 3), st.integers(0, 2),
-              st.integers(0, 2), st.booleans(), st.integers(0, 4), st.booleans(),
-              st.integers(0, 3)),
+    st.builds(
+        _row,
+        st.integers(0, 2),
+        st.integers(0, 3),
+        st.integers(0, 2),
+        st.integers(0, 2),
+        st.booleans(),
+        st.integers(0, 4),
+        st.booleans(),
+        st.integers(0, 3),
+    ),
     max_size=40,
 )
 
@@ -67,8 +100,10 @@ def _one_by_one(conn: apsw.Connection, rows: Sequence[tuple[Any, ...]], burn: bo
     first (the importer), `burn=True` lets the conflicting INSERT burn its seq."""
     conn.execute("BEGIN IMMEDIATE")
     for r in rows:
-        if not burn and conn.execute("SELECT 1 FROM journal_entries WHERE id = ?",
-                                     (r[0],)).fetchall():
+        if (
+            not burn
+            and conn.execute("SELECT 1 FROM journal_entries WHERE id = ?", (r[0],)).fetchall()
+        ):
             continue
         conn.execute(INSERT_SQL, r).fetchall()
     conn.execute("COMMIT")
@@ -88,20 +123,26 @@ def _add_vectors(conn: apsw.Connection, every: int) -> None:
         " SELECT workspace_id, 'm', 1, seq, 'entry', branch, worktree_id, x'0000803f', 't'"
         " FROM journal_entries WHERE seq % ? = 0"
         " AND seq NOT IN (SELECT entry_seq FROM vectors WHERE entry_seq IS NOT NULL)",
-        (every,))
+        (every,),
+    )
 
 
 def _state(conn: apsw.Connection) -> dict[str, list[tuple[Any, ...]]]:
     tables = {
-        "journal_entries": "seq", "journal_counts_ws": "workspace_id, branch",
+        "journal_entries": "seq",
+        "journal_counts_ws": "workspace_id, branch",
         "journal_counts_wt": "workspace_id, worktree_id, branch",
-        "vector_generations": "workspace_id, model", "vector_changes": "1, 2, 3, 4",
-        "vectors": "id", "journal_bulk": "1",
+        "vector_generations": "workspace_id, model",
+        "vector_changes": "1, 2, 3, 4",
+        "vectors": "id",
+        "journal_bulk": "1",
     }
-    state = {t: conn.execute(f"SELECT * FROM {t} ORDER BY {o}").fetchall()
-             for t, o in tables.items()}
+    state = {
+        t: conn.execute(f"SELECT * FROM {t} ORDER BY {o}").fetchall() for t, o in tables.items()
+    }
     state["sqlite_sequence"] = conn.execute(
-        "SELECT * FROM sqlite_sequence ORDER BY name").fetchall()
+        "SELECT * FROM sqlite_sequence ORDER BY name"
+    ).fetchall()
     return state
 
 
@@ -110,7 +151,8 @@ def _check_invariants(conn: apsw.Connection) -> None:
     by (auto ASC, ts_us DESC, rich DESC, seq ASC); counts equal the heads."""
     rows = conn.execute(
         "SELECT seq, workspace_id, worktree_id, session_id, auto, ts_us, rich, head_ws,"
-        " head_wt, sid_order FROM journal_entries").fetchall()
+        " head_wt, sid_order FROM journal_entries"
+    ).fetchall()
     best: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     for seq, ws, wt, sid, auto, ts, rich, _, _, sid_order in rows:
         if sid == "":
@@ -133,10 +175,14 @@ def _check_invariants(conn: apsw.Connection) -> None:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(before=rows_st, batch=rows_st, after=rows_st, burn=st.booleans(),
-       vectors=st.integers(1, 3))
-def test_bulk_equals_one_by_one(before: list[tuple[Any, ...]], batch: list[tuple[Any, ...]],
-                                after: list[tuple[Any, ...]], burn: bool, vectors: int) -> None:
+@given(before=rows_st, batch=rows_st, after=rows_st, burn=st.booleans(), vectors=st.integers(1, 3))
+def test_bulk_equals_one_by_one(
+    before: list[tuple[Any, ...]],
+    batch: list[tuple[Any, ...]],
+    after: list[tuple[Any, ...]],
+    burn: bool,
+    vectors: int,
+) -> None:
     ref, bulk = _db(), _db()
     for conn in (ref, bulk):
         _one_by_one(conn, before, burn)
@@ -164,18 +210,21 @@ def test_tie_break_keeps_the_earlier_version() -> None:
     rows = _rows((0, 1, 1, 0, False, 2, True, 1), (0, 1, 1, 0, False, 2, True, 2))
     conn = _db()
     _bulk(conn, rows, False)
-    heads = conn.execute("SELECT seq, head_ws, head_wt, sid_order FROM journal_entries"
-                         " ORDER BY seq").fetchall()
+    heads = conn.execute(
+        "SELECT seq, head_ws, head_wt, sid_order FROM journal_entries ORDER BY seq"
+    ).fetchall()
     assert heads == [(1, 1, 1, 1), (2, 0, 0, 1)]
 
 
 def test_dedup_rule_order_in_bulk() -> None:
     # non-auto beats a newer auto; among non-auto newer beats richer; then richer wins
-    rows = _rows((0, 1, 1, 2, True, 4, True, 1),    # seq 1: auto, newest, richest
-                 (0, 1, 1, 0, False, 0, False, 2),  # seq 2: non-auto, oldest: beats 1
-                 (0, 1, 1, 1, False, 0, False, 3),  # seq 3: non-auto, newer: beats 2
-                 (0, 1, 1, 1, False, 3, True, 4),   # seq 4: same instant, richer: beats 3
-                 (0, 1, 1, 1, False, 3, True, 5))   # seq 5: full tie: 4 stays
+    rows = _rows(
+        (0, 1, 1, 2, True, 4, True, 1),  # seq 1: auto, newest, richest
+        (0, 1, 1, 0, False, 0, False, 2),  # seq 2: non-auto, oldest: beats 1
+        (0, 1, 1, 1, False, 0, False, 3),  # seq 3: non-auto, newer: beats 2
+        (0, 1, 1, 1, False, 3, True, 4),  # seq 4: same instant, richer: beats 3
+        (0, 1, 1, 1, False, 3, True, 5),
+    )  # seq 5: full tie: 4 stays
     conn = _db()
     _bulk(conn, rows, False)
     assert conn.execute("SELECT seq FROM journal_entries WHERE head_ws = 1").fetchall() == [(4,)]
@@ -184,8 +233,10 @@ def test_dedup_rule_order_in_bulk() -> None:
 
 
 def test_count_rows_of_branches_that_lost_their_head_are_kept() -> None:
-    rows = _rows((0, 1, 1, 0, True, 0, False, 1),   # branch main, auto: a head at first
-                 (0, 1, 2, 0, False, 0, True, 2))   # branch dev, non-auto: takes over
+    rows = _rows(
+        (0, 1, 1, 0, True, 0, False, 1),  # branch main, auto: a head at first
+        (0, 1, 2, 0, False, 0, True, 2),
+    )  # branch dev, non-auto: takes over
     ref, conn = _db(), _db()
     _one_by_one(ref, rows, False)
     _bulk(conn, rows, False)
@@ -211,7 +262,7 @@ def test_burnt_seqs_match_conflicting_inserts() -> None:
     _bulk(conn, [a, a, b, a], True)
     assert conn.execute("SELECT seq FROM journal_entries").fetchall() == [(1,), (3,)]
     assert _state(conn) == _state(ref)
-    _bulk(conn, [a], True)       # all duplicates: still burns, as the INSERT would
+    _bulk(conn, [a], True)  # all duplicates: still burns, as the INSERT would
     assert conn.execute("SELECT seq FROM sqlite_sequence").fetchall() == [(5,)]
 
 
@@ -231,19 +282,20 @@ def test_single_append_after_bulk_still_dedups() -> None:
     conn = _db()
     _bulk(conn, _rows((0, 1, 1, 0, True, 1, False, 1), (0, 1, 1, 0, True, 2, False, 2)), False)
     assert conn.execute("SELECT count(*) FROM journal_bulk").fetchall() == [(0,)]
-    _one_by_one(conn, _rows((0, 1, 1, 0, False, 0, False, 3)), False)   # the trigger runs
-    assert conn.execute("SELECT seq, head_ws, head_wt, sid_order FROM journal_entries"
-                        " ORDER BY seq").fetchall() == [(1, 0, 0, 1), (2, 0, 0, 1), (3, 1, 1, 1)]
+    _one_by_one(conn, _rows((0, 1, 1, 0, False, 0, False, 3)), False)  # the trigger runs
+    assert conn.execute(
+        "SELECT seq, head_ws, head_wt, sid_order FROM journal_entries ORDER BY seq"
+    ).fetchall() == [(1, 0, 0, 1), (2, 0, 0, 1), (3, 1, 1, 1)]
 
 
 def test_a_failure_leaves_no_guard_and_no_rows() -> None:
     conn = _db()
     good = _row(0, 1, 1, 0, False, 0, False, 1)
     other = _row(0, 2, 1, 0, False, 0, False, 2)
-    bad = (*other[:14], 5, *other[15:])   # auto = 5 breaks its CHECK
+    bad = (*other[:14], 5, *other[15:])  # auto = 5 breaks its CHECK
     conn.execute("BEGIN IMMEDIATE")
     with pytest.raises(apsw.ConstraintError):
-        bulk_insert(conn, [good, bad])        # auto = 5 breaks a CHECK mid-way
+        bulk_insert(conn, [good, bad])  # auto = 5 breaks a CHECK mid-way
     # the caller's transaction is still open and clean: commit it
     assert conn.execute("SELECT count(*) FROM journal_bulk").fetchall() == [(0,)]
     conn.execute("COMMIT")
@@ -253,6 +305,7 @@ def test_a_failure_leaves_no_guard_and_no_rows() -> None:
 
 def test_outside_a_transaction_is_refused() -> None:
     from recall_sqlite.errors import StoreError
+
     with pytest.raises(StoreError):
         bulk_insert(_db(), _rows((0, 1, 1, 0, False, 0, False, 1)))
 
@@ -265,6 +318,7 @@ def two(tmp_path: Path) -> Iterator[tuple[Store, Store]]:
     from recall_sqlite import open_store
 
     from .conftest import make_workspace
+
     a = open_store(make_workspace(tmp_path, "a"), db_path=tmp_path / "a.db")
     b = open_store(make_workspace(tmp_path, "b"), db_path=tmp_path / "b.db")
     try:
@@ -276,9 +330,16 @@ def two(tmp_path: Path) -> Iterator[tuple[Store, Store]]:
 
 def test_append_many_large_batch_equals_single_appends(two: tuple[Store, Store]) -> None:
     a, b = two
-    entries = [entry(f"2026-01-01T00:00:{i % 7:02d}Z", session_id=f"s{i % 5}" if i % 4 else "",
-                     focus=f"f{i % 11}", auto=bool(i % 3), done=["d"] * (i % 2))
-              for i in range(200)]
+    entries = [
+        entry(
+            f"2026-01-01T00:00:{i % 7:02d}Z",
+            session_id=f"s{i % 5}" if i % 4 else "",
+            focus=f"f{i % 11}",
+            auto=bool(i % 3),
+            done=["d"] * (i % 2),
+        )
+        for i in range(200)
+    ]
     got = a.journal.append_many(entries + entries[:10])
     want = [b.journal.append(e) for e in entries + entries[:10]]
     assert [(g.created, g.seq) for g in got] == [(w.created, w.seq) for w in want]
@@ -297,10 +358,18 @@ def test_bulk_runs_no_per_row_trigger() -> None:
     conn = _db()
     _one_by_one(conn, _rows((0, 1, 1, 0, True, 0, False, 1)), False)
     conn.execute("CREATE TEMP TABLE updates (seq INTEGER)")
-    conn.execute("CREATE TEMP TRIGGER count_updates AFTER UPDATE ON main.journal_entries"
-                 " BEGIN INSERT INTO updates VALUES (NEW.seq); END")
-    batch = [_row(d, s, b, t, a, 1, True, 9) for d in range(3) for s in range(4)
-             for b in range(3) for t in range(3) for a in (False, True)]
+    conn.execute(
+        "CREATE TEMP TRIGGER count_updates AFTER UPDATE ON main.journal_entries"
+        " BEGIN INSERT INTO updates VALUES (NEW.seq); END"
+    )
+    batch = [
+        _row(d, s, b, t, a, 1, True, 9)
+        for d in range(3)
+        for s in range(4)
+        for b in range(3)
+        for t in range(3)
+        for a in (False, True)
+    ]
     _bulk(conn, batch, False)
     assert conn.execute("SELECT seq FROM updates").fetchall() == [(1,), (1,)]
     _one_by_one(conn, _rows((0, 2, 1, 0, True, 0, False, 1)), False)

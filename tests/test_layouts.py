@@ -30,8 +30,11 @@ print(append_entry(e))
 
 
 def user_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_"))
+    }
     env["HOME"] = str(home)
     return env
 
@@ -44,24 +47,34 @@ class Writer:
         self.home = base / "home"
         self.home.mkdir(exist_ok=True)
         self.n = 0
-        self.written: dict[Path, list[str]] = {}    # cwd -> sessions written from there
+        self.written: dict[Path, list[str]] = {}  # cwd -> sessions written from there
         self.files: set[Path] = set()
 
     def write(self, cwd: Path, branch: str = "") -> str:
         self.n += 1
         sid = f"s{self.n:03d}"
         ts = f"2026-02-{1 + self.n // 24:02d}T{self.n % 24:02d}:00:00+00:00"
-        out = subprocess.run([sys.executable, "-c", WRITE, ts, sid, f"from {cwd.name}", branch],
-                             cwd=cwd, env=user_env(self.home), capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", WRITE, ts, sid, f"from {cwd.name}", branch],
+            cwd=cwd,
+            env=user_env(self.home),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         self.files.add(Path(out.stdout.strip()))
         self.written.setdefault(cwd, []).append(sid)
         return sid
 
 
 def git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
@@ -73,8 +86,14 @@ def new_repo(path: Path) -> Path:
 
 
 def cli(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "recall_sqlite.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, env=user_env(home), timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "recall_sqlite.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=user_env(home),
+        timeout=120,
+    )
 
 
 def jcli(*args: str, cwd: Path, home: Path, code: int = 0) -> Any:
@@ -98,8 +117,14 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Layout:
     (root / "server" / "api").mkdir(parents=True)
     git(root, "worktree", "add", "-q", "../pgit-feat", "-b", "feat")
     (lay.base / "pgit-feat" / "lib").mkdir()
-    for d in (root, root / "server", root / "server" / "api", root / "server" / "api",
-              lay.base / "pgit-feat", lay.base / "pgit-feat" / "lib"):
+    for d in (
+        root,
+        root / "server",
+        root / "server" / "api",
+        root / "server" / "api",
+        lay.base / "pgit-feat",
+        lay.base / "pgit-feat" / "lib",
+    ):
         lay.w.write(d, "feat" if "feat" in str(d) else "main")
     return lay
 
@@ -119,8 +144,10 @@ def test_synapt_split_the_plain_repository_as_the_issue_says(plain: Layout) -> N
     assert {s.path for s in plan.everything} == {p.resolve() for p in plain.w.files}
     by_key = {s.key: s.assignment for s in plan.everything}
     assert by_key["server/api/.synapt/recall/worktrees/pgit/journal.jsonl"].how == "place"
-    assert by_key["@pgit-feat:lib/.synapt/recall/worktrees/pgit-feat/journal.jsonl"].key \
+    assert (
+        by_key["@pgit-feat:lib/.synapt/recall/worktrees/pgit-feat/journal.jsonl"].key
         == "@pgit-feat"
+    )
     assert by_key[".synapt/recall/worktrees/pgit-feat/journal.jsonl"].key == "@pgit-feat"
     assert {a.key for a in by_key.values()} == {".", "@pgit-feat"}
 
@@ -133,19 +160,27 @@ def test_import_from_a_subdirectory_migrates_the_whole_workspace(plain: Layout) 
     imp = jcli("import", cwd=root / "server", home=home)
     assert imp["ok"] and not imp["not_imported"]
     assert (sv["lines_total"], sv["rows_to_create"], sv["duplicates"], sv["quarantined"]) == (
-        imp["lines_total"], imp["imported"], imp["duplicates"], imp["quarantined"])
+        imp["lines_total"],
+        imp["imported"],
+        imp["duplicates"],
+        imp["quarantined"],
+    )
     assert {b["key"]: b["worktree"] for b in sv["buckets"]} == {
-        s["key"]: s["worktree"] for s in imp["sources"]}
+        s["key"]: s["worktree"] for s in imp["sources"]
+    }
     # one database, at the workspace root: none in the directory that held a nested store
     assert Path(imp["database"]) == root / ".synapt/recall/recall-sqlite.db"
     assert not (root / "server/.synapt/recall/recall-sqlite.db").exists()
     assert not (root / "server/.synapt/recall/workspace.json").exists()
     main_sessions = {"s001", "s002", "s003", "s004"}
     feat_sessions = {"s005", "s006"}
-    for d, want in ((root, main_sessions), (root / "server", main_sessions),
-                    (root / "server" / "api", main_sessions),
-                    (base / "pgit-feat", feat_sessions),
-                    (base / "pgit-feat" / "lib", feat_sessions)):
+    for d, want in (
+        (root, main_sessions),
+        (root / "server", main_sessions),
+        (root / "server" / "api", main_sessions),
+        (base / "pgit-feat", feat_sessions),
+        (base / "pgit-feat" / "lib", feat_sessions),
+    ):
         got = jcli("journal", "read", "-n", "50", cwd=d, home=home)
         assert {e["session_id"] for e in got["entries"]} == want, d
         every = jcli("journal", "read", "-n", "50", "--all-worktrees", cwd=d, home=home)
@@ -180,7 +215,7 @@ def test_two_linked_worktrees_with_one_basename_share_a_bucket(tmp_path: Path) -
     w.write(tmp_path / "a" / "feat", "fa")
     w.write(tmp_path / "b" / "feat", "fb")
     shared = root / ".synapt/recall/worktrees/feat/journal.jsonl"
-    assert len(shared.read_text().splitlines()) == 2      # synapt merged the two desks
+    assert len(shared.read_text().splitlines()) == 2  # synapt merged the two desks
     sv = cli("survey", cwd=root, home=w.home)
     assert sv.returncode == 1
     assert "ambiguous" in sv.stdout and "'@feat'" in sv.stdout and "'@feat1'" in sv.stdout
@@ -207,7 +242,8 @@ def test_gr2_workspace(tmp_path: Path) -> None:
         w.write(d, "")
     # synapt 0.30.0 keeps a gr2 workspace in one bucket at its root
     assert {p.relative_to(tmp_path).as_posix() for p in w.files} == {
-        "g2/.synapt/recall/worktrees/g2/journal.jsonl"}
+        "g2/.synapt/recall/worktrees/g2/journal.jsonl"
+    }
     imp = jcli("import", cwd=repo / "sub", home=w.home)
     assert imp["ok"] and imp["imported"] == 4
     for d in (root, root / "notes"):
@@ -222,7 +258,7 @@ def test_workspace_without_git(tmp_path: Path) -> None:
     (root / "sub" / "deeper").mkdir(parents=True)
     for d in (root, root / "sub", root / "sub" / "deeper"):
         w.write(d)
-    assert len(w.files) == 3           # each directory its own store and bucket
+    assert len(w.files) == 3  # each directory its own store and bucket
     imp = jcli("import", cwd=root, home=w.home)
     assert imp["ok"] and imp["imported"] == 3
     for d in (root, root / "sub", root / "sub" / "deeper"):
@@ -276,7 +312,7 @@ def test_worktree_list_shows_roots_entries_and_gone_roots(tmp_path: Path) -> Non
     w.write(tmp_path / "side")
     w.write(tmp_path / "side")
     assert jcli("import", cwd=root, home=w.home)["ok"]
-    shutil.rmtree(tmp_path / "side")        # the desk is deleted; its history is not
+    shutil.rmtree(tmp_path / "side")  # the desk is deleted; its history is not
     rows = {r["key"]: r for r in jcli("worktree", "list", cwd=root, home=w.home)["worktrees"]}
     assert (rows["."]["entries"], rows["."]["root_exists"]) == (1, True)
     assert (rows["@side"]["entries"], rows["@side"]["root_exists"]) == (2, False)
@@ -290,11 +326,11 @@ def test_a_wrong_map_is_undone_by_re_homing(plain: Layout) -> None:
     '.'; the session '.'s bucket carries too stays in '.' and the report says so."""
     base, home = plain.base, plain.w.home
     root, feat = base / "pgit", base / "pgit-feat"
-    plain.w.write(feat, "feat")                                     # s007
+    plain.w.write(feat, "feat")  # s007
     shared = root / ".synapt/recall/worktrees/pgit-feat/journal.jsonl"
     s005 = next(x for x in shared.read_text().splitlines() if '"s005"' in x)
     with (root / ".synapt/recall/worktrees/pgit/journal.jsonl").open("a") as fh:
-        fh.write(s005 + "\n")             # synapt's main bucket carries s005 as well
+        fh.write(s005 + "\n")  # synapt's main bucket carries s005 as well
     wrong = jcli("import", "--map", "pgit-feat=.", cwd=root, home=home)
     assert wrong["ok"] and wrong["imported"] == 7
     assert jcli("journal", "read", "-n", "50", cwd=feat, home=home)["entries"] == []
@@ -305,9 +341,10 @@ def test_a_wrong_map_is_undone_by_re_homing(plain: Layout) -> None:
     assert (fixed["moved"], fixed["stayed"]) == (2, 1)
     assert any("1 left where another source" in s["note"] for s in moved)
     from recall_sqlite.cli.legacy import format_import
+
     assert "Re-homed: 2 entry version(s) moved" in format_import(fixed)
     text = cli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home).stdout
-    assert "rehomed" not in text and "Re-homed" not in text         # a re-run is a no-op
+    assert "rehomed" not in text and "Re-homed" not in text  # a re-run is a no-op
     again = jcli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home)
     assert again["lines_total"] == 0 and again["moved"] == 0
     assert {s["action"] for s in again["sources"]} == {"unchanged"}
@@ -323,11 +360,17 @@ def test_a_wrong_map_is_undone_by_re_homing(plain: Layout) -> None:
     assert jcli("verify", "--deep", cwd=feat, home=home)["ok"]
     rows = {r["key"]: r for r in jcli("worktree", "list", cwd=feat, home=home)["worktrees"]}
     assert {k: (r["entries"], r["sources"], r["root_exists"]) for k, r in rows.items()} == {
-        ".": (5, 3, True), "@pgit-feat": (2, 2, True)}
+        ".": (5, 3, True),
+        "@pgit-feat": (2, 2, True),
+    }
     assert rows["@pgit-feat"]["current"] and rows["@pgit-feat"]["root"] == str(feat)
     sqlite3 = shutil.which("sqlite3")
     if sqlite3 is not None:
         db = fixed["database"]
-        r = subprocess.run([sqlite3, db, "UPDATE journal_entries SET worktree_id = 1;"],
-                           capture_output=True, text=True, timeout=60)
+        r = subprocess.run(
+            [sqlite3, db, "UPDATE journal_entries SET worktree_id = 1;"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode != 0 and "immutable" in r.stderr

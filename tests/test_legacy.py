@@ -22,8 +22,9 @@ from .conftest import make_workspace
 CORPUS = Path(__file__).parent / "legacy_corpus"
 
 
-def bucket(root: Path, name: str, lines: list[str], *, data: str = ".synapt/recall",
-           end: str = "\n") -> Path:
+def bucket(
+    root: Path, name: str, lines: list[str], *, data: str = ".synapt/recall", end: str = "\n"
+) -> Path:
     path = root / data / "worktrees" / name / "journal.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + end, encoding="utf-8")
@@ -42,14 +43,22 @@ def snapshot(store: Store) -> dict[str, Any]:
     """Everything an import decides, without the clocks."""
     q = store.db.query
     return {
-        "entries": q("SELECT seq, hex(id), worktree_id, session_id, timestamp, head_wt, head_ws,"
-                     " sid_order FROM journal_entries ORDER BY seq"),
-        "provenance": q("SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
-                        " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2"),
-        "quarantine": q("SELECT s.path, q.line, q.raw, q.reason FROM quarantine q"
-                        " JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2"),
-        "sources": q("SELECT path, version, superseded, size, sha256, lines, imported,"
-                     " duplicates, quarantined, complete FROM import_sources ORDER BY 1, 2"),
+        "entries": q(
+            "SELECT seq, hex(id), worktree_id, session_id, timestamp, head_wt, head_ws,"
+            " sid_order FROM journal_entries ORDER BY seq"
+        ),
+        "provenance": q(
+            "SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
+            " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2"
+        ),
+        "quarantine": q(
+            "SELECT s.path, q.line, q.raw, q.reason FROM quarantine q"
+            " JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2"
+        ),
+        "sources": q(
+            "SELECT path, version, superseded, size, sha256, lines, imported,"
+            " duplicates, quarantined, complete FROM import_sources ORDER BY 1, 2"
+        ),
     }
 
 
@@ -67,11 +76,15 @@ def test_discover_finds_every_layout_in_a_stable_order(tmp_path: Path) -> None:
     older.parent.mkdir()
     older.write_text(line("07:00", "v") + "\n")
     (root / ".synapt/recall/worktrees/transcripts-only").mkdir()
-    found = discover([root, a])   # a twice: listed once
+    found = discover([root, a])  # a twice: listed once
     assert [x.path for x in found.buckets] == [flat, a, b, old, older]
     assert [(x.name, x.layout) for x in found.buckets] == [
-        ("proj", "flat"), ("a", "worktrees"), ("b", "worktrees"), ("old", "worktrees"),
-        ("proj", "flat")]
+        ("proj", "flat"),
+        ("a", "worktrees"),
+        ("b", "worktrees"),
+        ("old", "worktrees"),
+        ("proj", "flat"),
+    ]
     assert {x.root for x in found.buckets} == {root}
     assert not found.problems
     # the data dir itself and a bucket dir work too
@@ -91,9 +104,11 @@ def test_paths_without_journals_are_reported_not_raised(tmp_path: Path) -> None:
 # -- the malformed corpus --------------------------------------------------------------
 
 
-def test_every_corpus_line_gets_its_expected_fate(store: Store, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_corpus_line_gets_its_expected_fate(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from recall_sqlite.journal import entry as entry_mod
+
     expected = json.loads((CORPUS / "malformed.expected.json").read_text())
     # The journal's field limit (RECALL_SQLITE_MAX_FIELD_BYTES, read once per process),
     # lowered like the line limit so a field over it fits in a small corpus.
@@ -109,13 +124,14 @@ def test_every_corpus_line_gets_its_expected_fate(store: Store, tmp_path: Path,
     for ln, status in store.db.query("SELECT line, status FROM entry_provenance"):
         fates[ln] = status
     for ln, raw, reason, length in store.db.query(
-            "SELECT line, raw, reason, raw_length FROM quarantine"):
+        "SELECT line, raw, reason, raw_length FROM quarantine"
+    ):
         assert ln not in fates
         fates[ln] = reason
         assert raw == raw_lines[ln - 1], f"line {ln}: raw bytes not kept verbatim"
         assert length == len(raw_lines[ln - 1])
     assert [fates.get(i + 1) for i in range(len(raw_lines))] == expected["lines"]
-    assert src.read_bytes() == before   # never modified
+    assert src.read_bytes() == before  # never modified
     # unknown fields are kept, nulls read as empty
     kept = store.db.query("SELECT extra FROM journal_entries WHERE session_id = 's2'")
     assert json.loads(kept[0][0]) == {"future_field": {"x": [1, 2]}, "model": "m-1"}
@@ -160,12 +176,17 @@ def overlapping(root: Path) -> tuple[Path, Path]:
     return a, b
 
 
-def test_import_accounts_for_every_line_and_is_idempotent(store: Store,
-                                                          workspace_root: Path) -> None:
+def test_import_accounts_for_every_line_and_is_idempotent(
+    store: Store, workspace_root: Path
+) -> None:
     overlapping(workspace_root)
     first = store.legacy.import_paths([workspace_root]).to_dict()
-    assert (first["lines_total"], first["imported"], first["duplicates"],
-            first["quarantined"]) == (7, 5, 1, 1)
+    assert (first["lines_total"], first["imported"], first["duplicates"], first["quarantined"]) == (
+        7,
+        5,
+        1,
+        1,
+    )
     assert count(store, "journal_entries") == 5
     snap = snapshot(store)
     again = store.legacy.import_paths([workspace_root]).to_dict()
@@ -180,7 +201,8 @@ def test_import_accounts_for_every_line_and_is_idempotent(store: Store,
 
 
 def test_touched_file_is_unchanged_and_appended_lines_are_resumed(
-        store: Store, workspace_root: Path) -> None:
+    store: Store, workspace_root: Path
+) -> None:
     a, _ = overlapping(workspace_root)
     store.legacy.import_paths([workspace_root])
     os.utime(a, ns=(1, 1))
@@ -193,9 +215,15 @@ def test_touched_file_is_unchanged_and_appended_lines_are_resumed(
     more = store.legacy.import_paths([a]).to_dict()
     assert more["sources"][0]["action"] == "appended"
     assert (more["lines_total"], more["imported"]) == (1, 1)
-    key = a.relative_to(workspace_root).as_posix()    # bookkeeping is root-relative
-    assert store.db.query("SELECT max(line) FROM entry_provenance p JOIN import_sources s"
-                          " ON s.id = p.source_id WHERE s.path = ?", (key,))[0][0] == 4
+    key = a.relative_to(workspace_root).as_posix()  # bookkeeping is root-relative
+    assert (
+        store.db.query(
+            "SELECT max(line) FROM entry_provenance p JOIN import_sources s"
+            " ON s.id = p.source_id WHERE s.path = ?",
+            (key,),
+        )[0][0]
+        == 4
+    )
     assert store.legacy.verify([workspace_root], deep=True).ok
 
 
@@ -215,14 +243,16 @@ def test_rewritten_file_becomes_a_new_version(store: Store, workspace_root: Path
     a, _ = overlapping(workspace_root)
     store.legacy.import_paths([workspace_root])
     lines = a.read_text().splitlines()
-    a.write_text("\n".join(reversed(lines)) + "\n")   # e.g. synapt's compact_journal
+    a.write_text("\n".join(reversed(lines)) + "\n")  # e.g. synapt's compact_journal
     v = store.legacy.verify([a])
     assert not v.ok and v.sources[0].status == "changed"
     r = store.legacy.import_paths([a]).to_dict()
     assert r["sources"][0]["action"] == "changed"
     assert (r["imported"], r["duplicates"]) == (0, 3)
-    versions = store.db.query("SELECT version, superseded FROM import_sources WHERE path = ?"
-                              " ORDER BY version", (a.relative_to(workspace_root).as_posix(),))
+    versions = store.db.query(
+        "SELECT version, superseded FROM import_sources WHERE path = ? ORDER BY version",
+        (a.relative_to(workspace_root).as_posix(),),
+    )
     assert versions == [(1, 1), (2, 0)]
     assert store.legacy.verify([a], deep=True).ok
 
@@ -240,8 +270,8 @@ def test_deep_verify_catches_a_tampered_record(store: Store, workspace_root: Pat
 
 def test_buckets_go_to_the_worktree_of_their_name_else_main(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
-    (root / "api" / ".git").mkdir(parents=True)          # a checkout, never opened
-    (root / "docs").mkdir()                              # a plain subdirectory
+    (root / "api" / ".git").mkdir(parents=True)  # a checkout, never opened
+    (root / "docs").mkdir()  # a plain subdirectory
     bucket(root, "api", [line("10:00", "a")])
     bucket(root, "docs", [line("11:00", "d")])
     bucket(root, "proj", [line("12:00", "p")])
@@ -249,11 +279,18 @@ def test_buckets_go_to_the_worktree_of_their_name_else_main(tmp_path: Path) -> N
     with open_store(root) as store:
         s = store.legacy.survey([root])
         assert {b.bucket.name: (b.worktree, b.likely_slice) for b in s.buckets} == {
-            "api": ("api", False), "docs": (".", True), "proj": (".", False),
-            "scratch": (".", True)}
+            "api": ("api", False),
+            "docs": (".", True),
+            "proj": (".", False),
+            "scratch": (".", True),
+        }
         report = store.legacy.import_paths([root], mapping=parse_mapping(["scratch=api"]))
         assert {x.bucket: x.worktree for x in report.sources} == {
-            "api": "api", "docs": ".", "proj": ".", "scratch": "api"}
+            "api": "api",
+            "docs": ".",
+            "proj": ".",
+            "scratch": "api",
+        }
         read = store.journal.read(n=10)
         assert {e.session_id for e in read.entries} == {"d", "p"}
         assert read.elsewhere.other_worktrees == 2
@@ -263,22 +300,36 @@ def test_buckets_go_to_the_worktree_of_their_name_else_main(tmp_path: Path) -> N
 
 def test_bad_mapping_is_a_typed_error() -> None:
     from recall_sqlite import InvalidInputError
+
     with pytest.raises(InvalidInputError):
         parse_mapping(["no-equals-sign"])
 
 
-
-def test_one_path_is_one_path_and_anything_else_is_refused(store: Store,
-                                                          workspace_root: Path) -> None:
+def test_one_path_is_one_path_and_anything_else_is_refused(
+    store: Store, workspace_root: Path
+) -> None:
     from recall_sqlite import InvalidInputError
+
     a = bucket(workspace_root, "alpha", [line("10:00", "s1", focus="one")])
     b = bucket(workspace_root, "beta", [line("11:00", "s2", focus="two")])
     for one in (str(a), a):
         assert [x.bucket.path for x in store.legacy.survey(one).buckets] == [a]
         assert [c.path for c in store.legacy.verify(one).sources] == [str(a)]
     before = snapshot(store)
-    for bad in (True, 1, 2.5, None, b"/x", {str(a): "."}, [1], [str(a), None], [""],
-                [f"{a}\0"], [bytes(str(a), "utf-8")], object()):
+    for bad in (
+        True,
+        1,
+        2.5,
+        None,
+        b"/x",
+        {str(a): "."},
+        [1],
+        [str(a), None],
+        [""],
+        [f"{a}\0"],
+        [bytes(str(a), "utf-8")],
+        object(),
+    ):
         for call in (store.legacy.import_paths, store.legacy.survey, store.legacy.verify):
             with pytest.raises(InvalidInputError):
                 call(bad)  # type: ignore[arg-type]
@@ -288,25 +339,27 @@ def test_one_path_is_one_path_and_anything_else_is_refused(store: Store,
     assert snapshot(store) == before and count(store, "import_runs") == 0
     report = store.legacy.import_paths(str(a))
     assert [s.path for s in report.sources] == [str(a)] and report.to_dict()["imported"] == 1
-    both = store.legacy.import_paths(p for p in (a, b))       # any iterable, read once
+    both = store.legacy.import_paths(p for p in (a, b))  # any iterable, read once
     assert {s.path for s in both.sources} == {str(a), str(b)}
 
 
-
 def test_verify_deep_accepts_a_forgotten_entry_and_nothing_comes_back(
-        store: Store, workspace_root: Path) -> None:
+    store: Store, workspace_root: Path
+) -> None:
     secret = line("10:00", "s1", focus="a secret pasted by mistake")
     a = bucket(workspace_root, "alpha", [secret, line("11:00", "s2", focus="kept"), secret])
     # a damaged copy, quarantined invalid-json at import: forget empties its bytes too
     b = bucket(workspace_root, "beta", [secret, secret[:-1]])
     assert store.legacy.import_paths().ok
-    forgotten = next(e.id for e in store.journal.read(9, all_worktrees=True).entries
-                     if e.session_id == "s1")
+    forgotten = next(
+        e.id for e in store.journal.read(9, all_worktrees=True).entries if e.session_id == "s1"
+    )
     assert forgotten is not None
     store.journal.forget(forgotten)
     # all four lines that carried it: quarantined 'forgotten', no byte kept
-    assert store.db.query("SELECT count(*), sum(length(raw)), min(offset) FROM quarantine"
-                          " WHERE reason = 'forgotten'") == [(4, 0, -1)]
+    assert store.db.query(
+        "SELECT count(*), sum(length(raw)), min(offset) FROM quarantine WHERE reason = 'forgotten'"
+    ) == [(4, 0, -1)]
     v = store.legacy.verify(deep=True)
     assert v.ok, v.to_dict()
     again = store.legacy.import_paths()
@@ -321,13 +374,18 @@ def test_verify_deep_accepts_a_forgotten_entry_and_nothing_comes_back(
     # a line whose entry was not forgotten is not excused by a 'forgotten' record (here
     # forged by hand, the counters kept consistent so only the deep check can tell)
     import apsw
+
     conn = apsw.Connection(str(store.db.path))
     src = "(SELECT id FROM import_sources WHERE bucket = 'alpha')"
     conn.execute(f"DELETE FROM entry_provenance WHERE line = 2 AND source_id = {src}")
-    conn.execute("INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason)"
-                 f" VALUES ({src}, 2, -1, x'', 0, 'forgotten')")
-    conn.execute("UPDATE import_sources SET imported = imported - 1,"
-                 f" quarantined = quarantined + 1 WHERE id = {src}")
+    conn.execute(
+        "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason)"
+        f" VALUES ({src}, 2, -1, x'', 0, 'forgotten')"
+    )
+    conn.execute(
+        "UPDATE import_sources SET imported = imported - 1,"
+        f" quarantined = quarantined + 1 WHERE id = {src}"
+    )
     conn.close()
     assert store.legacy.verify([a]).ok
     deep = store.legacy.verify([a], deep=True)
@@ -338,28 +396,45 @@ def test_verify_deep_accepts_a_forgotten_entry_and_nothing_comes_back(
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE",
-                        "RECALL_SQLITE_DB")}
-    return subprocess.run([sys.executable, "-m", "recall_sqlite.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, env=env, timeout=60)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "SYNAPT_RECALL_ROOT",
+            "GRIPSPACE_ROOT",
+            "SYNAPT_RECALL_WORKTREE",
+            "RECALL_SQLITE_DB",
+        )
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "recall_sqlite.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
 
 
 def test_cli_survey_writes_nothing_then_import_and_verify(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     a, _ = overlapping(root)
     before = sorted(p for p in root.rglob("*"))
-    refused = cli("survey", str(root), cwd=tmp_path)   # another workspace than the cwd's
+    refused = cli("survey", str(root), cwd=tmp_path)  # another workspace than the cwd's
     assert refused.returncode == 2 and f"--cwd {root}" in refused.stderr
     s = cli("survey", str(root), "--json", cwd=root)
     assert s.returncode == 0, s.stderr
-    assert sorted(p for p in root.rglob("*")) == before     # no db, no workspace.json
+    assert sorted(p for p in root.rglob("*")) == before  # no db, no workspace.json
     sd = json.loads(s.stdout)
     assert (sd["lines_total"], sd["imported"], sd["duplicates"], sd["quarantined"]) == (7, 5, 1, 1)
     assert sd["likely_slices"] == ["server"]
     assert [b["sessions"] for b in sd["buckets"]] == [3, 3]
-    assert (sd["sessions"], sd["sessions_in_several_buckets"],
-            sd["sessions_with_differing_versions"]) == (4, 2, 1)
+    assert (
+        sd["sessions"],
+        sd["sessions_in_several_buckets"],
+        sd["sessions_with_differing_versions"],
+    ) == (4, 2, 1)
     i = cli("--cwd", str(root), "import", str(root / ".synapt" / "recall"), "--json")
     assert i.returncode == 0, i.stderr
     d = json.loads(i.stdout)
@@ -376,7 +451,7 @@ def test_cli_survey_writes_nothing_then_import_and_verify(tmp_path: Path) -> Non
     assert v.returncode == 1 and "NOT OK" in v.stdout
     nothing = cli("import", str(tmp_path / "nothing-here"), cwd=tmp_path)
     assert nothing.returncode == 1 and "does not exist" in nothing.stdout
-    assert not (tmp_path / ".synapt").exists()      # no store minted for nothing
+    assert not (tmp_path / ".synapt").exists()  # no store minted for nothing
 
 
 def test_cli_demo_runs_with_no_setup(tmp_path: Path) -> None:
@@ -384,8 +459,9 @@ def test_cli_demo_runs_with_no_setup(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["verify"]["ok"] is True
-    assert d["before"]["synapt_read_from_subdir_sessions"] < \
-        d["before"]["sessions_in_worktree"] == 5
+    assert (
+        d["before"]["synapt_read_from_subdir_sessions"] < d["before"]["sessions_in_worktree"] == 5
+    )
     assert d["read_from_subdir"]["total"] == 5 and d["survey"]["sessions"] == 7
     assert d["read_from_subdir"]["worktree"] == "."
     assert d["reimport"]["imported"] == 0

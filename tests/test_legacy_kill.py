@@ -31,10 +31,17 @@ print("done", flush=True)
 
 
 def _corpus(root: Path, rng: random.Random) -> None:
-    pool = [synapt_line(timestamp=f"2026-01-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00+00:00",
-                        session_id=f"s{i % 700}", focus=f"focus {i}", auto=bool(i % 3),
-                        done=[f"done {i}"] if i % 2 else [], files_modified=[f"f{i}.py"])
-            for i in range(1500)]
+    pool = [
+        synapt_line(
+            timestamp=f"2026-01-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00+00:00",
+            session_id=f"s{i % 700}",
+            focus=f"focus {i}",
+            auto=bool(i % 3),
+            done=[f"done {i}"] if i % 2 else [],
+            files_modified=[f"f{i}.py"],
+        )
+        for i in range(1500)
+    ]
     for name in ("proj", "server", "docs"):
         lines = [rng.choice(pool) for _ in range(900)]
         lines.insert(rng.randrange(len(lines)), "{not json")
@@ -56,17 +63,31 @@ def _snapshot(root: Path) -> dict[str, Any]:
         q = store.db.query
         prefix = len(str(root))
         return {
-            "entries": q("SELECT seq, hex(id), worktree_id, session_id, timestamp, head_wt,"
-                         " head_ws, sid_order FROM journal_entries ORDER BY seq"),
-            "provenance": [(p[prefix:], *rest) for p, *rest in q(
-                "SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
-                " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2")],
-            "quarantine": [(p[prefix:], *rest) for p, *rest in q(
-                "SELECT s.path, q.line, q.raw, q.reason FROM quarantine q"
-                " JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2")],
-            "sources": [(p[prefix:], *rest) for p, *rest in q(
-                "SELECT path, version, size, sha256, lines, imported, duplicates, quarantined,"
-                " complete FROM import_sources ORDER BY 1")],
+            "entries": q(
+                "SELECT seq, hex(id), worktree_id, session_id, timestamp, head_wt,"
+                " head_ws, sid_order FROM journal_entries ORDER BY seq"
+            ),
+            "provenance": [
+                (p[prefix:], *rest)
+                for p, *rest in q(
+                    "SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
+                    " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2"
+                )
+            ],
+            "quarantine": [
+                (p[prefix:], *rest)
+                for p, *rest in q(
+                    "SELECT s.path, q.line, q.raw, q.reason FROM quarantine q"
+                    " JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2"
+                )
+            ],
+            "sources": [
+                (p[prefix:], *rest)
+                for p, *rest in q(
+                    "SELECT path, version, size, sha256, lines, imported, duplicates, quarantined,"
+                    " complete FROM import_sources ORDER BY 1"
+                )
+            ],
             "counts": q("SELECT * FROM journal_counts_wt ORDER BY 1, 2, 3"),
         }
 
@@ -75,8 +96,9 @@ def _run(root: Path, kill_after: float | None) -> float:
     """Import in a child process; SIGKILL it `kill_after` seconds after it has opened the
     store. Returns how long the import ran, or 0.0 when it was killed before finishing."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root), "25"],
-                             stdout=subprocess.PIPE, text=True, env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root), "25"], stdout=subprocess.PIPE, text=True, env=env
+    )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "start"
     started = time.monotonic()
@@ -93,7 +115,7 @@ def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(tmp_path: Pat
     rng = random.Random(0x5EED)
     base = make_workspace(tmp_path / "base")
     _corpus(base, rng)
-    open_store(base).close()      # mint the workspace id every clone shares
+    open_store(base).close()  # mint the workspace id every clone shares
     reference = _clone(base, tmp_path / "reference")
     duration = _run(reference, None)
     want = _snapshot(reference)

@@ -20,22 +20,46 @@ from recall_sqlite.legacy.lines import Bad, classify, inspect
 from .conftest import make_workspace
 
 UUID = "6f1c0e56-0000-4000-8000-000000000000"
-BASE = synapt_line(timestamp="2026-01-01T10:00:00+00:00", session_id="s", focus="f",
-                   done=["d"]).encode()
+BASE = synapt_line(
+    timestamp="2026-01-01T10:00:00+00:00", session_id="s", focus="f", done=["d"]
+).encode()
 
-fragments = st.sampled_from([
-    b"9" * 4400, b"[" * 2000, b"{", b"}", b"\"", b"\\u0000", b"\\ud800", b"\xff", b"\x00",
-    b"0001-01-01T00:00:00+01:00", b"9999-12-31T23:59:59-01:00", b"1e999999", b"NaN",
-    b'"extra": ' + b"[" * 300 + b"]" * 300, b"true", b"null", b",", b":", b" ",
-])
+fragments = st.sampled_from(
+    [
+        b"9" * 4400,
+        b"[" * 2000,
+        b"{",
+        b"}",
+        b'"',
+        b"\\u0000",
+        b"\\ud800",
+        b"\xff",
+        b"\x00",
+        b"0001-01-01T00:00:00+01:00",
+        b"9999-12-31T23:59:59-01:00",
+        b"1e999999",
+        b"NaN",
+        b'"extra": ' + b"[" * 300 + b"]" * 300,
+        b"true",
+        b"null",
+        b",",
+        b":",
+        b" ",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)
-@given(cut=st.integers(0, len(BASE)), insert=st.lists(fragments, max_size=3),
-       raw=st.binary(max_size=40), terminated=st.booleans(), mode=st.integers(0, 2))
-def test_no_line_raises_and_survey_agrees_with_import(cut: int, insert: list[bytes],
-                                                      raw: bytes, terminated: bool,
-                                                      mode: int) -> None:
+@given(
+    cut=st.integers(0, len(BASE)),
+    insert=st.lists(fragments, max_size=3),
+    raw=st.binary(max_size=40),
+    terminated=st.booleans(),
+    mode=st.integers(0, 2),
+)
+def test_no_line_raises_and_survey_agrees_with_import(
+    cut: int, insert: list[bytes], raw: bytes, terminated: bool, mode: int
+) -> None:
     if mode == 0:
         line = BASE[:cut] + b"".join(insert) + BASE[cut:]
     elif mode == 1:
@@ -64,8 +88,11 @@ def test_survey_and_import_quarantine_what_used_to_crash(tmp_path: Path) -> None
     with open_store(root) as store:
         s = store.legacy.survey()
         assert (s.quarantined, s.valid) == (3, 1)
-        assert dict(s.buckets[0].malformed) == {"invalid-json": 1, "bad-timestamp": 1,
-                                                "too-deep": 1}
+        assert dict(s.buckets[0].malformed) == {
+            "invalid-json": 1,
+            "bad-timestamp": 1,
+            "too-deep": 1,
+        }
         r = store.legacy.import_paths().to_dict()
         assert (r["quarantined"], r["imported"]) == (3, 1) and r["ok"]
         assert [e.session_id for e in store.journal.read(10).entries] == ["after"]
@@ -76,8 +103,13 @@ def test_an_interrupted_import_is_called_interrupted(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     path = root / ".synapt/recall/worktrees/proj/journal.jsonl"
     path.parent.mkdir(parents=True)
-    path.write_text("".join(synapt_line(timestamp=f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}Z",
-                                        session_id=f"s{i}") + "\n" for i in range(300)))
+    path.write_text(
+        "".join(
+            synapt_line(timestamp=f"2026-01-01T10:{i // 60:02d}:{i % 60:02d}Z", session_id=f"s{i}")
+            + "\n"
+            for i in range(300)
+        )
+    )
 
     def stop(done: int, total: int) -> None:
         if 0 < done < total:
@@ -99,14 +131,26 @@ def test_two_imports_at_once_both_succeed(tmp_path: Path) -> None:
     for name in ("proj", "server", "docs"):
         path = root / f".synapt/recall/worktrees/{name}/journal.jsonl"
         path.parent.mkdir(parents=True)
-        path.write_text("".join(
-            synapt_line(timestamp=f"2026-01-{1 + i % 28:02d}T10:00:00Z",
-                        session_id=f"{name}{i}", focus="x" * 200) + "\n" for i in range(4000)))
+        path.write_text(
+            "".join(
+                synapt_line(
+                    timestamp=f"2026-01-{1 + i % 28:02d}T10:00:00Z",
+                    session_id=f"{name}{i}",
+                    focus="x" * 200,
+                )
+                + "\n"
+                for i in range(4000)
+            )
+        )
     open_store(root).close()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
     cmd = [sys.executable, "-m", "recall_sqlite.cli", "import", "--json"]
-    procs = [subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
     reports = [json.loads(o[0]) for o in outs]
@@ -118,8 +162,11 @@ def test_two_imports_at_once_both_succeed(tmp_path: Path) -> None:
 
 
 def test_survey_of_a_missing_path_prints_no_table(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "recall_sqlite.cli", "survey",
-                        str(tmp_path / "nonexistent")], cwd=tmp_path, capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "recall_sqlite.cli", "survey", str(tmp_path / "nonexistent")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 1
     assert "BUCKET" not in r.stdout and "does not exist" in r.stdout

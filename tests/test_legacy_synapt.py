@@ -22,9 +22,13 @@ synapt_journal = __import__("synapt.recall.journal", fromlist=["append_entry"])
 
 from .conftest import make_workspace  # noqa: E402
 
-BUCKETS = ("api", "proj", "server", "zz-old")     # "api" is a real checkout below
-TIMES = [f"2026-01-0{d}T{h:02d}:00:00{frac}+00:00"
-         for d in (1, 2) for h in (9, 10) for frac in ("", ".250000")]
+BUCKETS = ("api", "proj", "server", "zz-old")  # "api" is a real checkout below
+TIMES = [
+    f"2026-01-0{d}T{h:02d}:00:00{frac}+00:00"
+    for d in (1, 2)
+    for h in (9, 10)
+    for frac in ("", ".250000")
+]
 TEXT = st.sampled_from(["", "fix parser", "write tests", "caf\u00e9 \u2192 done", "\U0001f600"])
 
 entries = st.builds(
@@ -58,12 +62,18 @@ def _oracle(concatenated: Path) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(pool=st.lists(entries, min_size=1, max_size=12),
-       layout=st.lists(st.lists(st.integers(0, 11), max_size=10), min_size=1, max_size=4))
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    pool=st.lists(entries, min_size=1, max_size=12),
+    layout=st.lists(st.lists(st.integers(0, 11), max_size=10), min_size=1, max_size=4),
+)
 def test_import_reads_like_synapt_over_the_concatenated_buckets(
-        pool: list[dict[str, Any]], layout: list[list[int]]) -> None:
+    pool: list[dict[str, Any]], layout: list[list[int]]
+) -> None:
     tmp = Path(tempfile.mkdtemp())
     try:
         root = make_workspace(tmp)
@@ -83,8 +93,9 @@ def test_import_reads_like_synapt_over_the_concatenated_buckets(
             report = store.legacy.import_paths([root])
             assert report.ok
             assert report.to_dict()["quarantined"] == 0
-            got = [e.synapt_dict() for e in
-                   store.journal.read(n=10_000, all_worktrees=True).entries]
+            got = [
+                e.synapt_dict() for e in store.journal.read(n=10_000, all_worktrees=True).entries
+            ]
         assert got == _oracle(concatenated)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -93,36 +104,79 @@ def test_import_reads_like_synapt_over_the_concatenated_buckets(
 # -- the fast row builder agrees with the journal -------------------------------------
 
 values = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=6),
-    st.lists(st.text(max_size=4), max_size=3), st.lists(st.integers(0, 2), max_size=2),
-    st.sampled_from(["2026-01-01T10:00:00+00:00", "2026-01-01T10:00:00.5Z",
-                     "2026-01-01 10:00", "2026-13-01T00:00:00Z", "nope",
-                     "2026-01-01T10:00:00.123456Z", "2026-01-01T10:00:00.123456+00:00",
-                     "2026-02-30T00:00:00Z", "2026-01-01T24:00:00+00:00",
-                     "2026-01-01T23:59:60Z", "2026-01-01T23:60:00Z", "0001-01-01T00:00:00Z",
-                     "2024-02-29T23:59:59.999999+00:00", "1969-12-31T23:59:59.5+00:00"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.text(max_size=6),
+    st.lists(st.text(max_size=4), max_size=3),
+    st.lists(st.integers(0, 2), max_size=2),
+    st.sampled_from(
+        [
+            "2026-01-01T10:00:00+00:00",
+            "2026-01-01T10:00:00.5Z",
+            "2026-01-01 10:00",
+            "2026-13-01T00:00:00Z",
+            "nope",
+            "2026-01-01T10:00:00.123456Z",
+            "2026-01-01T10:00:00.123456+00:00",
+            "2026-02-30T00:00:00Z",
+            "2026-01-01T24:00:00+00:00",
+            "2026-01-01T23:59:60Z",
+            "2026-01-01T23:60:00Z",
+            "0001-01-01T00:00:00Z",
+            "2024-02-29T23:59:59.999999+00:00",
+            "1969-12-31T23:59:59.5+00:00",
+        ]
+    ),
 )
-keys = st.sampled_from(["timestamp", "session_id", "branch", "focus", "done", "decisions",
-                        "next_steps", "files_modified", "git_log", "auto", "enriched",
-                        "griptree", "agent_id", "repair", "future", "x"])
+keys = st.sampled_from(
+    [
+        "timestamp",
+        "session_id",
+        "branch",
+        "focus",
+        "done",
+        "decisions",
+        "next_steps",
+        "files_modified",
+        "git_log",
+        "auto",
+        "enriched",
+        "griptree",
+        "agent_id",
+        "repair",
+        "future",
+        "x",
+    ]
+)
 objects = st.dictionaries(keys, values, max_size=8).map(
-    lambda d: d if "timestamp" in d else {**d, "timestamp": "2026-02-03T04:05:06.7+00:00"})
+    lambda d: d if "timestamp" in d else {**d, "timestamp": "2026-02-03T04:05:06.7+00:00"}
+)
 
 
-_texts = st.text(alphabet=st.sampled_from(list('ab "\\/\n\x01\x7f\u00e9\u2192\U0001f600<')),
-                 max_size=5)
+_texts = st.text(
+    alphabet=st.sampled_from(list('ab "\\/\n\x01\x7f\u00e9\u2192\U0001f600<')), max_size=5
+)
 _typed = {
-    "timestamp": st.sampled_from(["2026-01-01T10:00:00+00:00", "2026-01-01T10:00:00.250000Z",
-                                  "2026-03-04T05:06:07.000001+00:00"]),
+    "timestamp": st.sampled_from(
+        [
+            "2026-01-01T10:00:00+00:00",
+            "2026-01-01T10:00:00.250000Z",
+            "2026-03-04T05:06:07.000001+00:00",
+        ]
+    ),
     **{k: _texts for k in ("session_id", "branch", "focus", "griptree", "agent_id")},
-    **{k: st.lists(_texts, max_size=3) for k in ("done", "decisions", "next_steps",
-                                                  "files_modified", "git_log")},
+    **{
+        k: st.lists(_texts, max_size=3)
+        for k in ("done", "decisions", "next_steps", "files_modified", "git_log")
+    },
     **{k: st.booleans() for k in ("auto", "enriched", "repair")},
 }
 # Well-typed synapt objects with any subset of the optional fields: the fast path's ground.
 plain_objects = st.fixed_dictionaries(
     {"timestamp": _typed["timestamp"]},
-    optional={k: v for k, v in _typed.items() if k != "timestamp"})
+    optional={k: v for k, v in _typed.items() if k != "timestamp"},
+)
 
 
 class _Ctx:
@@ -144,46 +198,95 @@ def test_fast_rows_match_the_journal(obj: dict[str, Any], ascii_escapes: bool) -
     journal = Journal(_Ctx())  # type: ignore[arg-type]  # _row needs only the ids
     want = journal._row(entry, 7)
     assert fate.id == want[0]
-    assert fate.row == want[4:]            # the row after (id, workspace, worktree, stored)
+    assert fate.row == want[4:]  # the row after (id, workspace, worktree, stored)
 
 
 # -- the survey's no-parse path for synapt-shaped lines agrees with the parser ---------
 
 # Plain entries with one special character put into one text field: every escape class
 # json.dumps writes, and the defects the journal refuses (NUL, lone surrogates).
-SPECIALS = ["\x00", "\ud800", "\udfff", "\U0001f600", "\x01", "\x1f", "\x7f", "\u00e9",
-            "\u2192", "\ud7ff", "\ue000", "\ufffe", "\\", "/", '"', "\n", "\t", "\\u0041",
-            "\\u0000", "u0000", "<"]
+SPECIALS = [
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "\U0001f600",
+    "\x01",
+    "\x1f",
+    "\x7f",
+    "\u00e9",
+    "\u2192",
+    "\ud7ff",
+    "\ue000",
+    "\ufffe",
+    "\\",
+    "/",
+    '"',
+    "\n",
+    "\t",
+    "\\u0041",
+    "\\u0000",
+    "u0000",
+    "<",
+]
 TEXT_KEYS = ["session_id", "branch", "focus", "griptree", "agent_id", "done", "git_log"]
 synapt_entries = st.builds(
     lambda ts, key, special, auto, enriched, repair: {
-        "timestamp": ts, "session_id": "s1", "branch": "main", "focus": "fix the parser",
-        "done": ["one", "two"], "decisions": ["caf\u00e9 \ue000"], "next_steps": ["next"],
-        "files_modified": ["a.py"], "git_log": [], "auto": auto, "enriched": enriched,
-        "griptree": "", "agent_id": "", "repair": repair,
-        key: [f"x{special}y"] if key in ("done", "git_log") else f"x{special}y"},
-    st.sampled_from(["2026-01-01T10:00:00+00:00", "2026-01-01T10:00:00.250000Z",
-                     "2026-02-30T10:00:00+00:00", "2026-01-01T24:00:00Z"]),
-    st.sampled_from(TEXT_KEYS), st.sampled_from(SPECIALS), st.booleans(), st.booleans(),
-    st.booleans())
+        "timestamp": ts,
+        "session_id": "s1",
+        "branch": "main",
+        "focus": "fix the parser",
+        "done": ["one", "two"],
+        "decisions": ["caf\u00e9 \ue000"],
+        "next_steps": ["next"],
+        "files_modified": ["a.py"],
+        "git_log": [],
+        "auto": auto,
+        "enriched": enriched,
+        "griptree": "",
+        "agent_id": "",
+        "repair": repair,
+        key: [f"x{special}y"] if key in ("done", "git_log") else f"x{special}y",
+    },
+    st.sampled_from(
+        [
+            "2026-01-01T10:00:00+00:00",
+            "2026-01-01T10:00:00.250000Z",
+            "2026-02-30T10:00:00+00:00",
+            "2026-01-01T24:00:00Z",
+        ]
+    ),
+    st.sampled_from(TEXT_KEYS),
+    st.sampled_from(SPECIALS),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(e=synapt_entries, variant=st.sampled_from(
-    ["synapt", "utf8", "compact", "sorted", "escaped-ascii", "upper-hex", "upper-hex-2"]))
+@given(
+    e=synapt_entries,
+    variant=st.sampled_from(
+        ["synapt", "utf8", "compact", "sorted", "escaped-ascii", "upper-hex", "upper-hex-2"]
+    ),
+)
 def test_survey_fast_path_agrees_with_the_parser(e: dict[str, Any], variant: str) -> None:
     import re
 
     import recall_sqlite.legacy.lines as lr
+
     kwargs: dict[str, Any] = {
-        "utf8": {"ensure_ascii": False}, "compact": {"separators": (",", ":")},
-        "sorted": {"sort_keys": True}}.get(variant, {})
+        "utf8": {"ensure_ascii": False},
+        "compact": {"separators": (",", ":")},
+        "sorted": {"sort_keys": True},
+    }.get(variant, {})
     from recall_sqlite.journal.codec import SYNAPT_FIELDS
-    e = {name: e[name] for name in SYNAPT_FIELDS}     # synapt's field order
+
+    e = {name: e[name] for name in SYNAPT_FIELDS}  # synapt's field order
     try:
         raw = json.dumps(e, **kwargs).encode("utf-8")
     except UnicodeEncodeError:
-        return      # a lone surrogate cannot even be written as UTF-8 text
+        return  # a lone surrogate cannot even be written as UTF-8 text
     canonical = json.dumps(e).encode()
     assert variant != "synapt" or raw == synapt_line(**e).encode()
     # same content, escapes json.dumps would not write
@@ -211,36 +314,54 @@ def test_survey_fast_path_agrees_with_the_parser(e: dict[str, Any], variant: str
 PLACES = (".", "sub", "sub/deeper", "api", "api/src", ".synapse-old")
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(pool=st.lists(entries, min_size=1, max_size=10),
-       stores=st.lists(st.tuples(st.sampled_from(PLACES), st.sampled_from(BUCKETS),
-                                 st.lists(st.integers(0, 9), max_size=8)),
-                       min_size=1, max_size=5))
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    pool=st.lists(entries, min_size=1, max_size=10),
+    stores=st.lists(
+        st.tuples(
+            st.sampled_from(PLACES),
+            st.sampled_from(BUCKETS),
+            st.lists(st.integers(0, 9), max_size=8),
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+)
 def test_overlapping_stores_anywhere_import_like_their_concatenation(
-        pool: list[dict[str, Any]], stores: list[tuple[str, str, list[int]]]) -> None:
+    pool: list[dict[str, Any]], stores: list[tuple[str, str, list[int]]]
+) -> None:
     from recall_sqlite.legacy import make_plan
+
     tmp = Path(tempfile.mkdtemp())
     try:
         root = make_workspace(tmp)
         (root / "api" / ".git").mkdir(parents=True)
         for place, name, picks in stores:
-            data = root / ".synapse" / "recall" if place == ".synapse-old" \
+            data = (
+                root / ".synapse" / "recall"
+                if place == ".synapse-old"
                 else root / place / ".synapt" / "recall"
+            )
             path = data / "worktrees" / name / "journal.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.touch()
             for i in picks:
-                synapt_journal.append_entry(synapt_journal.JournalEntry(**pool[i % len(pool)]),
-                                            path=path)
-        order = [s.path for s in make_plan(root).everything]     # the import's order
+                synapt_journal.append_entry(
+                    synapt_journal.JournalEntry(**pool[i % len(pool)]), path=path
+                )
+        order = [s.path for s in make_plan(root).everything]  # the import's order
         concatenated = tmp / "all.jsonl"
         concatenated.write_bytes(b"".join(p.read_bytes() for p in order))
         with open_store(root) as store:
             report = store.legacy.import_paths()
             assert report.ok, report.to_dict()
-            got = [e.synapt_dict() for e in
-                   store.journal.read(n=10_000, all_worktrees=True).entries]
+            got = [
+                e.synapt_dict() for e in store.journal.read(n=10_000, all_worktrees=True).entries
+            ]
         assert got == _oracle(concatenated)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

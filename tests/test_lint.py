@@ -23,13 +23,29 @@ def _tool(name: str) -> list[str]:
 
 
 def test_ruff() -> None:
-    res = subprocess.run([*_tool("ruff"), "check", "recall_sqlite", "tests", "bench"],
-                         cwd=REPO, capture_output=True, text=True)
+    res = subprocess.run(
+        [*_tool("ruff"), "check", "recall_sqlite", "tests", "bench"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_ruff_format() -> None:
+    """One formatting, applied by the tool: nobody argues about layout in a review."""
+    res = subprocess.run(
+        [*_tool("ruff"), "format", "--check", "recall_sqlite", "tests", "bench"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
 @pytest.mark.slow
 def test_mypy_strict() -> None:
-    res = subprocess.run([*_tool("mypy"), "recall_sqlite"], cwd=REPO, capture_output=True,
-                         text=True)
+    res = subprocess.run(
+        [*_tool("mypy"), "recall_sqlite"], cwd=REPO, capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stdout + res.stderr

@@ -39,13 +39,19 @@ def shape(path: Path) -> dict[str, Any]:
     (column types, defaults, keys, STRICT, foreign keys)."""
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        objects = {(t, n): _normalise(sql) for t, n, sql in conn.execute(
-            "SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_autoindex%'")}
+        objects = {
+            (t, n): _normalise(sql)
+            for t, n, sql in conn.execute(
+                "SELECT type, name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_autoindex%'"
+            )
+        }
         tables = [n for t, n in objects if t == "table"]
         pragmas = {
-            n: (conn.execute(f"PRAGMA table_xinfo('{n}')").fetchall(),
+            n: (
+                conn.execute(f"PRAGMA table_xinfo('{n}')").fetchall(),
                 conn.execute(f"PRAGMA foreign_key_list('{n}')").fetchall(),
-                conn.execute(f"PRAGMA table_list('{n}')").fetchall())
+                conn.execute(f"PRAGMA table_list('{n}')").fetchall(),
+            )
             for n in tables
         }
         return {"objects": objects, "pragmas": pragmas}
@@ -124,8 +130,9 @@ def _fake_step(monkeypatch: pytest.MonkeyPatch, body: Any) -> None:
     monkeypatch.setattr(db_mod, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
 
 
-def test_a_step_runs_once_and_stamps_its_version(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_step_runs_once_and_stamps_its_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, db, _ = _migrated(FROZEN[-1], tmp_path)
     open_store(root, db_path=db).close()
     calls: list[int] = []
@@ -144,8 +151,9 @@ def test_a_step_runs_once_and_stamps_its_version(tmp_path: Path,
     conn.close()
 
 
-def test_a_failing_step_leaves_the_previous_version(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_step_leaves_the_previous_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, db, expected = _migrated(FROZEN[-1], tmp_path)
     open_store(root, db_path=db).close()
 
@@ -159,8 +167,9 @@ def test_a_failing_step_leaves_the_previous_version(tmp_path: Path,
     monkeypatch.undo()
     conn = apsw.Connection(str(db))
     assert conn.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
-    assert conn.execute(
-        "SELECT count(*) FROM sqlite_schema WHERE name = 'journal'").fetchall() == [(1,)]
+    assert conn.execute("SELECT count(*) FROM sqlite_schema WHERE name = 'journal'").fetchall() == [
+        (1,)
+    ]
     conn.close()
     if FROZEN[-1].name == f"v{SCHEMA_VERSION}":
         assert json.loads(json.dumps(answers(root, db))) == expected["answers"]
@@ -179,8 +188,11 @@ def test_migrated_store_is_searchable(frozen: Path, tmp_path: Path) -> None:
                 assert check_index(conn).ok
             for kw in ({}, {"all_worktrees": True}, {"branch": "main"}):
                 read = s.journal.read(1000, **kw)  # type: ignore[arg-type]
-                want = sorted(e.id or "" for e in read.entries
-                              if "websocket" in e.focus and "gateway" in e.focus)
+                want = sorted(
+                    e.id or ""
+                    for e in read.entries
+                    if "websocket" in e.focus and "gateway" in e.focus
+                )
                 found = s.journal.search("websocket gateway", 1000, **kw)  # type: ignore[arg-type]
                 assert want and sorted(e.id or "" for e in found.entries) == want
                 assert found.total == len(want)
@@ -211,20 +223,27 @@ def test_v3_rekeys_linked_worktrees_and_makes_bookkeeping_relative(tmp_path: Pat
     conn = apsw.Connection(str(db))
     old_root = conn.execute("SELECT root FROM workspace_roots").fetchall()[0][0]
     assert str(conn.execute("SELECT path FROM import_sources").fetchall()[0][0]).startswith(
-        old_root)
+        old_root
+    )
     ws_pk = conn.execute("SELECT id FROM workspaces").fetchall()[0][0]
     # what v1 recorded for a linked worktree outside the root, and a source inside it
-    conn.execute("INSERT INTO worktrees (workspace_id, key, name, root, first_seen, last_seen)"
-                 " VALUES (?, ?, 'side-desk', ?, ?, ?)",
-                 (ws_pk, side.as_posix(), str(side), "2026-01-01T00:00:00Z",
-                  "2026-01-01T00:00:00Z"))
-    conn.execute("INSERT INTO workspace_roots VALUES (?, ?, ?, ?)",
-                 (ws_pk, str(root), '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'))
-    wt_pk = conn.execute("SELECT id FROM worktrees WHERE key = ?", (side.as_posix(),)
-                         ).fetchall()[0][0]
-    conn.execute("INSERT INTO import_sources (workspace_id, path, bucket, layout, worktree_id,"
-                 " sha256) VALUES (?, ?, 'side-desk', 'worktrees', ?, 'e')",
-                 (ws_pk, f"{side}/lib/.synapt/recall/worktrees/side-desk/journal.jsonl", wt_pk))
+    conn.execute(
+        "INSERT INTO worktrees (workspace_id, key, name, root, first_seen, last_seen)"
+        " VALUES (?, ?, 'side-desk', ?, ?, ?)",
+        (ws_pk, side.as_posix(), str(side), "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"),
+    )
+    conn.execute(
+        "INSERT INTO workspace_roots VALUES (?, ?, ?, ?)",
+        (ws_pk, str(root), "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z"),
+    )
+    wt_pk = conn.execute("SELECT id FROM worktrees WHERE key = ?", (side.as_posix(),)).fetchall()[
+        0
+    ][0]
+    conn.execute(
+        "INSERT INTO import_sources (workspace_id, path, bucket, layout, worktree_id,"
+        " sha256) VALUES (?, ?, 'side-desk', 'worktrees', ?, 'e')",
+        (ws_pk, f"{side}/lib/.synapt/recall/worktrees/side-desk/journal.jsonl", wt_pk),
+    )
     conn.close()
     open_store(root, db_path=db).close()
     conn = apsw.Connection(str(db))
@@ -232,15 +251,23 @@ def test_v3_rekeys_linked_worktrees_and_makes_bookkeeping_relative(tmp_path: Pat
     paths = sorted(str(p) for (p,) in conn.execute("SELECT path FROM import_sources"))
     conn.close()
     assert keys == {".", "desk", "@side"}
-    assert paths == [".synapt/recall/worktrees/proj/journal.jsonl",
-                     "@side:lib/.synapt/recall/worktrees/side-desk/journal.jsonl"]
+    assert paths == [
+        ".synapt/recall/worktrees/proj/journal.jsonl",
+        "@side:lib/.synapt/recall/worktrees/side-desk/journal.jsonl",
+    ]
     # the bucket as make_store wrote it, now at the new root: verify holds, and a re-import
     # of it reads nothing and quarantines nothing a second time
     bucket = root / ".synapt" / "recall" / "worktrees" / "proj" / "journal.jsonl"
     bucket.parent.mkdir(parents=True)
-    lines = [SYNAPT_LINE.format(ts=f"2026-02-0{d}T10:00:00+00:00", sid=f"legacy{d}",
-                                focus=f"legacy {d}", step=f"legacy step {d}")
-             for d in range(1, 6)]
+    lines = [
+        SYNAPT_LINE.format(
+            ts=f"2026-02-0{d}T10:00:00+00:00",
+            sid=f"legacy{d}",
+            focus=f"legacy {d}",
+            step=f"legacy step {d}",
+        )
+        for d in range(1, 6)
+    ]
     bucket.write_text("".join(lines) + lines[0] + "{not json\n")
     with open_store(root, db_path=db) as s:
         v = s.legacy.verify([bucket], deep=True)

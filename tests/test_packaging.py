@@ -18,13 +18,16 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist),
-                    str(REPO)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = dist.glob("recall_sqlite-*.whl")
     with zipfile.ZipFile(wheel) as z:
         assert "recall_sqlite/schema.sql" in z.namelist()
         names = z.namelist()
-        assert "recall_sqlite/py.typed" in names          # hosts get our types
+        assert "recall_sqlite/py.typed" in names  # hosts get our types
         assert any(n.endswith("licenses/LICENSE") for n in names)
         shipped = z.read("recall_sqlite/schema.sql")
         assert shipped == (REPO / "recall_sqlite" / "schema.sql").read_bytes()
@@ -32,20 +35,37 @@ def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, capture_output=True
+    )
     ws = tmp_path / "ws"
     (ws / ".grip").mkdir(parents=True)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     cmd = env_dir / "bin" / "recall-sqlite"
-    subprocess.run([str(cmd), "--cwd", str(ws), "journal", "write", "--focus", "from wheel"],
-                   check=True, capture_output=True, cwd=outside, env=env)
-    out = subprocess.run([str(cmd), "--cwd", str(ws), "journal", "read", "--json"], check=True,
-                         capture_output=True, text=True, cwd=outside, env=env).stdout
+    subprocess.run(
+        [str(cmd), "--cwd", str(ws), "journal", "write", "--focus", "from wheel"],
+        check=True,
+        capture_output=True,
+        cwd=outside,
+        env=env,
+    )
+    out = subprocess.run(
+        [str(cmd), "--cwd", str(ws), "journal", "read", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=outside,
+        env=env,
+    ).stdout
     assert [e["focus"] for e in json.loads(out)["entries"]] == ["from wheel"]
     where = subprocess.run(
         [str(py), "-c", "import recall_sqlite.db as d; print(d.__file__)"],
-        check=True, capture_output=True, text=True, cwd=outside, env=env).stdout
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=outside,
+        env=env,
+    ).stdout
     assert str(env_dir) in where  # the installed copy, not the source tree

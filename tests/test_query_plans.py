@@ -22,18 +22,28 @@ def _plan(store: Store, sql: str, params: tuple[object, ...]) -> str:
 @pytest.fixture
 def filled(store: Store) -> Store:
     store.journal.append_many(
-        [entry(f"2026-01-01T00:{i % 60:02d}:00Z", session_id=f"s{i % 40}",
-               branch=("main", "feat")[i % 2], focus=f"f{i}", auto=i % 3 == 0)
-         for i in range(200)])
+        [
+            entry(
+                f"2026-01-01T00:{i % 60:02d}:00Z",
+                session_id=f"s{i % 40}",
+                branch=("main", "feat")[i % 2],
+                focus=f"f{i}",
+                auto=i % 3 == 0,
+            )
+            for i in range(200)
+        ]
+    )
     # With statistics too: the plan must not depend on ANALYZE having run or not.
     return store
 
 
 @pytest.mark.parametrize("analyzed", [False, True])
-@pytest.mark.parametrize("all_worktrees,by_branch,meaningful",
-                         list(itertools.product([False, True], repeat=3)))
-def test_newest_n_walks_its_head_index(filled: Store, analyzed: bool, all_worktrees: bool,
-                                       by_branch: bool, meaningful: bool) -> None:
+@pytest.mark.parametrize(
+    "all_worktrees,by_branch,meaningful", list(itertools.product([False, True], repeat=3))
+)
+def test_newest_n_walks_its_head_index(
+    filled: Store, analyzed: bool, all_worktrees: bool, by_branch: bool, meaningful: bool
+) -> None:
     if analyzed:
         filled.db.query("ANALYZE")
     params: list[object] = [1] if all_worktrees else [1, 1]
@@ -41,22 +51,31 @@ def test_newest_n_walks_its_head_index(filled: Store, analyzed: bool, all_worktr
         params.append("main")
     params.append(5)
     plan = _plan(filled, _walk_sql(all_worktrees, by_branch, meaningful), tuple(params))
-    index = "journal_heads_" + ("ws" if all_worktrees else "wt") + ("_branch" if by_branch
-                                                                    else "")
+    index = "journal_heads_" + ("ws" if all_worktrees else "wt") + ("_branch" if by_branch else "")
     assert f"USING INDEX {index} " in plan + " ", plan
     assert "TEMP B-TREE" not in plan, plan
     assert "SCAN" not in plan or "USING INDEX" in plan, plan
 
 
 def test_per_read_lookups_use_keys(filled: Store) -> None:
-    counts_wt = _plan(filled, "SELECT worktree_id, branch, heads FROM journal_counts_wt"
-                              " WHERE workspace_id = ?", (1,))
-    counts_ws = _plan(filled, "SELECT branch, heads FROM journal_counts_ws"
-                              " WHERE workspace_id = ?", (1,))
-    by_id = _plan(filled, f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE id = ?"
-                          " AND workspace_id = ?", (b"x" * 16, 1))
-    done = _plan(filled, "SELECT done FROM journal_entries WHERE workspace_id = ?"
-                         " AND session_id = ? ORDER BY seq", (1, "s1"))
+    counts_wt = _plan(
+        filled,
+        "SELECT worktree_id, branch, heads FROM journal_counts_wt WHERE workspace_id = ?",
+        (1,),
+    )
+    counts_ws = _plan(
+        filled, "SELECT branch, heads FROM journal_counts_ws WHERE workspace_id = ?", (1,)
+    )
+    by_id = _plan(
+        filled,
+        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE id = ? AND workspace_id = ?",
+        (b"x" * 16, 1),
+    )
+    done = _plan(
+        filled,
+        "SELECT done FROM journal_entries WHERE workspace_id = ? AND session_id = ? ORDER BY seq",
+        (1, "s1"),
+    )
     for plan in (counts_wt, counts_ws):
         assert "SEARCH" in plan and "PRIMARY KEY" in plan, plan
     assert "USING INDEX sqlite_autoindex_journal_entries" in by_id, by_id

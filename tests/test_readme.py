@@ -19,8 +19,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 
 
 def blocks(kind: str) -> list[str]:
-    return [body for tag, body in FENCE.findall(README.read_text(encoding="utf-8"))
-            if tag == kind]
+    return [body for tag, body in FENCE.findall(README.read_text(encoding="utf-8")) if tag == kind]
 
 
 @pytest.fixture
@@ -47,7 +46,14 @@ def test_readme_examples_run(scratch: Path) -> None:
             pytest.fail(f"README python block {i + 1} failed: {exc!r}\n{code}")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
     for i, script in enumerate(blocks("sh")):
-        res = subprocess.run(["bash", "-e", "-c", script], cwd=scratch, env=env,
-                             capture_output=True, text=True, timeout=300)
-        assert res.returncode == 0, (f"README sh block {i + 1} failed:\n{script}\n"
-                                     f"{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
+        res = subprocess.run(
+            ["bash", "-e", "-c", script],
+            cwd=scratch,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert res.returncode == 0, (
+            f"README sh block {i + 1} failed:\n{script}\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
+        )

@@ -28,8 +28,7 @@ def test_subdirectory_and_root_are_one_workspace(tmp_path: Path) -> None:
         assert at_root.workspace.worktree == at_sub.workspace.worktree
         assert at_root.workspace.db_path == at_sub.workspace.db_path
         from_sub = at_sub.journal.append(entry("2026-01-01T10:00:00Z", session_id="a", focus="s"))
-        from_root = at_root.journal.append(entry("2026-01-01T11:00:00Z", session_id="b",
-                                                 focus="r"))
+        from_root = at_root.journal.append(entry("2026-01-01T11:00:00Z", session_id="b", focus="r"))
         assert [e.id for e in at_root.journal.read().entries] == [from_root.id, from_sub.id]
         assert [e.id for e in at_sub.journal.read().entries] == [from_root.id, from_sub.id]
 
@@ -53,11 +52,20 @@ def test_equal_basenames_in_one_shared_database_never_mix(tmp_path: Path) -> Non
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-                        "PATH": "/usr/bin:/bin:/usr/local/bin",
-                        "HOME": str(cwd)})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+            "HOME": str(cwd),
+        },
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
@@ -95,52 +103,112 @@ def test_cli_reads_from_subdirectory_with_scope_in_json(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     (root / "server").mkdir()
     cli = [sys.executable, "-m", "recall_sqlite.cli"]
-    subprocess.run([*cli, "--cwd", str(root), "journal", "write", "--focus", "root work",
-                    "--next", "ship it", "--session-id", "s1",
-                    "--timestamp", "2026-01-01T10:00:00Z"], check=True, capture_output=True)
-    out = subprocess.run([*cli, "--cwd", str(root / "server"), "journal", "read", "-n", "5",
-                          "--json"], check=True, capture_output=True, text=True).stdout
+    subprocess.run(
+        [
+            *cli,
+            "--cwd",
+            str(root),
+            "journal",
+            "write",
+            "--focus",
+            "root work",
+            "--next",
+            "ship it",
+            "--session-id",
+            "s1",
+            "--timestamp",
+            "2026-01-01T10:00:00Z",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run(
+        [*cli, "--cwd", str(root / "server"), "journal", "read", "-n", "5", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     data = json.loads(out)
     assert [e["focus"] for e in data["entries"]] == ["root work"]
     assert data["total"] == 1 and data["elsewhere"] == {"other_worktrees": 0, "other_branches": 0}
     assert data["scope"]["worktree"] == "."
-    assert set(data["entries"][0]) >= {"id", "worktree", "timestamp", "session_id", "focus",
-                                       "done", "decisions", "next_steps", "auto"}
-    pending = json.loads(subprocess.run([*cli, "--cwd", str(root / "server"), "journal",
-                                         "pending", "--json"], check=True, capture_output=True,
-                                        text=True).stdout)
+    assert set(data["entries"][0]) >= {
+        "id",
+        "worktree",
+        "timestamp",
+        "session_id",
+        "focus",
+        "done",
+        "decisions",
+        "next_steps",
+        "auto",
+    }
+    pending = json.loads(
+        subprocess.run(
+            [*cli, "--cwd", str(root / "server"), "journal", "pending", "--json"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     assert pending["pending"] == ["ship it"]
-    where = json.loads(subprocess.run([*cli, "--cwd", str(root / "server"), "where", "--json"],
-                                      check=True, capture_output=True, text=True).stdout)
-    assert set(where) >= {"workspace_id", "workspace_root", "resolved_by", "worktree", "branch",
-                          "db_path", "warnings"}
+    where = json.loads(
+        subprocess.run(
+            [*cli, "--cwd", str(root / "server"), "where", "--json"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    assert set(where) >= {
+        "workspace_id",
+        "workspace_root",
+        "resolved_by",
+        "worktree",
+        "branch",
+        "db_path",
+        "warnings",
+    }
     assert where["workspace_root"] == str(root.resolve())
 
 
 def test_cli_user_errors_are_one_line_and_nonzero(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     cli = [sys.executable, "-m", "recall_sqlite.cli"]
-    bad = subprocess.run([*cli, "--cwd", str(root), "journal", "write", "--focus", "x",
-                          "--timestamp", "yesterday"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [*cli, "--cwd", str(root), "journal", "write", "--focus", "x", "--timestamp", "yesterday"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert bad.stderr.count("\n") == 1 and "timestamp" in bad.stderr
-    missing = subprocess.run([*cli, "--cwd", str(tmp_path / "nope"), "where"],
-                             capture_output=True, text=True)
+    missing = subprocess.run(
+        [*cli, "--cwd", str(tmp_path / "nope"), "where"], capture_output=True, text=True
+    )
     assert missing.returncode != 0 and "Traceback" not in missing.stderr
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite" * 100)
-    notdb = subprocess.run([*cli, "--cwd", str(root), "--db", str(junk), "journal", "read"],
-                           capture_output=True, text=True)
+    notdb = subprocess.run(
+        [*cli, "--cwd", str(root), "--db", str(junk), "journal", "read"],
+        capture_output=True,
+        text=True,
+    )
     assert notdb.returncode != 0 and "not an SQLite database" in notdb.stderr
     assert "Traceback" not in notdb.stderr
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["", "x", "y"]),
-                          st.integers(0, 50)), max_size=20))
-def test_scopes_partition_the_workspace(tmp_path: Path,
-                                        plan: list[tuple[str, str, int]]) -> None:
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]), st.sampled_from(["", "x", "y"]), st.integers(0, 50)
+        ),
+        max_size=20,
+    )
+)
+def test_scopes_partition_the_workspace(tmp_path: Path, plan: list[tuple[str, str, int]]) -> None:
     """For every worktree and branch: in-scope + other worktrees = the rows written with that
     branch anywhere; nothing of another scope is returned."""
     base = tmp_path / f"p{abs(hash(tuple(plan)))}"
@@ -151,8 +219,11 @@ def test_scopes_partition_the_workspace(tmp_path: Path,
         stores[wt] = open_store(root / wt)
     try:
         for i, (wt, branch, minute) in enumerate(plan):
-            stores[wt].journal.append(entry(f"2026-01-01T10:{minute:02d}:00Z",
-                                            session_id=f"s{i}", branch=branch, focus="f"))
+            stores[wt].journal.append(
+                entry(
+                    f"2026-01-01T10:{minute:02d}:00Z", session_id=f"s{i}", branch=branch, focus="f"
+                )
+            )
         for wt, s in stores.items():
             for branch in (None, "", "x", "y"):
                 r = s.journal.read(n=100, branch=branch)
@@ -162,8 +233,9 @@ def test_scopes_partition_the_workspace(tmp_path: Path,
                 assert all(e.worktree == wt for e in r.entries)
                 assert branch is None or all(e.branch == branch for e in r.entries)
                 assert r.elsewhere.other_worktrees == len(theirs)
-                other_branches = [p for p in plan if p[0] == wt and branch is not None
-                                  and p[1] != branch]
+                other_branches = [
+                    p for p in plan if p[0] == wt and branch is not None and p[1] != branch
+                ]
                 assert r.elsewhere.other_branches == len(other_branches)
     finally:
         for s in stores.values():
@@ -180,7 +252,8 @@ def test_copied_workspace_is_reported_not_merged(tmp_path: Path) -> None:
     shutil.copytree(original, copy)
     with open_store(copy, db_path=shared) as c:
         assert c.workspace.id == s.workspace.id
-        assert any("copied workspace" in w and str(original.resolve()) in w
-                   for w in c.workspace.warnings)
+        assert any(
+            "copied workspace" in w and str(original.resolve()) in w for w in c.workspace.warnings
+        )
     roots = sqlite3.connect(shared).execute("SELECT root FROM workspace_roots").fetchall()
     assert {r for (r,) in roots} == {str(original.resolve()), str(copy.resolve())}

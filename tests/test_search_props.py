@@ -28,22 +28,31 @@ def _text(words: list[str], seps: list[str], upper: list[bool]) -> str:
     return "".join(out).strip()
 
 
-texts = st.builds(_text, st.lists(st.sampled_from(VOCAB), max_size=4),
-                  st.lists(st.sampled_from(SEPARATORS), min_size=4, max_size=4),
-                  st.lists(st.booleans(), min_size=4, max_size=4))
+texts = st.builds(
+    _text,
+    st.lists(st.sampled_from(VOCAB), max_size=4),
+    st.lists(st.sampled_from(SEPARATORS), min_size=4, max_size=4),
+    st.lists(st.booleans(), min_size=4, max_size=4),
+)
 
-entries = st.lists(st.fixed_dictionaries({
-    "desk": st.booleans(),
-    "session_id": st.sampled_from(["", "s1", "s2", "s3"]),
-    "branch": st.sampled_from(["main", "feat", ""]),
-    "auto": st.booleans(),
-    "day": st.integers(1, 5),
-    "focus": texts,
-    "done": st.lists(texts, max_size=2),
-    "decisions": st.lists(texts, max_size=1),
-    "next_steps": st.lists(texts, max_size=1),
-    "files_modified": st.lists(texts, max_size=1),
-}), min_size=1, max_size=12)
+entries = st.lists(
+    st.fixed_dictionaries(
+        {
+            "desk": st.booleans(),
+            "session_id": st.sampled_from(["", "s1", "s2", "s3"]),
+            "branch": st.sampled_from(["main", "feat", ""]),
+            "auto": st.booleans(),
+            "day": st.integers(1, 5),
+            "focus": texts,
+            "done": st.lists(texts, max_size=2),
+            "decisions": st.lists(texts, max_size=1),
+            "next_steps": st.lists(texts, max_size=1),
+            "files_modified": st.lists(texts, max_size=1),
+        }
+    ),
+    min_size=1,
+    max_size=12,
+)
 
 
 def _tokens(text: str) -> list[str]:
@@ -52,18 +61,28 @@ def _tokens(text: str) -> list[str]:
 
 def _matches(row_text: str, words: list[tuple[str, bool]]) -> bool:
     toks = set(_tokens(row_text))
-    return all(any(t.startswith(w) for t in toks) if prefix else w in toks
-               for w, prefix in words)
+    return all(any(t.startswith(w) for t in toks) if prefix else w in toks for w, prefix in words)
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(rows=entries, data=st.data(),
-       scope=st.fixed_dictionaries({"all_worktrees": st.booleans(),
-                                    "branch": st.sampled_from([None, "main", "feat", ""]),
-                                    "meaningful": st.booleans()}))
-def test_search_equals_the_oracle(rows: list[dict[str, Any]], data: st.DataObject,
-                                  scope: dict[str, Any]) -> None:
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    rows=entries,
+    data=st.data(),
+    scope=st.fixed_dictionaries(
+        {
+            "all_worktrees": st.booleans(),
+            "branch": st.sampled_from([None, "main", "feat", ""]),
+            "meaningful": st.booleans(),
+        }
+    ),
+)
+def test_search_equals_the_oracle(
+    rows: list[dict[str, Any]], data: st.DataObject, scope: dict[str, Any]
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = make_workspace(Path(tmp))
         desk = root / "desk"
@@ -76,8 +95,9 @@ def test_search_equals_the_oracle(rows: list[dict[str, Any]], data: st.DataObjec
             present = sorted({t for r in rows for t in _tokens(json.dumps(r))} & set(VOCAB))
             pool = present or list(VOCAB)
             picked = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
-            prefixes = data.draw(st.lists(st.booleans(), min_size=len(picked),
-                                          max_size=len(picked)))
+            prefixes = data.draw(
+                st.lists(st.booleans(), min_size=len(picked), max_size=len(picked))
+            )
             words = [(w[:3] if p else w, p) for w, p in zip(picked, prefixes, strict=True)]
             query = " ".join(w + ("*" if p else "") for w, p in words)
 
@@ -90,9 +110,10 @@ def test_search_equals_the_oracle(rows: list[dict[str, Any]], data: st.DataObjec
             want: set[str] = set()
             other_wt = other_br = 0
             for rid, w, b, focus, *lists in s.db.query(
-                    "SELECT lower(hex(id)), worktree_id, branch, focus, done, decisions,"
-                    f" next_steps, files_modified FROM journal_entries WHERE {flag} = 1"
-                    + (" AND meaningful = 1" if scope["meaningful"] else "")):
+                "SELECT lower(hex(id)), worktree_id, branch, focus, done, decisions,"
+                f" next_steps, files_modified FROM journal_entries WHERE {flag} = 1"
+                + (" AND meaningful = 1" if scope["meaningful"] else "")
+            ):
                 text = " ".join([focus] + [" ".join(json.loads(x)) for x in lists])
                 if not _matches(text, words):
                     continue
@@ -106,15 +127,22 @@ def test_search_equals_the_oracle(rows: list[dict[str, Any]], data: st.DataObjec
                     other_wt += 1
             assert {e.id for e in got.entries} == want, query
             assert got.total == len(want)
-            assert (got.elsewhere.other_worktrees, got.elsewhere.other_branches) == \
-                (other_wt, other_br)
+            assert (got.elsewhere.other_worktrees, got.elsewhere.other_branches) == (
+                other_wt,
+                other_br,
+            )
             if branch is None:  # then nothing falls between the scope and elsewhere
-                everywhere = sum(1 for rid, *cols in s.db.query(
-                    "SELECT lower(hex(id)), focus, done, decisions, next_steps, files_modified"
-                    f" FROM journal_entries WHERE {flag} = 1"
-                    + (" AND meaningful = 1" if scope["meaningful"] else ""))
-                    if _matches(" ".join([cols[0]] + [" ".join(json.loads(x))
-                                                      for x in cols[1:]]), words))
+                everywhere = sum(
+                    1
+                    for rid, *cols in s.db.query(
+                        "SELECT lower(hex(id)), focus, done, decisions, next_steps, files_modified"
+                        f" FROM journal_entries WHERE {flag} = 1"
+                        + (" AND meaningful = 1" if scope["meaningful"] else "")
+                    )
+                    if _matches(
+                        " ".join([cols[0]] + [" ".join(json.loads(x)) for x in cols[1:]]), words
+                    )
+                )
                 assert got.total + got.elsewhere.total == everywhere
             # best first and newest first among ties, never a version reads hide
             scores = [h.score for h in got.hits]

@@ -46,8 +46,10 @@ def _increasing(values: list[Any]) -> bool:
 
 
 def _counts(store: Store) -> tuple[int, ...]:
-    return tuple(store.db.query(f"SELECT count(*) FROM {t}")[0][0]
-                 for t in ("summaries", "summary_sources", "cursors", "journal_entries"))
+    return tuple(
+        store.db.query(f"SELECT count(*) FROM {t}")[0][0]
+        for t in ("summaries", "summary_sources", "cursors", "journal_entries")
+    )
 
 
 # -- created_at ---------------------------------------------------------------------------------
@@ -55,18 +57,25 @@ def _counts(store: Store) -> tuple[int, ...]:
 
 def test_add_assigns_utc_microsecond_created_at_and_records_fields(store: Store) -> None:
     a = _append(store, focus="a", session_id="a")
-    s = store.summaries.add("what happened", branch="main", kind="day", covers=[a.id],
-                            author="claude-x")
+    s = store.summaries.add(
+        "what happened", branch="main", kind="day", covers=[a.id], author="claude-x"
+    )
     assert ISO_US.match(s.created_at)
     assert parse_timestamp(s.created_at) == s.created_us
     assert (s.branch, s.kind, s.text, s.author, s.entry_ids) == (
-        "main", "day", "what happened", "claude-x", (a.id,))
+        "main",
+        "day",
+        "what happened",
+        "claude-x",
+        (a.id,),
+    )
     assert s.current and not s.stale and s.workspace_id == store.workspace.id
     assert store.summaries.get(s.id) == s
 
 
 def test_same_microsecond_and_clock_going_back_stay_strictly_increasing(
-        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = iter([5_000_000_000_000_000] * 3 + [4_000_000_000_000_000] * 2)
     monkeypatch.setattr(summaries_mod, "now_us", lambda: next(clock))
     made = [store.summaries.add(f"s{i}", kind=f"k{i}") for i in range(5)]
@@ -75,8 +84,9 @@ def test_same_microsecond_and_clock_going_back_stay_strictly_increasing(
     assert all(parse_timestamp(s.created_at) == s.created_us for s in made)
 
 
-def test_created_at_sequence_is_per_workspace(store: Store, other: Store,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_created_at_sequence_is_per_workspace(
+    store: Store, other: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(summaries_mod, "now_us", lambda: 7_000_000_000_000_000)
     a = store.summaries.add("a")
     b = other.summaries.add("b")
@@ -101,16 +111,29 @@ print(json.dumps(made), flush=True)
 """
 
 
-def test_created_at_strictly_increasing_across_four_processes(store: Store,
-                                                               tmp_path: Path) -> None:
+def test_created_at_strictly_increasing_across_four_processes(store: Store, tmp_path: Path) -> None:
     go = tmp_path / "go"
     root, db = str(store.workspace.root), str(store.workspace.db_path)
     # Two processes with a frozen clock force the last+1 path; two use the real clock.
     frozen = ["0", "0", "1", "1"]
-    procs = [subprocess.Popen(
-        [sys.executable, "-c", _ADDER, root, db, str(go),
-         str(int(f) * 2_000_000_000_000_000), f"p{i}", "15"],
-        stdout=subprocess.PIPE, text=True) for i, f in enumerate(frozen)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _ADDER,
+                root,
+                db,
+                str(go),
+                str(int(f) * 2_000_000_000_000_000),
+                f"p{i}",
+                "15",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i, f in enumerate(frozen)
+    ]
     try:
         for p in procs:
             assert p.stdout is not None and p.stdout.readline().strip() == "ready"
@@ -136,10 +159,12 @@ def test_created_at_strictly_increasing_across_four_processes(store: Store,
 
 def test_new_summary_supersedes_only_its_own_scope(store: Store, other: Store) -> None:
     first = store.summaries.add("main v1", branch="main", kind="day")
-    others = [store.summaries.add("main other kind", branch="main", kind="session"),
-              store.summaries.add("dev", branch="dev", kind="day"),
-              store.summaries.add("workspace", kind="day"),
-              other.summaries.add("other workspace", branch="main", kind="day")]
+    others = [
+        store.summaries.add("main other kind", branch="main", kind="session"),
+        store.summaries.add("dev", branch="dev", kind="day"),
+        store.summaries.add("workspace", kind="day"),
+        other.summaries.add("other workspace", branch="main", kind="day"),
+    ]
     second = store.summaries.add("main v2", branch="main", kind="day")
     assert store.summaries.get(first.id).superseded_by == second.id
     assert store.summaries.get(second.id).current
@@ -156,8 +181,7 @@ def test_history_stays_visible_newest_first(store: Store) -> None:
     assert store.summaries.latest("main", "day") == history[0]
 
 
-def test_branch_none_means_workspace_wide_and_all_branches_means_every_scope(
-        store: Store) -> None:
+def test_branch_none_means_workspace_wide_and_all_branches_means_every_scope(store: Store) -> None:
     ws = store.summaries.add("workspace-wide")
     main = store.summaries.add("main", branch="main", kind="other")
     empty = store.summaries.add("detached", branch="")
@@ -238,11 +262,11 @@ def test_workspace_wide_summary_counts_every_branch(store: Store, other: Store) 
 
 def test_cover_range_by_positions_and_ids(store: Store) -> None:
     appended = [_append(store, "main", focus=f"e{i}", session_id=f"s{i}") for i in range(4)]
-    by_pos = store.summaries.add("first two", branch="main", kind="a",
-                                 covers=CoverRange(1, 2))
+    by_pos = store.summaries.add("first two", branch="main", kind="a", covers=CoverRange(1, 2))
     assert (by_pos.covers_from, by_pos.covers_to, by_pos.newer_entries) == (1, 2, 2)
-    by_id = store.summaries.add("middle", branch="main", kind="b",
-                                covers=CoverRange(appended[1].id, appended[2].id))
+    by_id = store.summaries.add(
+        "middle", branch="main", kind="b", covers=CoverRange(appended[1].id, appended[2].id)
+    )
     assert (by_id.covers_from, by_id.covers_to, by_id.newer_entries) == (2, 3, 1)
     assert by_id.entry_ids == ()
 
@@ -255,7 +279,7 @@ def test_stale_lists_current_stale_summaries_of_every_scope(store: Store) -> Non
     _append(store, "main", focus="y", session_id="y")
     new = store.summaries.add("new main", branch="main", covers=CoverRange(1, 1))
     stale = store.summaries.stale()
-    assert [s.id for s in stale] == [new.id, fresh_ws.id]      # old is superseded, dev fresh
+    assert [s.id for s in stale] == [new.id, fresh_ws.id]  # old is superseded, dev fresh
     assert all(s.current and s.stale for s in stale)
     assert [s.id for s in store.summaries.stale("main")] == [new.id]
     assert store.summaries.stale("dev") == []
@@ -296,10 +320,10 @@ def test_remove_deletes_links_and_vectors_but_never_entries(store: Store) -> Non
 
 def test_remove_relinks_the_supersede_chain(store: Store) -> None:
     v1, v2, v3 = (store.summaries.add(f"v{i}", branch="main") for i in range(3))
-    store.summaries.remove(v2.id)                     # a middle link
+    store.summaries.remove(v2.id)  # a middle link
     assert store.summaries.get(v1.id).superseded_by == v3.id
     assert [s.id for s in store.summaries.list("main", current_only=True)] == [v3.id]
-    store.summaries.remove(v3.id)                     # the current one: v1 is current again
+    store.summaries.remove(v3.id)  # the current one: v1 is current again
     assert store.summaries.latest("main") == store.summaries.get(v1.id)
     assert store.summaries.get(v1.id).current
 
@@ -307,23 +331,26 @@ def test_remove_relinks_the_supersede_chain(store: Store) -> None:
 # -- bad input -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"text": ""},
-    {"text": "   \n"},
-    {"text": None},
-    {"text": "nul \x00 inside"},
-    {"text": "ok", "covers": ["00" * 16]},
-    {"text": "ok", "covers": ["not hex"]},
-    {"text": "ok", "covers": []},
-    {"text": "ok", "covers": 42},
-    {"text": "ok", "kind": ""},
-    {"text": "ok", "branch": "a\x00b"},
-    {"text": "ok", "branch": 3},
-    {"text": "ok", "author": ""},
-    {"text": "ok", "covers": CoverRange(2, 1)},
-    {"text": "ok", "covers": CoverRange(1, 999)},
-    {"text": "ok", "covers": CoverRange(-1, 1)},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"text": ""},
+        {"text": "   \n"},
+        {"text": None},
+        {"text": "nul \x00 inside"},
+        {"text": "ok", "covers": ["00" * 16]},
+        {"text": "ok", "covers": ["not hex"]},
+        {"text": "ok", "covers": []},
+        {"text": "ok", "covers": 42},
+        {"text": "ok", "kind": ""},
+        {"text": "ok", "branch": "a\x00b"},
+        {"text": "ok", "branch": 3},
+        {"text": "ok", "author": ""},
+        {"text": "ok", "covers": CoverRange(2, 1)},
+        {"text": "ok", "covers": CoverRange(1, 999)},
+        {"text": "ok", "covers": CoverRange(-1, 1)},
+    ],
+)
 def test_bad_add_is_a_typed_error_and_writes_nothing(store: Store, kwargs: dict[str, Any]) -> None:
     _append(store, focus="a", session_id="a")
     _append(store, focus="b", session_id="b")
@@ -334,11 +361,12 @@ def test_bad_add_is_a_typed_error_and_writes_nothing(store: Store, kwargs: dict[
     with pytest.raises(InvalidInputError):
         store.summaries.add(text, **kwargs)
     assert _counts(store) == before
-    assert store.summaries.latest("main") == latest            # nothing superseded either
+    assert store.summaries.latest("main") == latest  # nothing superseded either
 
 
-def test_unknown_ids_are_named_and_a_partly_known_list_writes_nothing(store: Store,
-                                                                      other: Store) -> None:
+def test_unknown_ids_are_named_and_a_partly_known_list_writes_nothing(
+    store: Store, other: Store
+) -> None:
     known = _append(store, focus="a").id
     theirs = other.journal.append(entry(focus="theirs")).id
     before = _counts(store)
@@ -347,14 +375,17 @@ def test_unknown_ids_are_named_and_a_partly_known_list_writes_nothing(store: Sto
     assert _counts(store) == before
 
 
-@pytest.mark.parametrize("call", [
-    lambda s: s.list(limit=0),
-    lambda s: s.list(since="yesterday"),
-    lambda s: s.list(until=12),
-    lambda s: s.list(kind=""),
-    lambda s: s.get(0),
-    lambda s: s.remove("1"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda s: s.list(limit=0),
+        lambda s: s.list(since="yesterday"),
+        lambda s: s.list(until=12),
+        lambda s: s.list(kind=""),
+        lambda s: s.get(0),
+        lambda s: s.remove("1"),
+    ],
+)
 def test_bad_read_arguments_are_typed_errors(store: Store, call: Any) -> None:
     with pytest.raises(InvalidInputError):
         call(store.summaries)
@@ -370,15 +401,28 @@ def _cli(store: Store, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[
     return code, out, err
 
 
-def test_cli_summary_commands(store: Store, capsys: pytest.CaptureFixture[str],
-                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_summary_commands(
+    store: Store, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     a = _append(store, focus="a", session_id="a")
-    code, out, _ = _cli(store, capsys, "summary", "add", "first", "--branch", "main",
-                        "--covers", a.id, "--author", "me")
+    code, out, _ = _cli(
+        store,
+        capsys,
+        "summary",
+        "add",
+        "first",
+        "--branch",
+        "main",
+        "--covers",
+        a.id,
+        "--author",
+        "me",
+    )
     assert code == 0 and "Summary stored." in out and "covers 1 entry" in out
     monkeypatch.setattr("sys.stdin", __import__("io").StringIO("from stdin"))
-    code, out, _ = _cli(store, capsys, "summary", "add", "-", "--branch", "main",
-                        "--range", "1:1", "--json")
+    code, out, _ = _cli(
+        store, capsys, "summary", "add", "-", "--branch", "main", "--range", "1:1", "--json"
+    )
     second = json.loads(out)
     assert second["text"] == "from stdin" and second["covers_range"] == [1, 1]
     code, out, _ = _cli(store, capsys, "summary", "latest", "--branch", "main")
@@ -416,8 +460,9 @@ def test_staleness_and_sources_are_index_walks(store: Store, select: str) -> Non
     sql = getattr(summaries_mod, select) + " WHERE s.workspace_id = ? AND s.kind = ?"
     plan = [r[3] for r in store.db.query("EXPLAIN QUERY PLAN " + sql, (1, "k"))]
     journal_steps = [p for p in plan if " e " in f" {p} "]
-    assert journal_steps and not any(p.startswith("SCAN") or "journal_heads" in p
-                                     for p in journal_steps), plan
+    assert journal_steps and not any(
+        p.startswith("SCAN") or "journal_heads" in p for p in journal_steps
+    ), plan
     if select != "_SELECT_ONE_BRANCH":
         assert "SEARCH e USING INTEGER PRIMARY KEY (rowid>?)" in plan
     if select != "_SELECT_WORKSPACE_WIDE":

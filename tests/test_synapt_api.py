@@ -22,8 +22,13 @@ from .conftest import make_workspace
 E = sj.JournalEntry
 HISTORY = [
     E("2026-01-01T09:00:00+00:00", session_id="s1", focus="start", next_steps=["a", "b"]),
-    E("2026-01-01T09:30:00+00:00", session_id="s1", focus="start", done=["a"],
-      next_steps=["b", "c"]),
+    E(
+        "2026-01-01T09:30:00+00:00",
+        session_id="s1",
+        focus="start",
+        done=["a"],
+        next_steps=["b", "c"],
+    ),
     E("2026-01-02T10:00:00Z", session_id="s2", files_modified=["x.py"], auto=True),
     E("2026-01-02T11:00:00+02:00", session_id="s3", focus="auto only", auto=True),
     E("2026-01-03T08:00:00", focus="no session", decisions=["keep it"], next_steps=["d"]),
@@ -54,15 +59,20 @@ def git_repo(path: Path) -> Path:
 
 def answers() -> dict[str, Any]:
     """What synapt's journal functions say, from the current directory (path=None)."""
+
     def dicts(entries: list[Any]) -> list[dict[str, Any]]:
         return [e.to_dict() for e in entries]
+
     latest = sj.read_latest(meaningful=True)
     prev = sj.read_previous_meaningful("s4")
     return {
-        "entries": dicts(sj.read_entries(n=50)), "entries2": dicts(sj.read_entries(n=2)),
-        "latest": sj.read_latest().to_dict(), "meaningful": latest.to_dict() if latest else None,
+        "entries": dicts(sj.read_entries(n=50)),
+        "entries2": dicts(sj.read_entries(n=2)),
+        "latest": sj.read_latest().to_dict(),
+        "meaningful": latest.to_dict() if latest else None,
         "previous": prev.to_dict() if prev else None,
-        "pending": sj.pending_next_steps(), "done_s1": sj.session_done_items("s1"),
+        "pending": sj.pending_next_steps(),
+        "done_s1": sj.session_done_items("s1"),
         "all": dicts(sj._read_all_entries(sj._journal_path())),
         "ids": sorted(sj._read_all_session_ids(sj._journal_path())),
     }
@@ -78,9 +88,13 @@ def test_activation_rebinds_every_copy_and_is_idempotent(stock: None) -> None:
     import synapt.recall.consolidate as consolidate  # loaded after: copies the rebound one
     import synapt.recall.enrich as enrich
 
-    for place in ("synapt.recall.journal.read_entries", "synapt.recall.resume.read_entries",
-                  "synapt.recall.cli.append_entry", "synapt.recall.cli._journal_path",
-                  "synapt.recall.journal.compact_journal"):
+    for place in (
+        "synapt.recall.journal.read_entries",
+        "synapt.recall.resume.read_entries",
+        "synapt.recall.cli.append_entry",
+        "synapt.recall.cli._journal_path",
+        "synapt.recall.journal.compact_journal",
+    ):
         assert place in places
     assert resume.read_entries is api.read_entries
     assert cli._read_all_session_ids is api._read_all_session_ids
@@ -92,7 +106,8 @@ def test_activation_rebinds_every_copy_and_is_idempotent(stock: None) -> None:
 
 
 def test_an_unknown_synapt_version_is_refused_and_nothing_is_patched(
-        stock: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    stock: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import synapt.recall
 
     original = sj.read_entries
@@ -103,7 +118,8 @@ def test_an_unknown_synapt_version_is_refused_and_nothing_is_patched(
 
 
 def test_the_api_answers_as_stock_synapt_over_the_same_history(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     patch.deactivate()
     stock_root = git_repo(tmp_path / "a" / "repo")
     monkeypatch.chdir(stock_root)
@@ -131,9 +147,10 @@ def test_the_api_answers_as_stock_synapt_over_the_same_history(
         patch.deactivate()
 
 
-def test_a_bucket_path_names_its_worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          activated: None) -> None:
-    root = make_workspace(tmp_path, "ws")         # a gr2 workspace with a desk "api"
+def test_a_bucket_path_names_its_worktree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None
+) -> None:
+    root = make_workspace(tmp_path, "ws")  # a gr2 workspace with a desk "api"
     subprocess.run(["git", "init", "-q", str(root / "api")], check=True)
     monkeypatch.chdir(root / "api")
     sj.append_entry(E("2026-01-01T09:00:00Z", session_id="x", focus="in api"))
@@ -148,7 +165,8 @@ def test_a_bucket_path_names_its_worktree(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_a_file_outside_any_data_directory_is_synapts_own(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None
+) -> None:
     monkeypatch.chdir(git_repo(tmp_path / "repo"))
     own = tmp_path / "export" / "entries.jsonl"
     sj.append_entry(E("2026-01-01T09:00:00Z", focus="exported"), own)
@@ -157,7 +175,8 @@ def test_a_file_outside_any_data_directory_is_synapts_own(
 
 
 def test_a_store_problem_is_a_readable_mcp_tool_answer(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None
+) -> None:
     from synapt.recall import server
 
     monkeypatch.chdir(git_repo(tmp_path / "repo"))
@@ -174,20 +193,22 @@ def test_a_store_problem_is_a_readable_mcp_tool_answer(
 
 
 def test_collapsed_fields_are_refused_with_synapts_own_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None
+) -> None:
     monkeypatch.chdir(git_repo(tmp_path / "repo"))
     with pytest.raises(sj.JournalFieldCollapse):
         sj.append_entry(E("2026-01-01T09:00:00Z", focus="x</focus><done>y"))
     assert sj.read_entries() == []
 
 
-def test_the_journal_path_of_recall_sqlite_imports_neither_synapt_nor_mcp(
-        tmp_path: Path) -> None:
+def test_the_journal_path_of_recall_sqlite_imports_neither_synapt_nor_mcp(tmp_path: Path) -> None:
     root = git_repo(tmp_path / "repo")
-    code = ("import sys; from recall_sqlite.cli import main; import recall_sqlite.synapt;"
-            f" main(['--cwd', {str(root)!r}, 'journal', 'read']);"
-            " bad = sorted(m for m in sys.modules if m.split('.')[0] in ('synapt', 'mcp'));"
-            " assert not bad, bad")
+    code = (
+        "import sys; from recall_sqlite.cli import main; import recall_sqlite.synapt;"
+        f" main(['--cwd', {str(root)!r}, 'journal', 'read']);"
+        " bad = sorted(m for m in sys.modules if m.split('.')[0] in ('synapt', 'mcp'));"
+        " assert not bad, bad"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 

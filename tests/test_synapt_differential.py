@@ -31,9 +31,11 @@ def _cli(mode: str, argv: list[str], stdin: str = "") -> str:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             if mode == "activated":
                 from recall_sqlite.synapt.cli import main_synapt
+
                 rc = main_synapt(argv)
             else:
                 from synapt.cli import main
+
                 sys.argv = ["synapt", *argv]
                 try:
                     main()
@@ -49,6 +51,7 @@ def sequence(mode: str) -> list[str]:
     """The user's session, as synapt's own surfaces see it."""
     if mode == "activated":
         import recall_sqlite.synapt
+
         recall_sqlite.synapt.activate()
     from synapt.recall import server
 
@@ -56,20 +59,39 @@ def sequence(mode: str) -> list[str]:
         return str(server.recall_journal(action, **kw))
 
     answers = [
-        tool("read"), tool("list"), tool("pending"),
+        tool("read"),
+        tool("list"),
+        tool("pending"),
         _cli(mode, ["recall", "journal", "--read"]),
-        tool("write", focus="schema v1", done="wrote schema",
-             next_steps="benchmarks\nreview the API"),
-        tool("read"), tool("pending"),
-        _cli(mode, ["recall", "journal", "--write", "--focus", "cli work", "--done",
-                    "benchmarks", "--next", "ship it"]),
-        tool("list"), tool("pending"),
+        tool(
+            "write", focus="schema v1", done="wrote schema", next_steps="benchmarks\nreview the API"
+        ),
+        tool("read"),
+        tool("pending"),
+        _cli(
+            mode,
+            [
+                "recall",
+                "journal",
+                "--write",
+                "--focus",
+                "cli work",
+                "--done",
+                "benchmarks",
+                "--next",
+                "ship it",
+            ],
+        ),
+        tool("list"),
+        tool("pending"),
         _cli(mode, ["recall", "journal", "--read"]),
         _cli(mode, ["recall", "journal", "--list"]),
         str(server.recall_resume()),
         _cli(mode, ["recall", "hook", "session-start"], stdin="{}"),
         tool("write", focus="third", done="review the API", decisions="keep JSONL mirror"),
-        tool("read"), tool("pending"), tool("list"),
+        tool("read"),
+        tool("pending"),
+        tool("list"),
         _cli(mode, ["recall", "journal", "--list"]),
         _cli(mode, ["recall", "hook", "session-start"], stdin="{}"),
     ]
@@ -94,8 +116,14 @@ def _git_repo(path: Path) -> Path:
 
 def _run(mode: str, root: Path) -> list[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    res = subprocess.run([sys.executable, "-m", "tests.test_synapt_differential", mode],
-                         cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", "tests.test_synapt_differential", mode],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     answers: list[str] = json.loads(res.stdout.splitlines()[-1])
     return [normalise(a, root) for a in answers]
@@ -111,9 +139,10 @@ def test_stock_and_activated_answer_alike_from_the_root(tmp_path: Path) -> None:
         assert a == s, f"answer {i} differs"
     # The sequence did write and read something (not two empty runs agreeing).
     assert any("review the API" in a for a in activated)
-    assert "Journal read: {\"shown\":3" in activated[-1]
+    assert 'Journal read: {"shown":3' in activated[-1]
     # ...and the activated run's entries are in the store.
     from recall_sqlite import open_store
+
     with open_store(activated_root) as store:
         assert store.journal.read(10).total == 3
 

@@ -25,8 +25,12 @@ async def _session(cwd: Path, calls: Calls) -> tuple[set[str], list[str]]:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=str(BIN / "recall-sqlite"), args=["synapt-server"],
-                                   cwd=str(cwd), env=dict(os.environ))
+    params = StdioServerParameters(
+        command=str(BIN / "recall-sqlite"),
+        args=["synapt-server"],
+        cwd=str(cwd),
+        env=dict(os.environ),
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         tools = {t.name for t in (await session.list_tools()).tools}
@@ -45,17 +49,27 @@ def test_write_from_a_subdirectory_read_from_the_root(tmp_path: Path) -> None:
     sub = root / "server" / "api"
     sub.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    tools, wrote = anyio.run(_session, sub, [("recall_journal", {
-        "action": "write", "focus": "mcp api work", "next_steps": "wire the client"})])
+    tools, wrote = anyio.run(
+        _session,
+        sub,
+        [
+            (
+                "recall_journal",
+                {"action": "write", "focus": "mcp api work", "next_steps": "wire the client"},
+            )
+        ],
+    )
     assert {"recall_journal", "recall_resume"} <= tools
     assert wrote[0].startswith("Journal entry written."), wrote
-    _, read = anyio.run(_session, root, [("recall_journal", {"action": "read"}),
-                                         ("recall_journal", {"action": "pending"})])
+    _, read = anyio.run(
+        _session,
+        root,
+        [("recall_journal", {"action": "read"}), ("recall_journal", {"action": "pending"})],
+    )
     assert "mcp api work" in read[0]
     assert "wire the client" in read[1]
     with open_store(root) as store:
         assert [e.focus for e in store.journal.read(5).entries] == ["mcp api work"]
-    nested = [p for p in root.rglob("*.jsonl")
-              if (root / ".synapt") not in p.parents]
+    nested = [p for p in root.rglob("*.jsonl") if (root / ".synapt") not in p.parents]
     assert nested == []
     assert not (sub / ".synapt").exists()

@@ -19,13 +19,24 @@ ACTIVATED = [str(BIN / "recall-sqlite"), "synapt"]
 
 
 def run(cmd: list[str], cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*cmd, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                          timeout=120, env=os.environ.copy())
+    return subprocess.run(
+        [*cmd, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
 
 
 def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.fixture
@@ -40,8 +51,9 @@ def repo(tmp_path: Path) -> Path:
 
 
 def write(cmd: list[str], cwd: Path, focus: str) -> None:
-    res = run(cmd, cwd, "recall", "journal", "--write", "--focus", focus,
-              "--next", f"after {focus}")
+    res = run(
+        cmd, cwd, "recall", "journal", "--write", "--focus", focus, "--next", f"after {focus}"
+    )
     assert res.returncode == 0, res.stderr
 
 
@@ -53,8 +65,9 @@ def nested_journals(top: Path, canonical_root: Path) -> list[Path]:
 def test_stock_synapt_loses_history_written_from_a_subdirectory(repo: Path) -> None:
     write(STOCK, repo / "server" / "api", "api work")
     assert (repo / "server/api/.synapt/recall/worktrees/repo/journal.jsonl").is_file()
-    assert run(STOCK, repo, "recall", "journal", "--list").stdout.strip() == \
-        "No journal entries yet."
+    assert (
+        run(STOCK, repo, "recall", "journal", "--list").stdout.strip() == "No journal entries yet."
+    )
 
 
 @pytest.mark.slow
@@ -93,8 +106,7 @@ def test_linked_worktree_keeps_its_own_whole_history(repo: Path, tmp_path: Path)
     git(repo, "worktree", "add", "-q", "-b", "feature", str(wt))
     (wt / "pkg").mkdir()
     write(STOCK, wt / "pkg", "stock feature work")
-    assert run(STOCK, wt, "recall", "journal", "--list").stdout.strip() == \
-        "No journal entries yet."
+    assert run(STOCK, wt, "recall", "journal", "--list").stdout.strip() == "No journal entries yet."
     stock_files = sorted(wt.rglob("journal.jsonl"))
     assert stock_files  # stock synapt nested its journal below the linked worktree
     write(ACTIVATED, wt / "pkg", "feature work")

@@ -17,16 +17,22 @@ from recall_sqlite import open_store
 BIN = Path(sys.executable).parent
 STOCK = [str(BIN / "synapt")]
 # The activated CLI in a child that also says whether the importer was loaded.
-PROBE = ("import sys\n"
-         "from recall_sqlite.synapt.cli import main_synapt\n"
-         "rc = main_synapt(sys.argv[1:])\n"
-         "print('LEGACY-LOADED' if 'recall_sqlite.legacy' in sys.modules else 'LEGACY-NOT')\n"
-         "sys.exit(rc)\n")
+PROBE = (
+    "import sys\n"
+    "from recall_sqlite.synapt.cli import main_synapt\n"
+    "rc = main_synapt(sys.argv[1:])\n"
+    "print('LEGACY-LOADED' if 'recall_sqlite.legacy' in sys.modules else 'LEGACY-NOT')\n"
+    "sys.exit(rc)\n"
+)
 
 
 def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 @pytest.fixture
@@ -38,14 +44,26 @@ def repo(tmp_path: Path) -> Path:
 
 
 def stock_write(cwd: Path, focus: str) -> None:
-    res = subprocess.run([*STOCK, "recall", "journal", "--write", "--focus", focus], cwd=cwd,
-                         capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    res = subprocess.run(
+        [*STOCK, "recall", "journal", "--write", "--focus", focus],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
     assert res.returncode == 0, res.stderr
 
 
 def activated(cwd: Path, *args: str) -> tuple[str, bool]:
-    res = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True,
-                         text=True, timeout=120, env=os.environ.copy())
+    res = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
     assert res.returncode == 0, res.stderr
     out, _, flag = res.stdout.rstrip().rpartition("\n")
     return out, flag == "LEGACY-LOADED"
@@ -58,9 +76,9 @@ def listed(cwd: Path) -> tuple[str, bool]:
 @pytest.mark.slow
 def test_a_start_with_nothing_new_skips_the_importer_and_misses_nothing(repo: Path) -> None:
     stock_write(repo, "one")
-    out, loaded = listed(repo)                      # first use: imports stock's bucket
+    out, loaded = listed(repo)  # first use: imports stock's bucket
     assert "one" in out and loaded
-    out, loaded = listed(repo)                      # nothing changed: no importer
+    out, loaded = listed(repo)  # nothing changed: no importer
     assert "one" in out and not loaded
     # An activated write appends to the mirror: recorded, not imported again.
     res = activated(repo, "recall", "journal", "--write", "--focus", "two")
@@ -84,9 +102,17 @@ def test_a_new_bucket_is_imported_before_answering(repo: Path) -> None:
     listed(repo)
     other = repo / ".synapt/recall/worktrees/other/journal.jsonl"
     other.parent.mkdir(parents=True)
-    other.write_text(json.dumps({"timestamp": "2026-01-01T09:00:00+00:00",
-                                 "session_id": "elsewhere", "focus": "in another bucket"})
-                     + "\n", encoding="utf-8")
+    other.write_text(
+        json.dumps(
+            {
+                "timestamp": "2026-01-01T09:00:00+00:00",
+                "session_id": "elsewhere",
+                "focus": "in another bucket",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     _, loaded = listed(repo)
     assert loaded
     with open_store(repo) as store:

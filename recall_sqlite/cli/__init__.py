@@ -13,9 +13,18 @@ from collections.abc import Sequence
 
 # command -> the module of this package that registers it
 FAMILIES: dict[str, str] = {
-    "where": "where", "journal": "journal", "summary": "summaries", "cursor": "cursors",
-    "vectors": "vectors", "survey": "legacy", "import": "legacy", "verify": "legacy",
-    "demo": "legacy", "worktree": "worktrees", "export": "export", "doctor": "doctor",
+    "where": "where",
+    "journal": "journal",
+    "summary": "summaries",
+    "cursor": "cursors",
+    "vectors": "vectors",
+    "survey": "legacy",
+    "import": "legacy",
+    "verify": "legacy",
+    "demo": "legacy",
+    "worktree": "worktrees",
+    "export": "export",
+    "doctor": "doctor",
 }
 # Global options that take a value (they come before the command), and those that do not.
 _VALUED = ("--cwd", "--db")
@@ -44,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Host commands pass their arguments to synapt untouched, so they dispatch before argparse.
     if args and args[0] in ("synapt", "synapt-server"):
         from ..synapt import cli as host
+
         run_host = host.main_synapt if args[0] == "synapt" else host.main_server
         return run_host(args[1:])
     from ._common import run

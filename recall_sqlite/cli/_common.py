@@ -19,16 +19,29 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-__all__ = ["NO_STORE", "UsageError", "clean", "emit", "format_entry", "describe_elsewhere",
-           "open_for_read", "open_from_args", "nonneg_int", "positive_int", "run"]
+__all__ = [
+    "NO_STORE",
+    "UsageError",
+    "clean",
+    "emit",
+    "format_entry",
+    "describe_elsewhere",
+    "open_for_read",
+    "open_from_args",
+    "nonneg_int",
+    "positive_int",
+    "run",
+]
 
 
 def open_from_args(args: argparse.Namespace, *, read_only: bool = False) -> Any:
     """The store for a command that writes (read_only=False, unless --read-only was given,
     which makes the write fail with ReadOnlyStoreError instead of creating anything)."""
     from ..store import open_store
-    return open_store(args.cwd, db_path=args.db,
-                      read_only=read_only or getattr(args, "read_only", False))
+
+    return open_store(
+        args.cwd, db_path=args.db, read_only=read_only or getattr(args, "read_only", False)
+    )
 
 
 def open_for_read(args: argparse.Namespace) -> Any:
@@ -37,6 +50,7 @@ def open_for_read(args: argparse.Namespace) -> Any:
     that still needs its schema upgraded is opened for writing once, unless --read-only."""
     from ..errors import NoStoreError, StoreError
     from ..store import open_store
+
     try:
         return open_store(args.cwd, db_path=args.db, read_only=True)
     except NoStoreError:
@@ -62,8 +76,13 @@ class _Formatter(argparse.HelpFormatter):
     imports shutil (and with it zlib, bz2, lzma) for that on every parser built, which is
     a tenth of a hook's start-up."""
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
         if width is None:
             width = _columns() - 2
         super().__init__(prog, indent_increment, max_help_position, width)
@@ -114,8 +133,7 @@ def format_entry(e: dict[str, Any]) -> str:
     c = clean
     head = f"## {c(e['timestamp'])}  [{c(e['worktree'])}"
     head += f" @ {c(e['branch'])}]" if e["branch"] else "]"
-    lines = [head, f"id {e['id']}" + (f"  session {c(e['session_id'])}"
-                                      if e["session_id"] else "")]
+    lines = [head, f"id {e['id']}" + (f"  session {c(e['session_id'])}" if e["session_id"] else "")]
     if e["focus"]:
         lines.append(f"Focus: {c(e['focus'])}")
     for label, key in (("Next", "next_steps"), ("Decisions", "decisions"), ("Done", "done")):
@@ -127,8 +145,9 @@ def format_entry(e: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def describe_elsewhere(scope: dict[str, Any], total: int, shown: int,
-                       elsewhere: dict[str, int]) -> str:
+def describe_elsewhere(
+    scope: dict[str, Any], total: int, shown: int, elsewhere: dict[str, int]
+) -> str:
     """The line every read ends with: what was shown of how many, and what lies outside."""
     parts = [f"{shown} of {total} in scope ({_scope_text(scope)})"]
     if elsewhere["other_worktrees"]:
@@ -149,6 +168,7 @@ def _scope_text(scope: dict[str, Any]) -> str:
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
     """An argparse type: an integer >= minimum, with a one-line error otherwise."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -159,6 +179,7 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
         if value > INT64_MAX:
             raise argparse.ArgumentTypeError(f"must be <= {INT64_MAX}")
         return value
+
     return parse
 
 
@@ -172,10 +193,17 @@ def build_parser(families: Sequence[str]) -> argparse.ArgumentParser:
         description="Session memory of coding agents in one SQLite database per workspace.",
     )
     parser.add_argument("--cwd", metavar="DIR", help="act as if run in DIR")
-    parser.add_argument("--db", metavar="PATH", help="database file (default: "
-                        "<workspace>/.synapt/recall/recall-sqlite.db or $RECALL_SQLITE_DB)")
-    parser.add_argument("--read-only", action="store_true",
-                        help="never create or write anything (reads only; writes fail)")
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="database file (default: "
+        "<workspace>/.synapt/recall/recall-sqlite.db or $RECALL_SQLITE_DB)",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="never create or write anything (reads only; writes fail)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     jp = json_parent()
@@ -207,8 +235,9 @@ def run(argv: Sequence[str], families: Sequence[str]) -> int:
         return 130
     except ModuleNotFoundError as exc:
         if exc.name == "numpy":
-            sys.stderr.write("recall-sqlite: this command needs numpy: "
-                             "pip install 'recall-sqlite[vectors]'\n")
+            sys.stderr.write(
+                "recall-sqlite: this command needs numpy: pip install 'recall-sqlite[vectors]'\n"
+            )
             return 1
         return _last_resort(exc)
     except SystemExit:
@@ -218,6 +247,7 @@ def run(argv: Sequence[str], families: Sequence[str]) -> int:
 
 
 def _last_resort(exc: BaseException) -> int:
-    sys.stderr.write(f"recall-sqlite: internal error: {type(exc).__name__}: "
-                     f"{clean(exc)[:500]}; {REPORT}\n")
+    sys.stderr.write(
+        f"recall-sqlite: internal error: {type(exc).__name__}: {clean(exc)[:500]}; {REPORT}\n"
+    )
     return 1

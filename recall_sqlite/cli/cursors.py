@@ -62,8 +62,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _advance_hint(r: UnreadResult) -> str:
-    return (f"recall-sqlite cursor advance {shlex.quote(r.consumer)}"
-            f" --branch {shlex.quote(r.branch)} --to {r.next_position}")
+    return (
+        f"recall-sqlite cursor advance {shlex.quote(r.consumer)}"
+        f" --branch {shlex.quote(r.branch)} --to {r.next_position}"
+    )
 
 
 def cmd_unread(args: argparse.Namespace) -> int:
@@ -71,14 +73,17 @@ def cmd_unread(args: argparse.Namespace) -> int:
         branch = _branch(args, store)
         cursors = store.cursors
         result: UnreadResult = (cursors.take if args.take else cursors.unread)(
-            args.consumer, branch, limit=args.limit)
+            args.consumer, branch, limit=args.limit
+        )
     data = result.to_dict()
     blocks = []
     for item in data["entries"]:
         mark = "  (richer version of a session read before)" if item["revision"] else ""
         blocks.append(f"[position {item['position']}]{mark}\n{cli.format_entry(item)}")
-    head = (f"{len(result)} unread for {result.consumer} on branch {_branch_text(branch)}"
-            f" after position {result.position}" + (" (more remain)" if result.more else ""))
+    head = (
+        f"{len(result)} unread for {result.consumer} on branch {_branch_text(branch)}"
+        f" after position {result.position}" + (" (more remain)" if result.more else "")
+    )
     if args.take:
         tail = f"Cursor advanced to {result.next_position}."
     elif result.next_position > result.position:
@@ -121,34 +126,45 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     sub.required = True
     branch_help = "the branch (default: the current worktree's branch; '' = none)"
 
-    show = sub.add_parser("show", parents=[json_parent],
-                          help="one consumer's position, or every cursor of a branch")
+    show = sub.add_parser(
+        "show", parents=[json_parent], help="one consumer's position, or every cursor of a branch"
+    )
     show.add_argument("consumer", nargs="?")
     show.add_argument("--branch", help=branch_help)
-    show.add_argument("--all-branches", action="store_true",
-                      help="without CONSUMER: cursors of every branch")
+    show.add_argument(
+        "--all-branches", action="store_true", help="without CONSUMER: cursors of every branch"
+    )
     show.set_defaults(func=cmd_show)
 
-    unread = sub.add_parser("unread", parents=[json_parent],
-                            help="entries the consumer has not read, oldest first")
+    unread = sub.add_parser(
+        "unread", parents=[json_parent], help="entries the consumer has not read, oldest first"
+    )
     unread.add_argument("consumer")
     unread.add_argument("--branch", help=branch_help)
     unread.add_argument("--limit", type=cli.positive_int)
-    unread.add_argument("--take", action="store_true",
-                        help="also mark them read, atomically (at-most-once delivery)")
+    unread.add_argument(
+        "--take",
+        action="store_true",
+        help="also mark them read, atomically (at-most-once delivery)",
+    )
     unread.set_defaults(func=cmd_unread)
 
-    advance = sub.add_parser("advance", parents=[json_parent],
-                             help="mark entries read up to a position (never moves back)")
+    advance = sub.add_parser(
+        "advance",
+        parents=[json_parent],
+        help="mark entries read up to a position (never moves back)",
+    )
     advance.add_argument("consumer")
     advance.add_argument("--branch", help=branch_help)
     advance.add_argument("--to", required=True, metavar="POSITION|ENTRY_ID")
     advance.set_defaults(func=cmd_advance)
 
-    reset = sub.add_parser("reset", parents=[json_parent],
-                           help="move a cursor anywhere, backwards included (default: 0)")
+    reset = sub.add_parser(
+        "reset",
+        parents=[json_parent],
+        help="move a cursor anywhere, backwards included (default: 0)",
+    )
     reset.add_argument("consumer")
     reset.add_argument("--branch", help=branch_help)
     reset.add_argument("--to", default="0", metavar="POSITION|ENTRY_ID")
     reset.set_defaults(func=cmd_reset)
-

@@ -14,8 +14,11 @@ if TYPE_CHECKING:
 def cmd_doctor(args: argparse.Namespace) -> int:
     store = open_from_args(args) if args.repair else open_for_read(args)
     if store is None:
-        emit(args, {"ok": True, "database": None, "findings": [], "repaired": []},
-             "No store yet: nothing to check.")
+        emit(
+            args,
+            {"ok": True, "database": None, "findings": [], "repaired": []},
+            "No store yet: nothing to check.",
+        )
         return 0
     with store:
         report = store.doctor(repair=args.repair)
@@ -32,7 +35,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
-    d = sub.add_parser("doctor", parents=[jp], help="check the store; --repair rebuilds "
-                       "what is derived (never deletes an entry)")
+    d = sub.add_parser(
+        "doctor",
+        parents=[jp],
+        help="check the store; --repair rebuilds what is derived (never deletes an entry)",
+    )
     d.add_argument("--repair", action="store_true")
     d.set_defaults(func=cmd_doctor)

@@ -15,35 +15,57 @@ if TYPE_CHECKING:
 
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "export", parents=[jp], help="write the journal as a synapt bucket or as NDJSON",
+        "export",
+        parents=[jp],
+        help="write the journal as a synapt bucket or as NDJSON",
         description="synapt: every stored version of one worktree, each line as synapt "
-                    "0.30.0's append_entry writes it, so synapt reads the same answers as the "
-                    "store. ndjson: one entry a line with id, worktree, branch, timestamps and "
-                    "every field. Never replaces an existing file unless --force.")
-    p.add_argument("--format", choices=("synapt", "ndjson"), default="synapt",
-                   help="default: synapt")
+        "0.30.0's append_entry writes it, so synapt reads the same answers as the "
+        "store. ndjson: one entry a line with id, worktree, branch, timestamps and "
+        "every field. Never replaces an existing file unless --force.",
+    )
+    p.add_argument(
+        "--format", choices=("synapt", "ndjson"), default="synapt", help="default: synapt"
+    )
     scope = p.add_mutually_exclusive_group()
-    scope.add_argument("--worktree", metavar="W",
-                       help="a worktree key (see `worktree list`); default: the current one")
+    scope.add_argument(
+        "--worktree",
+        metavar="W",
+        help="a worktree key (see `worktree list`); default: the current one",
+    )
     scope.add_argument("--all-worktrees", action="store_true", help="the whole workspace")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="the file to write ('-' for standard output)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the file to write ('-' for standard output)",
+    )
     p.add_argument("--force", action="store_true", help="replace FILE if it exists")
     p.set_defaults(func=cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     with open_from_args(args, read_only=True) as store:
-        report = store.legacy.export(args.output, format=args.format, worktree=args.worktree,
-                                     all_worktrees=args.all_worktrees, force=args.force)
+        report = store.legacy.export(
+            args.output,
+            format=args.format,
+            worktree=args.worktree,
+            all_worktrees=args.all_worktrees,
+            force=args.force,
+        )
     data = report.to_dict()
     scope = "all worktrees" if data["all_worktrees"] else f"worktree {data['worktrees'][0]}"
-    text = (f"Wrote {data['lines']} line(s) ({data['sessions']} session(s), {scope}) as"
-            f" {data['format']} to "
-            + ("standard output" if data["path"] == "-" else data["path"]) + ".")
+    text = (
+        f"Wrote {data['lines']} line(s) ({data['sessions']} session(s), {scope}) as"
+        f" {data['format']} to "
+        + ("standard output" if data["path"] == "-" else data["path"])
+        + "."
+    )
     if data["extra_dropped"]:
-        text += (f" {data['extra_dropped']} entr(y/ies) carry fields synapt does not know;"
-                 " its format leaves them out (--format ndjson keeps them).")
+        text += (
+            f" {data['extra_dropped']} entr(y/ies) carry fields synapt does not know;"
+            " its format leaves them out (--format ndjson keeps them)."
+        )
     if data["path"] == "-":
         # Standard output holds the export itself: the report goes to stderr.
         saved, sys.stdout = sys.stdout, sys.stderr

@@ -23,16 +23,26 @@ if TYPE_CHECKING:
 def cmd_journal_write(args: argparse.Namespace) -> int:
     with open_from_args(args) as store:
         result = store.journal.write(
-            focus=args.focus or "", done=args.done, decisions=args.decision,
-            next_steps=args.next, session_id=args.session_id or "", branch=args.branch,
-            timestamp=args.timestamp, files_modified=args.file,
+            focus=args.focus or "",
+            done=args.done,
+            decisions=args.decision,
+            next_steps=args.next,
+            session_id=args.session_id or "",
+            branch=args.branch,
+            timestamp=args.timestamp,
+            files_modified=args.file,
         )
     data = result.to_dict()
     carry = result.carry
-    text = [("Journal entry written." if result.created else "Identical entry already stored.")
-            + f" id {result.id}", format_entry(data["entry"])]
-    text.append(f"Carry-forward: {carry.carried} carried, {carry.retired_by_done} retired by done,"
-                f" {carry.retired_earlier} retired earlier, {carry.withheld} withheld.")
+    text = [
+        ("Journal entry written." if result.created else "Identical entry already stored.")
+        + f" id {result.id}",
+        format_entry(data["entry"]),
+    ]
+    text.append(
+        f"Carry-forward: {carry.carried} carried, {carry.retired_by_done} retired by done,"
+        f" {carry.retired_earlier} retired earlier, {carry.withheld} withheld."
+    )
     emit(args, data, "\n".join(text))
     return 0
 
@@ -43,12 +53,14 @@ def cmd_journal_read(args: argparse.Namespace) -> int:
         emit(args, {"entries": [], "total": 0, "store": None}, NO_STORE)
         return 0
     with store:
-        result = store.journal.read(args.n, branch=args.branch,
-                                    all_worktrees=args.all_worktrees, meaningful=args.meaningful)
+        result = store.journal.read(
+            args.n, branch=args.branch, all_worktrees=args.all_worktrees, meaningful=args.meaningful
+        )
     data = result.to_dict()
     body = [format_entry(e) for e in data["entries"]] or ["No journal entries in scope."]
-    body.append(describe_elsewhere(data["scope"], data["total"], len(data["entries"]),
-                                   data["elsewhere"]))
+    body.append(
+        describe_elsewhere(data["scope"], data["total"], len(data["entries"]), data["elsewhere"])
+    )
     emit(args, data, "\n\n".join(body))
     return 0
 
@@ -61,12 +73,16 @@ def cmd_journal_pending(args: argparse.Namespace) -> int:
     with store:
         result = store.journal.pending_next_steps(all_worktrees=args.all_worktrees)
     data = result.to_dict()
-    lines = ["Pending next steps:"] + [f"  - {clean(p)}" for p in result.pending] \
-        if result.pending \
+    lines = (
+        ["Pending next steps:"] + [f"  - {clean(p)}" for p in result.pending]
+        if result.pending
         else ["No pending next steps."]
+    )
     if result.elsewhere.other_worktrees:
-        lines.append(f"({result.elsewhere.other_worktrees} entries in other worktrees not "
-                     "considered; --all-worktrees)")
+        lines.append(
+            f"({result.elsewhere.other_worktrees} entries in other worktrees not "
+            "considered; --all-worktrees)"
+        )
     emit(args, data, "\n".join(lines))
     return 0
 
@@ -74,25 +90,33 @@ def cmd_journal_pending(args: argparse.Namespace) -> int:
 def cmd_journal_forget(args: argparse.Namespace) -> int:
     if not args.ids and args.session is None:
         from ..errors import UsageError
+
         raise UsageError("give entry ids or --session S")
     with open_from_args(args) as store:
         report = store.journal.forget(args.ids, session_id=args.session)
     data = report.to_dict()
-    lines = [f"Forgot {len(report.entries)} entry versions"
-             + (f" (sessions {', '.join(clean(s) for s in report.sessions)})"
-                if report.sessions else "") + ":"]
+    lines = [
+        f"Forgot {len(report.entries)} entry versions"
+        + (f" (sessions {', '.join(clean(s) for s in report.sessions)})" if report.sessions else "")
+        + ":"
+    ]
     lines += [f"  {i}" for i in report.entries]
-    lines.append(f"removed {report.vectors} vectors, {report.summary_links} summary links; "
-                 f"{report.provenance} imported lines now accounted as forgotten; "
-                 f"{report.quarantine_blanked} quarantined lines emptied")
+    lines.append(
+        f"removed {report.vectors} vectors, {report.summary_links} summary links; "
+        f"{report.provenance} imported lines now accounted as forgotten; "
+        f"{report.quarantine_blanked} quarantined lines emptied"
+    )
     if report.summaries:
-        lines.append("summaries that named them (their text may repeat it; "
-                     "`recall-sqlite summary remove ID`): "
-                     + ", ".join(map(str, report.summaries)))
-    lines.append("the WAL was emptied: no byte of the text is left in the store files"
-                 if report.wal_emptied else
-                 "another process is reading: the WAL could not be emptied yet; run "
-                 "`recall-sqlite doctor` later, or forget again, to finish")
+        lines.append(
+            "summaries that named them (their text may repeat it; "
+            "`recall-sqlite summary remove ID`): " + ", ".join(map(str, report.summaries))
+        )
+    lines.append(
+        "the WAL was emptied: no byte of the text is left in the store files"
+        if report.wal_emptied
+        else "another process is reading: the WAL could not be emptied yet; run "
+        "`recall-sqlite doctor` later, or forget again, to finish"
+    )
     emit(args, data, "\n".join(lines))
     return 0
 
@@ -106,8 +130,9 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     w.add_argument("--done", action="append", default=[], metavar="ITEM")
     w.add_argument("--decision", action="append", default=[], metavar="ITEM")
     w.add_argument("--next", action="append", default=[], metavar="ITEM")
-    w.add_argument("--file", action="append", default=[], metavar="PATH",
-                   help="a file this session modified")
+    w.add_argument(
+        "--file", action="append", default=[], metavar="PATH", help="a file this session modified"
+    )
     w.add_argument("--session-id")
     w.add_argument("--branch", help="default: the worktree's current branch")
     w.add_argument("--timestamp", help="ISO-8601 (default: now, UTC)")
@@ -122,9 +147,11 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p.add_argument("--all-worktrees", action="store_true")
     p.set_defaults(func=cmd_journal_pending)
     from .search import add_journal_search
+
     add_journal_search(jsub, jp)
-    f = jsub.add_parser("forget", parents=[jp],
-                        help="remove entry versions for good (every byte of them)")
+    f = jsub.add_parser(
+        "forget", parents=[jp], help="remove entry versions for good (every byte of them)"
+    )
     f.add_argument("ids", nargs="*", metavar="ID", help="entry ids (32 hex digits)")
     f.add_argument("--session", metavar="S", help="every version of session S")
     f.set_defaults(func=cmd_journal_forget)

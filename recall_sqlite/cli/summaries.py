@@ -81,8 +81,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     covers = _covers(args)
     with cli.open_from_args(args) as store:
-        summary = store.summaries.add(text, branch=args.branch, kind=args.kind,
-                                      covers=covers, author=args.author)
+        summary = store.summaries.add(
+            text, branch=args.branch, kind=args.kind, covers=covers, author=args.author
+        )
     cli.emit(args, summary.to_dict(), "Summary stored.\n" + format_summary(summary))
     return 0
 
@@ -106,9 +107,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         if args.stale:
             found = store.summaries.stale(branch, args.kind)
         else:
-            found = store.summaries.list(branch, args.kind, since=args.since,
-                                         until=args.until, limit=args.limit,
-                                         current_only=args.current)
+            found = store.summaries.list(
+                branch,
+                args.kind,
+                since=args.since,
+                until=args.until,
+                limit=args.limit,
+                current_only=args.current,
+            )
     data = [s.to_dict() for s in found]
     empty = "No stale summaries." if args.stale else "No summaries."
     body = "\n\n".join(format_summary(s) for s in found) or empty
@@ -119,8 +125,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_remove(args: argparse.Namespace) -> int:
     with cli.open_from_args(args) as store:
         gone = store.summaries.remove(args.id)
-    cli.emit(args, gone.to_dict(), f"Removed summary #{gone.id} ({_scope(gone)}, kind "
-                                   f"{gone.kind!r}) with its source links and vectors.")
+    cli.emit(
+        args,
+        gone.to_dict(),
+        f"Removed summary #{gone.id} ({_scope(gone)}, kind "
+        f"{gone.kind!r}) with its source links and vectors.",
+    )
     return 0
 
 
@@ -130,20 +140,33 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     sub.required = True
     branch_help = "a branch ('' = none); default: workspace-wide summaries"
 
-    add = sub.add_parser("add", parents=[json_parent],
-                         help="store a summary; it supersedes the current one of its scope")
+    add = sub.add_parser(
+        "add",
+        parents=[json_parent],
+        help="store a summary; it supersedes the current one of its scope",
+    )
     add.add_argument("text", help="the summary ('-' reads it from stdin)")
     add.add_argument("--branch", help=branch_help)
     add.add_argument("--kind", default=DEFAULT_KIND, help=f"default: {DEFAULT_KIND}")
-    add.add_argument("--covers", action="append", default=[], metavar="ENTRY_ID",
-                     help="an entry it summarises (repeatable)")
-    add.add_argument("--range", metavar="FIRST:LAST",
-                     help="the positions (or entry ids) it summarises, inclusive")
+    add.add_argument(
+        "--covers",
+        action="append",
+        default=[],
+        metavar="ENTRY_ID",
+        help="an entry it summarises (repeatable)",
+    )
+    add.add_argument(
+        "--range",
+        metavar="FIRST:LAST",
+        help="the positions (or entry ids) it summarises, inclusive",
+    )
     add.add_argument("--author", help="who or which model wrote it")
     add.set_defaults(func=cmd_add)
 
-    for name, func, helptext in (("latest", cmd_latest, "the newest summary of a scope"),
-                                 ("list", cmd_list, "summaries, newest first")):
+    for name, func, helptext in (
+        ("latest", cmd_latest, "the newest summary of a scope"),
+        ("list", cmd_list, "summaries, newest first"),
+    ):
         p = sub.add_parser(name, parents=[json_parent], help=helptext)
         p.add_argument("--branch", help=branch_help)
         p.add_argument("--all-branches", action="store_true", help="every scope")
@@ -154,14 +177,17 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
             p.add_argument("--until", help="created before (ISO-8601)")
             p.add_argument("--limit", type=cli.positive_int, default=20)
             p.add_argument("--current", action="store_true", help="hide superseded ones")
-            p.add_argument("--stale", action="store_true",
-                           help="only current summaries with newer entries (every scope "
-                                "unless --branch)")
+            p.add_argument(
+                "--stale",
+                action="store_true",
+                help="only current summaries with newer entries (every scope unless --branch)",
+            )
 
-    remove = sub.add_parser("remove", parents=[json_parent],
-                            help="delete a summary, its source links and vectors")
+    remove = sub.add_parser(
+        "remove", parents=[json_parent], help="delete a summary, its source links and vectors"
+    )
     remove.add_argument("id", type=cli.positive_int)
     remove.set_defaults(func=cmd_remove)
     from .search import add_summary_search
-    add_summary_search(sub, json_parent)
 
+    add_summary_search(sub, json_parent)

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from ..store import Store
 
 
-
 def _model(store: Store, given: str | None) -> str:
     """--model, or the workspace's only model; with several, naming one is required."""
     if given is not None:
@@ -35,18 +34,25 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if not stats.models:
         cli.emit(args, data, f"No vectors in workspace {stats.workspace_id}.")
         return 0
-    header = f"{'model':<32} {'dim':>5} {'vectors':>9} {'entries':>9} {'summaries':>9}" \
-             f" {'hidden':>7} {'orphans':>7} {'wrong dim':>9}"
+    header = (
+        f"{'model':<32} {'dim':>5} {'vectors':>9} {'entries':>9} {'summaries':>9}"
+        f" {'hidden':>7} {'orphans':>7} {'wrong dim':>9}"
+    )
     lines = [f"Vectors in workspace {stats.workspace_id}: {stats.total}", header]
     for m in stats.models:
-        lines.append(f"{m.model:<32} {m.dim:>5} {m.vectors:>9} {m.entries:>9} {m.summaries:>9}"
-                     f" {m.hidden:>7} {m.orphans:>7} {m.wrong_dim:>9}")
+        lines.append(
+            f"{m.model:<32} {m.dim:>5} {m.vectors:>9} {m.entries:>9} {m.summaries:>9}"
+            f" {m.hidden:>7} {m.orphans:>7} {m.wrong_dim:>9}"
+        )
     if any(m.hidden for m in stats.models):
-        lines.append("hidden: vectors of versions reads no longer show (older versions of a "
-                     "session, superseded summaries); searched only with hidden versions on")
+        lines.append(
+            "hidden: vectors of versions reads no longer show (older versions of a "
+            "session, superseded summaries); searched only with hidden versions on"
+        )
     if any(m.orphans or m.wrong_dim for m in stats.models):
-        lines.append("orphans / wrong dim: rows written around the store's triggers; "
-                     "never searched")
+        lines.append(
+            "orphans / wrong dim: rows written around the store's triggers; never searched"
+        )
     cli.emit(args, data, "\n".join(lines))
     return 0
 
@@ -58,9 +64,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     kinds = ["entry", "summary"] if args.summaries else ["entry"]
     with cli.open_from_args(args) as store:
         model = _model(store, args.model)
-        result = store.vectors.search_like(owner, args.k, model=model, branch=args.branch,
-                                           kinds=kinds, all_worktrees=args.all_worktrees,
-                                           include_hidden=args.hidden)
+        result = store.vectors.search_like(
+            owner,
+            args.k,
+            model=model,
+            branch=args.branch,
+            kinds=kinds,
+            all_worktrees=args.all_worktrees,
+            include_hidden=args.hidden,
+        )
         hits: list[dict[str, Any]] = []
         for h in result.hits:
             hit = h.to_dict()
@@ -68,22 +80,33 @@ def cmd_search(args: argparse.Namespace) -> int:
             hit["timestamp"] = entry.timestamp if entry else None
             hit["focus"] = entry.focus if entry else None
             hits.append(hit)
-    data = {"like": owner.id, "hits": hits, "scope": result.scope.to_dict(),
-            "searched": result.searched, "outside": result.outside}
+    data = {
+        "like": owner.id,
+        "hits": hits,
+        "scope": result.scope.to_dict(),
+        "searched": result.searched,
+        "outside": result.outside,
+    }
     lines = [f"Nearest to entry {owner.id} ({result.scope.describe()}):"]
     for rank, hit in enumerate(hits, 1):
         o = hit["owner"]
         if o["kind"] == "entry":
             where = f"[{hit['worktree']} @ {hit['branch'] or '(none)'}]"
-            lines.append(f"{rank:>3}. {hit['score']:.4f}  entry {o['id'][:12]}  {where}"
-                         f"  {hit['timestamp']}  {hit['focus'] or ''}".rstrip())
+            lines.append(
+                f"{rank:>3}. {hit['score']:.4f}  entry {o['id'][:12]}  {where}"
+                f"  {hit['timestamp']}  {hit['focus'] or ''}".rstrip()
+            )
         else:
-            lines.append(f"{rank:>3}. {hit['score']:.4f}  summary #{o['id']}"
-                         f"  [{hit['branch'] or 'workspace-wide'}]")
+            lines.append(
+                f"{rank:>3}. {hit['score']:.4f}  summary #{o['id']}"
+                f"  [{hit['branch'] or 'workspace-wide'}]"
+            )
     if not hits:
         lines.append("  (nothing else in scope)")
-    lines.append(f"{result.searched} vectors searched; {result.outside} of this model outside "
-                 "the scope (--all-worktrees, --branch, --summaries, --hidden widen it)")
+    lines.append(
+        f"{result.searched} vectors searched; {result.outside} of this model outside "
+        "the scope (--all-worktrees, --branch, --summaries, --hidden widen it)"
+    )
     cli.emit(args, data, "\n".join(lines))
     return 0
 
@@ -93,20 +116,31 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     vsub = vectors.add_subparsers(dest="vectors_command", metavar="ACTION")
     vsub.required = True
 
-    stats = vsub.add_parser("stats", parents=[json_parent],
-                            help="vectors per model and dimension; hidden and orphan rows")
+    stats = vsub.add_parser(
+        "stats",
+        parents=[json_parent],
+        help="vectors per model and dimension; hidden and orphan rows",
+    )
     stats.set_defaults(func=cmd_stats)
 
-    search = vsub.add_parser("search", parents=[json_parent],
-                             help="the entries nearest to an entry's own vector")
-    search.add_argument("--like", required=True, metavar="ENTRY_ID",
-                        help="hex id of an entry that has a vector")
+    search = vsub.add_parser(
+        "search", parents=[json_parent], help="the entries nearest to an entry's own vector"
+    )
+    search.add_argument(
+        "--like", required=True, metavar="ENTRY_ID", help="hex id of an entry that has a vector"
+    )
     search.add_argument("-k", type=cli.positive_int, default=10, help="how many (default 10)")
     search.add_argument("--model", help="default: the workspace's only model")
     search.add_argument("--branch", help="only this branch (default: every branch)")
-    search.add_argument("--all-worktrees", action="store_true",
-                        help="every worktree of the workspace (default: this one)")
+    search.add_argument(
+        "--all-worktrees",
+        action="store_true",
+        help="every worktree of the workspace (default: this one)",
+    )
     search.add_argument("--summaries", action="store_true", help="summaries too")
-    search.add_argument("--hidden", action="store_true",
-                        help="versions reads hide too (older versions, superseded summaries)")
+    search.add_argument(
+        "--hidden",
+        action="store_true",
+        help="versions reads hide too (older versions, superseded summaries)",
+    )
     search.set_defaults(func=cmd_search)

@@ -34,14 +34,24 @@ def _no_store(args: argparse.Namespace) -> int:
 
     r = resolve(args.cwd)
     db = resolve_db_path(r.root, args.db)
-    info = {"workspace_id": None, "workspace_root": str(r.root), "resolved_by": r.resolved_by,
-            "weak": r.weak, "worktree": r.worktree, "worktree_root": str(r.worktree_root),
-            "branch": r.branch, "db_path": str(db), "warnings": list(r.warnings)}
-    lines = ["workspace  (no store yet: the first write mints the id)",
-             f"root       {r.root}  (resolved by {r.resolved_by})",
-             f"worktree   {r.worktree}  ({r.worktree_root})",
-             f"branch     {r.branch or '(none)'}", f"database   {db}  (does not exist yet)",
-             ] + [f"warning    {w}" for w in r.warnings]
+    info = {
+        "workspace_id": None,
+        "workspace_root": str(r.root),
+        "resolved_by": r.resolved_by,
+        "weak": r.weak,
+        "worktree": r.worktree,
+        "worktree_root": str(r.worktree_root),
+        "branch": r.branch,
+        "db_path": str(db),
+        "warnings": list(r.warnings),
+    }
+    lines = [
+        "workspace  (no store yet: the first write mints the id)",
+        f"root       {r.root}  (resolved by {r.resolved_by})",
+        f"worktree   {r.worktree}  ({r.worktree_root})",
+        f"branch     {r.branch or '(none)'}",
+        f"database   {db}  (does not exist yet)",
+    ] + [f"warning    {w}" for w in r.warnings]
     emit(args, info, "\n".join(lines))
     return 0
 

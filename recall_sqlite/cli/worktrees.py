@@ -16,17 +16,26 @@ if TYPE_CHECKING:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from ..legacy.rehome import worktree_list
+
     with open_from_args(args, read_only=True) as store:
         rows = worktree_list(store.context)
     head = ("KEY", "NAME", "ENTRIES", "VERSIONS", "SOURCES", "ROOT")
-    table = [head] + [(("* " if r["current"] else "  ") + r["key"], r["name"],
-                       str(r["entries"]), str(r["versions"]), str(r["sources"]),
-                       (r["root"] or "(imported only)")
-                       + ("" if r["root_exists"] or not r["root"] else "  (gone)"))
-                      for r in rows]
+    table = [head] + [
+        (
+            ("* " if r["current"] else "  ") + r["key"],
+            r["name"],
+            str(r["entries"]),
+            str(r["versions"]),
+            str(r["sources"]),
+            (r["root"] or "(imported only)")
+            + ("" if r["root_exists"] or not r["root"] else "  (gone)"),
+        )
+        for r in rows
+    ]
     widths = [max(len(t[i]) for t in table) for i in range(len(head))]
-    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(t, widths, strict=True)).rstrip()
-                     for t in table)
+    text = "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(t, widths, strict=True)).rstrip() for t in table
+    )
     emit(args, {"worktrees": rows}, text)
     return 0
 
@@ -34,6 +43,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     wt = sub.add_parser("worktree", help="the workspace's worktrees")
     wsub = wt.add_subparsers(dest="worktree_command", required=True)
-    ls = wsub.add_parser("list", parents=[jp],
-                         help="every worktree: key, root, entries, whether the root exists")
+    ls = wsub.add_parser(
+        "list", parents=[jp], help="every worktree: key, root, entries, whether the root exists"
+    )
     ls.set_defaults(func=cmd_list)

@@ -17,6 +17,13 @@ from .family import Journal
 from .results import AppendResult, Elsewhere, PendingResult, ReadResult, Scope, WriteResult
 
 __all__ = [
-    "AppendResult", "CarryReport", "Elsewhere", "Journal", "JournalEntry", "PendingResult",
-    "ReadResult", "Scope", "WriteResult",
+    "AppendResult",
+    "CarryReport",
+    "Elsewhere",
+    "Journal",
+    "JournalEntry",
+    "PendingResult",
+    "ReadResult",
+    "Scope",
+    "WriteResult",
 ]

@@ -40,20 +40,28 @@ class _Head:
 
     __slots__ = ("key", "seq", "new", "count", "mean")
 
-    def __init__(self, key: tuple[int, int, int], seq: int, new: int | None = None,
-                 count: tuple[Any, ...] | None = None, mean: int = 0) -> None:
+    def __init__(
+        self,
+        key: tuple[int, int, int],
+        seq: int,
+        new: int | None = None,
+        count: tuple[Any, ...] | None = None,
+        mean: int = 0,
+    ) -> None:
         self.key, self.seq, self.new, self.count, self.mean = key, seq, new, count, mean
 
 
 # Each row with the values the trigger path would have given it.
 _NAMES = ("seq", *ROW_COLUMNS, "sid_order", "head_wt", "head_ws")
-_INSERT_SQL = (f"INSERT INTO journal_entries ({', '.join(_NAMES)})"
-               f" VALUES ({','.join('?' * len(_NAMES))})")
+_INSERT_SQL = (
+    f"INSERT INTO journal_entries ({', '.join(_NAMES)}) VALUES ({','.join('?' * len(_NAMES))})"
+)
 _IX = {name: i for i, name in enumerate(ROW_COLUMNS)}
 
 
-def bulk_insert(conn: Any, rows: Sequence[Sequence[Any]], *,
-                burn_duplicates: bool = False) -> dict[bytes, Stored]:
+def bulk_insert(
+    conn: Any, rows: Sequence[Sequence[Any]], *, burn_duplicates: bool = False
+) -> dict[bytes, Stored]:
     """Insert journal rows (values in codec.ROW_COLUMNS order) as if each had gone through
     codec.INSERT_SQL (`ON CONFLICT (id) DO NOTHING`) in turn: same seqs, heads, sid_order,
     counts and vector generations.
@@ -73,20 +81,23 @@ def bulk_insert(conn: Any, rows: Sequence[Sequence[Any]], *,
         fresh, last = _number(rows, result, _next_base(conn), burn_duplicates)
         if fresh:
             workspaces = sorted({int(r[i_ws]) for _, r in fresh})
-            conn.executemany("INSERT INTO journal_bulk (workspace_id) VALUES (?)",
-                             [(w,) for w in workspaces])
+            conn.executemany(
+                "INSERT INTO journal_bulk (workspace_id) VALUES (?)", [(w,) for w in workspaces]
+            )
             first, heads_of = _stored_heads(conn, fresh)
             replay = _replay(fresh, first, heads_of)
             _write(conn, fresh, replay)
-            conn.executemany("DELETE FROM journal_bulk WHERE workspace_id = ?",
-                             [(w,) for w in workspaces])
+            conn.executemany(
+                "DELETE FROM journal_bulk WHERE workspace_id = ?", [(w,) for w in workspaces]
+            )
         if burn_duplicates and last > (fresh[-1][0] if fresh else 0):
             _set_sequence(conn, last)
     return result
 
 
-def _number(rows: Sequence[Sequence[Any]], result: dict[bytes, Stored], base: int,
-            burn_duplicates: bool) -> tuple[list[tuple[int, Sequence[Any]]], int]:
+def _number(
+    rows: Sequence[Sequence[Any]], result: dict[bytes, Stored], base: int, burn_duplicates: bool
+) -> tuple[list[tuple[int, Sequence[Any]]], int]:
     """The rows to create, each with its seq (burnt numbers included when asked), and the
     last seq handed out. Fills `result` with the new ids."""
     i_id = _IX["id"]
@@ -104,8 +115,9 @@ def _number(rows: Sequence[Sequence[Any]], result: dict[bytes, Stored], base: in
     return fresh, counter
 
 
-def _stored_heads(conn: Any, fresh: list[tuple[int, Sequence[Any]]]
-                  ) -> tuple[dict[tuple[int, str], int], dict[tuple[Any, ...], list[_Head]]]:
+def _stored_heads(
+    conn: Any, fresh: list[tuple[int, Sequence[Any]]]
+) -> tuple[dict[tuple[int, str], int], dict[tuple[Any, ...], list[_Head]]]:
     """What the touched sessions hold already: each session's first seq, and its heads,
     keyed (0, workspace, session) for head_ws and (1, workspace, worktree, session) for
     head_wt (one each in a consistent store; a list, to replay any store)."""
@@ -121,7 +133,9 @@ def _stored_heads(conn: Any, fresh: list[tuple[int, Sequence[Any]]]
         for sid, low in conn.execute(
             "SELECT j.value, (SELECT min(seq) FROM journal_entries"
             " WHERE workspace_id = ? AND session_id = j.value)"
-            " FROM json_each(?) j", (ws, names)):
+            " FROM json_each(?) j",
+            (ws, names),
+        ):
             if low is not None:
                 first[(ws, sid)] = int(low)
         for seq, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
@@ -129,7 +143,9 @@ def _stored_heads(conn: Any, fresh: list[tuple[int, Sequence[Any]]]
             " e.head_ws, e.head_wt"
             " FROM json_each(?) j CROSS JOIN journal_entries e"
             " ON e.workspace_id = ? AND e.session_id = j.value"
-            " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq", (names, ws)):
+            " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq",
+            (names, ws),
+        ):
             head = _Head((auto, -ts, -rich), seq)
             if hws == 1:
                 heads_of.setdefault((0, ws, sid), []).append(head)
@@ -139,18 +155,20 @@ def _stored_heads(conn: Any, fresh: list[tuple[int, Sequence[Any]]]
 
 
 class _Replay(NamedTuple):
-    flags: tuple[list[int], list[int]]            # head_ws, head_wt of each new row
+    flags: tuple[list[int], list[int]]  # head_ws, head_wt of each new row
     sid_order: list[int]
-    demote: list[tuple[int, int, int]]            # (new seq, 0 ws / 1 wt, old seq)
-    counts: dict[tuple[Any, ...], list[int]]      # (0, ws, branch) / (1, ws, wt, branch)
+    demote: list[tuple[int, int, int]]  # (new seq, 0 ws / 1 wt, old seq)
+    counts: dict[tuple[Any, ...], list[int]]  # (0, ws, branch) / (1, ws, wt, branch)
 
 
-def _replay(fresh: list[tuple[int, Sequence[Any]]], first: dict[tuple[int, str], int],
-            heads_of: dict[tuple[Any, ...], list[_Head]]) -> _Replay:
+def _replay(
+    fresh: list[tuple[int, Sequence[Any]]],
+    first: dict[tuple[int, str], int],
+    heads_of: dict[tuple[Any, ...], list[_Head]],
+) -> _Replay:
     """journal_entries_after_insert, replayed over the batch in insertion order."""
     ix = _IX
-    i_ws, i_wt, i_sid, i_br = ix["workspace_id"], ix["worktree_id"], ix["session_id"], \
-        ix["branch"]
+    i_ws, i_wt, i_sid, i_br = ix["workspace_id"], ix["worktree_id"], ix["session_id"], ix["branch"]
     i_ts, i_auto, i_rich, i_mean = ix["ts_us"], ix["auto"], ix["rich"], ix["meaningful"]
     n = len(fresh)
     out = _Replay(([0] * n, [0] * n), [0] * n, [], {})
@@ -165,8 +183,10 @@ def _replay(fresh: list[tuple[int, Sequence[Any]]], first: dict[tuple[int, str],
             continue
         out.sid_order[k] = first.setdefault((ws, sid), seq)
         key = (int(r[i_auto]), -int(r[i_ts]), -int(r[i_rich]))
-        for phase, scope, count in ((0, (0, ws, sid), (0, ws, br)),
-                                    (1, (1, ws, wt, sid), (1, ws, wt, br))):
+        for phase, scope, count in (
+            (0, (0, ws, sid), (0, ws, br)),
+            (1, (1, ws, wt, sid), (1, ws, wt, br)),
+        ):
             heads = heads_of.get(scope)
             if heads:
                 # demote every head the new version beats (non-auto first, then newer,
@@ -195,12 +215,17 @@ def _write(conn: Any, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -
     the order the trigger path would have made them (so the count and vector triggers
     fire for them as they would have); the counts of the new heads in one upsert each."""
     flags, sid_order = replay.flags, replay.sid_order
-    conn.executemany(_INSERT_SQL, [
-        (seq, *r, sid_order[k], flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)
-    ])
+    conn.executemany(
+        _INSERT_SQL,
+        [(seq, *r, sid_order[k], flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)],
+    )
     for _, phase, old_seq in sorted(replay.demote):
-        conn.execute("UPDATE journal_entries SET head_ws = 0 WHERE seq = ?" if phase == 0
-                     else "UPDATE journal_entries SET head_wt = 0 WHERE seq = ?", (old_seq,))
+        conn.execute(
+            "UPDATE journal_entries SET head_ws = 0 WHERE seq = ?"
+            if phase == 0
+            else "UPDATE journal_entries SET head_wt = 0 WHERE seq = ?",
+            (old_seq,),
+        )
     counts = replay.counts
     ws_rows = [(c[1], c[2], h, m) for c, (h, m) in counts.items() if c[0] == 0]
     wt_rows = [(c[1], c[2], c[3], h, m) for c, (h, m) in counts.items() if c[0] == 1]
@@ -210,7 +235,8 @@ def _write(conn: Any, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -
             " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, branch) DO UPDATE"
             " SET heads = heads + excluded.heads,"
             " meaningful = meaningful + excluded.meaningful",
-            ws_rows)
+            ws_rows,
+        )
     if wt_rows:
         conn.executemany(
             "INSERT INTO journal_counts_wt (workspace_id, worktree_id, branch, heads,"
@@ -218,7 +244,8 @@ def _write(conn: Any, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -
             " ON CONFLICT (workspace_id, worktree_id, branch) DO UPDATE"
             " SET heads = heads + excluded.heads,"
             " meaningful = meaningful + excluded.meaningful",
-            wt_rows)
+            wt_rows,
+        )
 
 
 def _add(counts: dict[tuple[Any, ...], list[int]], key: Any, heads: int, meaningful: int) -> None:
@@ -245,14 +272,18 @@ def _next_base(conn: Any) -> int:
     """The seq AUTOINCREMENT would hand out next, minus one."""
     row = conn.execute(
         "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal_entries'), 0),"
-        " coalesce((SELECT max(seq) FROM journal_entries), 0))").fetchall()
+        " coalesce((SELECT max(seq) FROM journal_entries), 0))"
+    ).fetchall()
     return int(row[0][0])
 
 
 def _set_sequence(conn: Any, value: int) -> None:
     """Record burnt seqs as a conflicting INSERT does (its number is never handed out)."""
-    conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'journal_entries' AND seq < ?",
-                 (value, value))
+    conn.execute(
+        "UPDATE sqlite_sequence SET seq = ? WHERE name = 'journal_entries' AND seq < ?",
+        (value, value),
+    )
     if not conn.execute("SELECT 1 FROM sqlite_sequence WHERE name = 'journal_entries'").fetchall():
-        conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('journal_entries', ?)",
-                     (value,))
+        conn.execute(
+            "INSERT INTO sqlite_sequence (name, seq) VALUES ('journal_entries', ?)", (value,)
+        )

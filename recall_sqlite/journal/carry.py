@@ -13,8 +13,16 @@ from .._record import Record
 # Literals that cannot occur in prose: an unclosed tool-call parameter swallowed the
 # fields after it (synapt's recall journal documents the shapes seen in real stores).
 COLLAPSE_SIGNATURES: tuple[str, ...] = (
-    "</focus>", "</done>", "</decisions>", "</next_steps>", "</invoke>", "<parameter name=",
-    "<focus>", "<done>", "<decisions>", "<next_steps>",
+    "</focus>",
+    "</done>",
+    "</decisions>",
+    "</next_steps>",
+    "</invoke>",
+    "<parameter name=",
+    "<focus>",
+    "<done>",
+    "<decisions>",
+    "<next_steps>",
 )
 CARRY_LIMIT = 20
 WITHHELD_PREFIX = "[carry bound]"
@@ -48,10 +56,19 @@ def step_key(step: str) -> str:
 class CarryReport(Record):
     __slots__ = ("carried", "retired_by_done", "retired_earlier", "withheld", "oldest_since")
 
-    def __init__(self, carried: int = 0, retired_by_done: int = 0, retired_earlier: int = 0,
-                 withheld: int = 0, oldest_since: str | None = None) -> None:
-        self.carried, self.retired_by_done, self.retired_earlier = \
-            carried, retired_by_done, retired_earlier
+    def __init__(
+        self,
+        carried: int = 0,
+        retired_by_done: int = 0,
+        retired_earlier: int = 0,
+        withheld: int = 0,
+        oldest_since: str | None = None,
+    ) -> None:
+        self.carried, self.retired_by_done, self.retired_earlier = (
+            carried,
+            retired_by_done,
+            retired_earlier,
+        )
         self.withheld, self.oldest_since = withheld, oldest_since
 
     def to_dict(self) -> dict[str, object]:
@@ -80,7 +97,8 @@ def merge_carried_forward(
     session's earlier writes, so a step retired minutes ago does not come back."""
     report = CarryReport()
     merged = [
-        s.strip() for s in next_steps
+        s.strip()
+        for s in next_steps
         if s and s.strip() and not is_collapsed(s) and not is_withheld_marker(s)
     ]
     seen = {step_key(s) for s in merged}

@@ -17,8 +17,20 @@ if TYPE_CHECKING:
 
 # synapt 0.30.0's JournalEntry fields, in its order (its append_entry writes them so).
 SYNAPT_FIELDS = (
-    "timestamp", "session_id", "branch", "focus", "done", "decisions", "next_steps",
-    "files_modified", "git_log", "auto", "enriched", "griptree", "agent_id", "repair",
+    "timestamp",
+    "session_id",
+    "branch",
+    "focus",
+    "done",
+    "decisions",
+    "next_steps",
+    "files_modified",
+    "git_log",
+    "auto",
+    "enriched",
+    "griptree",
+    "agent_id",
+    "repair",
 )
 TEXT_FIELDS = ("session_id", "branch", "focus", "griptree", "agent_id")
 LIST_FIELDS = ("done", "decisions", "next_steps", "files_modified", "git_log")
@@ -27,20 +39,27 @@ BOOL_FIELDS = ("auto", "enriched", "repair")
 RICH_FIELDS = ("focus", "done", "decisions", "next_steps")
 # Each field's empty value: what a missing key and a JSON null mean.
 EMPTY: dict[str, Any] = {
-    **{n: "" for n in TEXT_FIELDS}, **{n: [] for n in LIST_FIELDS},
+    **{n: "" for n in TEXT_FIELDS},
+    **{n: [] for n in LIST_FIELDS},
     **{n: False for n in BOOL_FIELDS},
 }
 
 
-def rich_count(focus: str, done: Sequence[str], decisions: Sequence[str],
-               next_steps: Sequence[str]) -> int:
+def rich_count(
+    focus: str, done: Sequence[str], decisions: Sequence[str], next_steps: Sequence[str]
+) -> int:
     """How many of focus/done/decisions/next_steps are non-empty (synapt's richness)."""
-    return (1 if focus else 0) + (1 if done else 0) + (1 if decisions else 0) \
+    return (
+        (1 if focus else 0)
+        + (1 if done else 0)
+        + (1 if decisions else 0)
         + (1 if next_steps else 0)
+    )
 
 
-def is_meaningful(focus: str, auto: bool, done: Sequence[str], decisions: Sequence[str],
-                  next_steps: Sequence[str]) -> bool:
+def is_meaningful(
+    focus: str, auto: bool, done: Sequence[str], decisions: Sequence[str], next_steps: Sequence[str]
+) -> bool:
     """synapt's read_latest(meaningful=True) rule: any done/decisions/next_steps, or a
     focus written by hand (an auto-extracted focus alone carries no signal)."""
     return bool(done or decisions or next_steps or (focus and not auto))
@@ -49,7 +68,8 @@ def is_meaningful(focus: str, auto: bool, done: Sequence[str], decisions: Sequen
 # Built once: json.dumps with non-default options constructs a new encoder on every call.
 # The canonical form (sorted keys, no spaces, UTF-8 kept) is what ids are hashed from.
 canonical_json: Callable[[Any], str] = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
 # List columns hold JSON arrays as json.dumps writes them with UTF-8 kept.
 _string: Callable[[str], str] = json.encoder.encode_basestring
 _BOOL = {True: "true", False: "false"}
@@ -57,9 +77,24 @@ _BOOL = {True: "true", False: "false"}
 # The columns an entry's content determines, in row order; a row is the store's four
 # (id, workspace, worktree, when stored) followed by these.
 CONTENT_COLUMNS = (
-    "session_id", "branch", "timestamp", "ts_us", "focus", "done", "decisions", "next_steps",
-    "files_modified", "git_log", "auto", "enriched", "repair", "griptree", "agent_id", "extra",
-    "rich", "meaningful",
+    "session_id",
+    "branch",
+    "timestamp",
+    "ts_us",
+    "focus",
+    "done",
+    "decisions",
+    "next_steps",
+    "files_modified",
+    "git_log",
+    "auto",
+    "enriched",
+    "repair",
+    "griptree",
+    "agent_id",
+    "extra",
+    "rich",
+    "meaningful",
 )
 ROW_COLUMNS = ("id", "workspace_id", "worktree_id", "stored_us", *CONTENT_COLUMNS)
 INSERT_SQL = (
@@ -80,11 +115,25 @@ def _sha256(data: bytes) -> bytes:
     return _sha256(data)
 
 
-def encode(workspace_uuid: str, timestamp: str, ts_us: int, session_id: str, branch: str,
-           focus: str, done: Sequence[str], decisions: Sequence[str],
-           next_steps: Sequence[str], files_modified: Sequence[str], git_log: Sequence[str],
-           auto: bool, enriched: bool, griptree: str, agent_id: str, repair: bool,
-           extra: dict[str, Any] | None) -> tuple[bytes, tuple[Any, ...]]:
+def encode(
+    workspace_uuid: str,
+    timestamp: str,
+    ts_us: int,
+    session_id: str,
+    branch: str,
+    focus: str,
+    done: Sequence[str],
+    decisions: Sequence[str],
+    next_steps: Sequence[str],
+    files_modified: Sequence[str],
+    git_log: Sequence[str],
+    auto: bool,
+    enriched: bool,
+    griptree: str,
+    agent_id: str,
+    repair: bool,
+    extra: dict[str, Any] | None,
+) -> tuple[bytes, tuple[Any, ...]]:
     """(the entry id, the CONTENT_COLUMNS values) of validated field values.
 
     The id is the first 16 bytes of sha256(workspace uuid, canonical JSON of the synapt
@@ -108,11 +157,22 @@ def encode(workspace_uuid: str, timestamp: str, ts_us: int, session_id: str, bra
     )
     digest = _sha256(f"{workspace_uuid}\n{canon}".encode())[:16]
     row = (
-        session_id, branch, timestamp, ts_us, focus,
-        f"[{', '.join(do)}]" if do else "[]", f"[{', '.join(de)}]" if de else "[]",
-        f"[{', '.join(ne)}]" if ne else "[]", f"[{', '.join(fm)}]" if fm else "[]",
-        f"[{', '.join(gl)}]" if gl else "[]", int(auto), int(enriched), int(repair),
-        griptree, agent_id, extra_json,
+        session_id,
+        branch,
+        timestamp,
+        ts_us,
+        focus,
+        f"[{', '.join(do)}]" if do else "[]",
+        f"[{', '.join(de)}]" if de else "[]",
+        f"[{', '.join(ne)}]" if ne else "[]",
+        f"[{', '.join(fm)}]" if fm else "[]",
+        f"[{', '.join(gl)}]" if gl else "[]",
+        int(auto),
+        int(enriched),
+        int(repair),
+        griptree,
+        agent_id,
+        extra_json,
         rich_count(focus, done, decisions, next_steps),
         1 if is_meaningful(focus, auto, done, decisions, next_steps) else 0,
     )
@@ -125,8 +185,19 @@ def encode(workspace_uuid: str, timestamp: str, ts_us: int, session_id: str, bra
 # built by SQLite (text concatenation, no JSON parsing): one Python string per row instead
 # of six, and one json.loads per read instead of one per field.
 SELECT_COLUMNS = (
-    "seq", "id", "worktree_id", "session_id", "branch", "timestamp", "focus", "auto",
-    "enriched", "repair", "griptree", "agent_id", "lists",
+    "seq",
+    "id",
+    "worktree_id",
+    "session_id",
+    "branch",
+    "timestamp",
+    "focus",
+    "auto",
+    "enriched",
+    "repair",
+    "griptree",
+    "agent_id",
+    "lists",
 )
 SELECT_INDEX = {name: i for i, name in enumerate(SELECT_COLUMNS)}
 # The order of the values inside the `lists` column.
@@ -137,6 +208,7 @@ def select_list(alias: str = "") -> str:
     """The SQL select list of SELECT_COLUMNS, for a table aliased `alias`."""
     a = f"{alias}." if alias else ""
     lists = " || ',' || ".join(
-        f"coalesce({a}extra, 'null')" if n == "extra" else f"{a}{n}" for n in LISTS_ORDER)
+        f"coalesce({a}extra, 'null')" if n == "extra" else f"{a}{n}" for n in LISTS_ORDER
+    )
     plain = ", ".join(f"{a}{n}" for n in SELECT_COLUMNS[:-1])
     return f"{plain}, '[' || {lists} || ']'"

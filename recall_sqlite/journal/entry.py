@@ -44,8 +44,9 @@ def _check_size(name: str, chars: int, text: str | list[str], limit: int) -> Non
         return
     size = len(text.encode()) if isinstance(text, str) else sum(len(t.encode()) for t in text)
     if size > limit:
-        raise FieldTooLargeError(f"{name} is {size} bytes; the limit is {limit} bytes"
-                                 " (RECALL_SQLITE_MAX_FIELD_BYTES)")
+        raise FieldTooLargeError(
+            f"{name} is {size} bytes; the limit is {limit} bytes (RECALL_SQLITE_MAX_FIELD_BYTES)"
+        )
 
 
 class JournalEntry(Record):
@@ -72,25 +73,45 @@ class JournalEntry(Record):
     worktree: str | None
 
     def __init__(
-        self, timestamp: str, session_id: str = "", branch: str = "", focus: str = "",
-        done: list[str] | None = None, decisions: list[str] | None = None,
-        next_steps: list[str] | None = None, files_modified: list[str] | None = None,
-        git_log: list[str] | None = None, auto: bool = False, enriched: bool = False,
-        griptree: str = "", agent_id: str = "", repair: bool = False,
-        extra: dict[str, Any] | None = None, id: str | None = None,  # noqa: A002
+        self,
+        timestamp: str,
+        session_id: str = "",
+        branch: str = "",
+        focus: str = "",
+        done: list[str] | None = None,
+        decisions: list[str] | None = None,
+        next_steps: list[str] | None = None,
+        files_modified: list[str] | None = None,
+        git_log: list[str] | None = None,
+        auto: bool = False,
+        enriched: bool = False,
+        griptree: str = "",
+        agent_id: str = "",
+        repair: bool = False,
+        extra: dict[str, Any] | None = None,
+        id: str | None = None,  # noqa: A002
         worktree: str | None = None,
     ) -> None:
         # None for a list means empty (a fresh list each time, never a shared default);
         # validate() checks every type.
-        self.timestamp, self.session_id, self.branch, self.focus = \
-            timestamp, session_id, branch, focus
+        self.timestamp, self.session_id, self.branch, self.focus = (
+            timestamp,
+            session_id,
+            branch,
+            focus,
+        )
         self.done = [] if done is None else done
         self.decisions = [] if decisions is None else decisions
         self.next_steps = [] if next_steps is None else next_steps
         self.files_modified = [] if files_modified is None else files_modified
         self.git_log = [] if git_log is None else git_log
-        self.auto, self.enriched, self.griptree, self.agent_id, self.repair = \
-            auto, enriched, griptree, agent_id, repair
+        self.auto, self.enriched, self.griptree, self.agent_id, self.repair = (
+            auto,
+            enriched,
+            griptree,
+            agent_id,
+            repair,
+        )
         self.extra = {} if extra is None else extra
         self.id, self.worktree = id, worktree
 
@@ -101,8 +122,9 @@ class JournalEntry(Record):
         return codec.rich_count(self.focus, self.done, self.decisions, self.next_steps) > 0
 
     def is_meaningful(self) -> bool:
-        return codec.is_meaningful(self.focus, self.auto, self.done, self.decisions,
-                                   self.next_steps)
+        return codec.is_meaningful(
+            self.focus, self.auto, self.done, self.decisions, self.next_steps
+        )
 
     def synapt_dict(self) -> dict[str, Any]:
         """synapt's own field names and values only (what synapt's append_entry writes)."""
@@ -119,7 +141,8 @@ class JournalEntry(Record):
     def copy(self) -> JournalEntry:
         return JournalEntry(
             **{name: _copy(getattr(self, name)) for name in codec.SYNAPT_FIELDS},
-            extra=dict(self.extra) if isinstance(self.extra, dict) else self.extra)
+            extra=dict(self.extra) if isinstance(self.extra, dict) else self.extra,
+        )
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> JournalEntry:
@@ -161,7 +184,8 @@ class JournalEntry(Record):
                 continue
             if not isinstance(value, (list, tuple)):
                 raise InvalidEntryError(
-                    f"{name} must be a list of strings, got {type(value).__name__}")
+                    f"{name} must be a list of strings, got {type(value).__name__}"
+                )
             chars = 0
             for item in value:
                 _check_text(f"{name} item", item)
@@ -201,14 +225,29 @@ class JournalEntry(Record):
     def encode(self, workspace_uuid: str) -> tuple[bytes, tuple[Any, ...]]:
         """(id, content columns) of a validated entry (see codec.encode)."""
         return codec.encode(
-            workspace_uuid, self.timestamp, parse_timestamp(self.timestamp), self.session_id,
-            self.branch, self.focus, self.done, self.decisions, self.next_steps,
-            self.files_modified, self.git_log, self.auto, self.enriched, self.griptree,
-            self.agent_id, self.repair, self.extra or None)
+            workspace_uuid,
+            self.timestamp,
+            parse_timestamp(self.timestamp),
+            self.session_id,
+            self.branch,
+            self.focus,
+            self.done,
+            self.decisions,
+            self.next_steps,
+            self.files_modified,
+            self.git_log,
+            self.auto,
+            self.enriched,
+            self.griptree,
+            self.agent_id,
+            self.repair,
+            self.extra or None,
+        )
 
     @staticmethod
-    def from_rows(rows: Sequence[Sequence[Any]],
-                  worktree_key: Callable[[int], str]) -> list[JournalEntry]:
+    def from_rows(
+        rows: Sequence[Sequence[Any]], worktree_key: Callable[[int], str]
+    ) -> list[JournalEntry]:
         """Entries from rows that start with codec.select_list(). The JSON of every list
         and extra field of every row is decoded in one call: per-field json.loads calls
         were most of the cost of a read."""
@@ -221,15 +260,43 @@ class JournalEntry(Record):
         except (ValueError, RecursionError):
             raise InvalidEntryError(
                 "a stored entry's list or extra column is not valid JSON, or nested too "
-                "deeply (edited outside recall-sqlite? run `recall-sqlite doctor`)") from None
-        eid, wt, sid, br, ts = x["id"], x["worktree_id"], x["session_id"], x["branch"], \
-            x["timestamp"]
-        fo, au, en, rp, gt, ag = x["focus"], x["auto"], x["enriched"], x["repair"], \
-            x["griptree"], x["agent_id"]
+                "deeply (edited outside recall-sqlite? run `recall-sqlite doctor`)"
+            ) from None
+        eid, wt, sid, br, ts = (
+            x["id"],
+            x["worktree_id"],
+            x["session_id"],
+            x["branch"],
+            x["timestamp"],
+        )
+        fo, au, en, rp, gt, ag = (
+            x["focus"],
+            x["auto"],
+            x["enriched"],
+            x["repair"],
+            x["griptree"],
+            x["agent_id"],
+        )
         return [
-            JournalEntry(r[ts], r[sid], r[br], r[fo], d[0], d[1], d[2], d[3], d[4],
-                         bool(r[au]), bool(r[en]), r[gt], r[ag], bool(r[rp]), d[5] or {},
-                         r[eid].hex(), worktree_key(r[wt]))
+            JournalEntry(
+                r[ts],
+                r[sid],
+                r[br],
+                r[fo],
+                d[0],
+                d[1],
+                d[2],
+                d[3],
+                d[4],
+                bool(r[au]),
+                bool(r[en]),
+                r[gt],
+                r[ag],
+                bool(r[rp]),
+                d[5] or {},
+                r[eid].hex(),
+                worktree_key(r[wt]),
+            )
             for r, d in zip(rows, decoded, strict=True)
         ]
 

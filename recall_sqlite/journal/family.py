@@ -117,14 +117,19 @@ class Journal:
         entry.validate(allow_collapsed=False)
         if not entry.has_content():
             raise InvalidEntryError(
-                "nothing to journal: give a focus, done, decisions or next steps")
+                "nothing to journal: give a focus, done, decisions or next steps"
+            )
         explicit = [s.strip() for s in entry.next_steps if s and s.strip()]
         with self._ctx.db.write() as conn:
             previous = self._previous_meaningful(conn, session_id)
-            earlier_done = ([item for items in self._raw_done(conn, session_id, False)
-                             for item in items] if session_id else [])
+            earlier_done = (
+                [item for items in self._raw_done(conn, session_id, False) for item in items]
+                if session_id
+                else []
+            )
             entry.next_steps, report = merge_carried_forward(
-                entry.next_steps, entry.done,
+                entry.next_steps,
+                entry.done,
                 previous.next_steps if previous else [],
                 previous.timestamp if previous else "",
                 earlier_done,
@@ -147,8 +152,9 @@ class Journal:
         eid, content = e.encode(ctx.workspace_uuid)
         return (eid, ctx.workspace_pk, worktree_pk, now_us(), *content)
 
-    def forget(self, entry_ids: str | Iterable[str] = (), *,
-               session_id: str | None = None) -> ForgetReport:
+    def forget(
+        self, entry_ids: str | Iterable[str] = (), *, session_id: str | None = None
+    ) -> ForgetReport:
         """Remove entry versions (by id) or every version of a session, for real: their
         vectors, summary links and provenance go, quarantined copies of their text are
         emptied, derived state stays right, the ids are tombstoned (an import never brings
@@ -188,8 +194,9 @@ class Journal:
         scope = self._scope(branch, all_worktrees, meaningful)
         return ReadResult(self.entries_from_rows(rows), scope, total, elsewhere)
 
-    def latest(self, meaningful: bool = False, *, branch: str | None = None,
-               all_worktrees: bool = False) -> ReadResult:
+    def latest(
+        self, meaningful: bool = False, *, branch: str | None = None, all_worktrees: bool = False
+    ) -> ReadResult:
         """read(n=1): `.entry` is the newest (meaningful) entry or None."""
         return self.read(1, branch=branch, all_worktrees=all_worktrees, meaningful=meaningful)
 
@@ -204,7 +211,8 @@ class Journal:
         lists it as done."""
         with self._ctx.db.read() as conn:
             heads = self.entries_from_rows(
-                self._walk(conn, PENDING_WINDOW, None, all_worktrees, False))
+                self._walk(conn, PENDING_WINDOW, None, all_worktrees, False)
+            )
             sessions = {e.session_id for e in heads}
             done_keys: set[str] = set()
             for sid in sessions:
@@ -227,8 +235,13 @@ class Journal:
         scope = self._scope(None, all_worktrees, False)
         return PendingResult(pending, scope, len(sessions), elsewhere)
 
-    def versions(self, *, session_id: str | None = None, worktree: str | None = None,
-                 all_worktrees: bool = False) -> list[JournalEntry]:
+    def versions(
+        self,
+        *,
+        session_id: str | None = None,
+        worktree: str | None = None,
+        all_worktrees: bool = False,
+    ) -> list[JournalEntry]:
         """Every stored version in scope, oldest insertion first: not only the one per
         session that reads show. For hosts that replay a journal file (synapt's raw
         reads); `worktree` names another worktree of the workspace by key."""
@@ -259,20 +272,38 @@ class Journal:
     def done_items(self, session_id: str, *, all_worktrees: bool = False) -> list[str]:
         """The done items of every stored version of a session, oldest version first."""
         with self._ctx.db.read() as conn:
-            return [item for items in self._raw_done(conn, session_id, all_worktrees)
-                    for item in items]
+            return [
+                item for items in self._raw_done(conn, session_id, all_worktrees) for item in items
+            ]
 
-    def search(self, query: str, n: int = 10, *, branch: str | None = None,
-               all_worktrees: bool = False, meaningful: bool = False,
-               vector: object = None, model: str | None = None,
-               fusion: Fusion = "rrf") -> EntrySearchResult:
+    def search(
+        self,
+        query: str,
+        n: int = 10,
+        *,
+        branch: str | None = None,
+        all_worktrees: bool = False,
+        meaningful: bool = False,
+        vector: object = None,
+        model: str | None = None,
+        fusion: Fusion = "rrf",
+    ) -> EntrySearchResult:
         """Full-text search, best first, scoped as `read` (see recall_sqlite/search.py);
         with `vector` and `model`, fused with the vector ranking of the same scope."""
         from ..search import search_journal
 
-        return search_journal(self._ctx, self, query, n, branch=branch,
-                              all_worktrees=all_worktrees, meaningful=meaningful,
-                              vector=vector, model=model, fusion=fusion)
+        return search_journal(
+            self._ctx,
+            self,
+            query,
+            n,
+            branch=branch,
+            all_worktrees=all_worktrees,
+            meaningful=meaningful,
+            vector=vector,
+            model=model,
+            fusion=fusion,
+        )
 
     def get(self, entry_id_hex: str) -> JournalEntry | None:
         """One stored version by id, within this workspace only."""
@@ -290,11 +321,13 @@ class Journal:
 
     def _scope(self, branch: str | None, all_worktrees: bool, meaningful: bool) -> Scope:
         ctx = self._ctx
-        return Scope(ctx.workspace_uuid, None if all_worktrees else ctx.worktree_key,
-                     branch, meaningful)
+        return Scope(
+            ctx.workspace_uuid, None if all_worktrees else ctx.worktree_key, branch, meaningful
+        )
 
-    def _walk(self, conn: Any, n: int, branch: str | None, all_worktrees: bool,
-              meaningful: bool) -> list[tuple[Any, ...]]:
+    def _walk(
+        self, conn: Any, n: int, branch: str | None, all_worktrees: bool, meaningful: bool
+    ) -> list[tuple[Any, ...]]:
         ctx = self._ctx
         params: list[Any] = [ctx.workspace_pk]
         if not all_worktrees:
@@ -303,11 +336,13 @@ class Journal:
             params.append(branch)
         params.append(n)
         rows: list[tuple[Any, ...]] = conn.execute(
-            _walk_sql(all_worktrees, branch is not None, meaningful), params).fetchall()
+            _walk_sql(all_worktrees, branch is not None, meaningful), params
+        ).fetchall()
         return rows
 
-    def _counts(self, conn: Any, branch: str | None, all_worktrees: bool,
-                meaningful: bool) -> tuple[int, Elsewhere]:
+    def _counts(
+        self, conn: Any, branch: str | None, all_worktrees: bool, meaningful: bool
+    ) -> tuple[int, Elsewhere]:
         ctx = self._ctx
         col = "meaningful" if meaningful else "heads"
         total = other_wt = other_br = 0
@@ -343,9 +378,11 @@ class Journal:
         if current_session_id:
             skip = " AND session_id <> ?"
             params.append(current_session_id)
-        sql = (f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
-               " WHERE workspace_id = ? AND worktree_id = ?"
-               f" AND head_wt = 1 AND meaningful = 1{skip} ORDER BY ts_us DESC, sid_order LIMIT 1")
+        sql = (
+            f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
+            " WHERE workspace_id = ? AND worktree_id = ?"
+            f" AND head_wt = 1 AND meaningful = 1{skip} ORDER BY ts_us DESC, sid_order LIMIT 1"
+        )
         rows = conn.execute(sql, params).fetchall()
         return self.entry_from_row(rows[0]) if rows else None
 
@@ -375,21 +412,26 @@ def _walk_sql(all_worktrees: bool, by_branch: bool, meaningful: bool) -> str:
         where.append("branch = ?")
     if meaningful:
         where.append("meaningful = 1")
-    return (f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
-            " ORDER BY ts_us DESC, sid_order LIMIT ?")
+    return (
+        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
+        " ORDER BY ts_us DESC, sid_order LIMIT ?"
+    )
 
 
 def _list(name: str, value: object) -> list[Any]:
     """A list argument as a list; a string is refused (list("a thing") would store one item
     per character)."""
     if isinstance(value, (str, bytes)) or value is None:
-        raise InvalidEntryError(f"{name} must be a list of strings, not a single "
-                                f"{type(value).__name__}: wrap it in a list")
+        raise InvalidEntryError(
+            f"{name} must be a list of strings, not a single "
+            f"{type(value).__name__}: wrap it in a list"
+        )
     try:
         items: list[Any] = list(value)  # type: ignore[call-overload]
     except TypeError:
-        raise InvalidEntryError(f"{name} must be a list of strings, got "
-                                f"{type(value).__name__}") from None
+        raise InvalidEntryError(
+            f"{name} must be a list of strings, got {type(value).__name__}"
+        ) from None
     return items
 
 

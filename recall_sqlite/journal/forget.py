@@ -34,35 +34,64 @@ MIN_MATCH_CHARS = 12
 
 
 class ForgetReport(Frozen):
-    __slots__ = ("entries", "sessions", "vectors", "provenance", "summary_links",
-                 "quarantine_blanked", "summaries", "wal_emptied")
-    entries: tuple[str, ...]          # ids of the removed versions
+    __slots__ = (
+        "entries",
+        "sessions",
+        "vectors",
+        "provenance",
+        "summary_links",
+        "quarantine_blanked",
+        "summaries",
+        "wal_emptied",
+    )
+    entries: tuple[str, ...]  # ids of the removed versions
     sessions: tuple[str, ...]
     vectors: int
-    provenance: int                   # import lines now accounted as 'forgotten'
+    provenance: int  # import lines now accounted as 'forgotten'
     summary_links: int
-    quarantine_blanked: int           # quarantined lines that carried the text, emptied
-    summaries: tuple[int, ...]        # summaries that named a removed version: their text
-                                      # may repeat it (remove them with `summary remove`)
-    wal_emptied: bool                 # False: a reader kept old WAL frames alive
+    quarantine_blanked: int  # quarantined lines that carried the text, emptied
+    summaries: tuple[int, ...]  # summaries that named a removed version: their text
+    # may repeat it (remove them with `summary remove`)
+    wal_emptied: bool  # False: a reader kept old WAL frames alive
 
-    def __init__(self, entries: tuple[str, ...], sessions: tuple[str, ...], vectors: int,
-                 provenance: int, summary_links: int, quarantine_blanked: int,
-                 summaries: tuple[int, ...], wal_emptied: bool) -> None:
-        self._set(entries=entries, sessions=sessions, vectors=vectors, provenance=provenance,
-                  summary_links=summary_links, quarantine_blanked=quarantine_blanked,
-                  summaries=summaries, wal_emptied=wal_emptied)
+    def __init__(
+        self,
+        entries: tuple[str, ...],
+        sessions: tuple[str, ...],
+        vectors: int,
+        provenance: int,
+        summary_links: int,
+        quarantine_blanked: int,
+        summaries: tuple[int, ...],
+        wal_emptied: bool,
+    ) -> None:
+        self._set(
+            entries=entries,
+            sessions=sessions,
+            vectors=vectors,
+            provenance=provenance,
+            summary_links=summary_links,
+            quarantine_blanked=quarantine_blanked,
+            summaries=summaries,
+            wal_emptied=wal_emptied,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"entries": list(self.entries), "sessions": list(self.sessions),
-                "vectors": self.vectors, "provenance": self.provenance,
-                "summary_links": self.summary_links,
-                "quarantine_blanked": self.quarantine_blanked,
-                "summaries": list(self.summaries), "wal_emptied": self.wal_emptied}
+        return {
+            "entries": list(self.entries),
+            "sessions": list(self.sessions),
+            "vectors": self.vectors,
+            "provenance": self.provenance,
+            "summary_links": self.summary_links,
+            "quarantine_blanked": self.quarantine_blanked,
+            "summaries": list(self.summaries),
+            "wal_emptied": self.wal_emptied,
+        }
 
 
-def forget(ctx: StoreContext, entry_ids: Iterable[str] = (),
-           session_id: str | None = None) -> ForgetReport:
+def forget(
+    ctx: StoreContext, entry_ids: Iterable[str] = (), session_id: str | None = None
+) -> ForgetReport:
     ids = [parse_entry_id(i) for i in _ids(entry_ids)]
     if session_id is not None:
         require_text("session_id", session_id, allow_empty=False)
@@ -98,22 +127,29 @@ def _ids(entry_ids: Iterable[str]) -> list[str]:
         return list(entry_ids)
     except TypeError:
         raise InvalidInputError(
-            f"entry ids must be a list of ids, got {type(entry_ids).__name__}") from None
+            f"entry ids must be a list of ids, got {type(entry_ids).__name__}"
+        ) from None
 
 
-def _targets(conn: Any, ws: int, ids: list[bytes], session_id: str | None
-             ) -> list[tuple[int, bytes, str, str]]:
+def _targets(
+    conn: Any, ws: int, ids: list[bytes], session_id: str | None
+) -> list[tuple[int, bytes, str, str]]:
     found: dict[int, tuple[int, bytes, str, str]] = {}
     for raw in ids:
-        rows = conn.execute("SELECT seq, id, session_id, focus FROM journal_entries"
-                            " WHERE id = ? AND workspace_id = ?", (raw, ws)).fetchall()
+        rows = conn.execute(
+            "SELECT seq, id, session_id, focus FROM journal_entries"
+            " WHERE id = ? AND workspace_id = ?",
+            (raw, ws),
+        ).fetchall()
         if not rows:
             raise UnknownEntryError(f"no entry {raw.hex()} in this workspace")
         found[int(rows[0][0])] = (int(rows[0][0]), bytes(rows[0][1]), rows[0][2], rows[0][3])
     if session_id is not None:
-        rows = conn.execute("SELECT seq, id, session_id, focus FROM journal_entries"
-                            " WHERE workspace_id = ? AND session_id = ?",
-                            (ws, session_id)).fetchall()
+        rows = conn.execute(
+            "SELECT seq, id, session_id, focus FROM journal_entries"
+            " WHERE workspace_id = ? AND session_id = ?",
+            (ws, session_id),
+        ).fetchall()
         if not rows:
             raise UnknownEntryError(f"no session {session_id!r} in this workspace")
         for r in rows:
@@ -121,8 +157,9 @@ def _targets(conn: Any, ws: int, ids: list[bytes], session_id: str | None
     return [found[k] for k in sorted(found)]
 
 
-def _remove(conn: Any, ws: int, targets: list[tuple[int, bytes, str, str]], seqs: list[int]
-            ) -> tuple[tuple[str, ...], tuple[str, ...], int, int, int, int, tuple[int, ...]]:
+def _remove(
+    conn: Any, ws: int, targets: list[tuple[int, bytes, str, str]], seqs: list[int]
+) -> tuple[tuple[str, ...], tuple[str, ...], int, int, int, int, tuple[int, ...]]:
     import json
 
     seq_json = json.dumps(seqs)
@@ -134,21 +171,29 @@ def _remove(conn: Any, ws: int, targets: list[tuple[int, bytes, str, str]], seqs
     vectors = count(f"SELECT count(*) FROM vectors WHERE entry_seq {in_seqs}")
     provenance = count(f"SELECT count(*) FROM entry_provenance WHERE entry_seq {in_seqs}")
     links = count(f"SELECT count(*) FROM summary_sources WHERE entry_seq {in_seqs}")
-    summaries = tuple(int(r[0]) for r in conn.execute(
-        f"SELECT DISTINCT summary_id FROM summary_sources WHERE entry_seq {in_seqs}"
-        " ORDER BY 1", (seq_json,)))
+    summaries = tuple(
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT DISTINCT summary_id FROM summary_sources WHERE entry_seq {in_seqs} ORDER BY 1",
+            (seq_json,),
+        )
+    )
     # Quarantined lines of this workspace that carry the text (a truncated copy of the
     # line, say): emptied, still accounted for, reason 'forgotten'.
-    needles = sorted({t for _, _, sid, focus in targets for t in (sid, focus)
-                      if len(t) >= MIN_MATCH_CHARS})
+    needles = sorted(
+        {t for _, _, sid, focus in targets for t in (sid, focus) if len(t) >= MIN_MATCH_CHARS}
+    )
     blanked = 0
     for needle in needles:
-        blanked += len(conn.execute(
-            "UPDATE quarantine SET raw = x'', reason = 'forgotten',"
-            " detail = 'this line carried forgotten text; no byte of it is kept'"
-            " WHERE source_id IN (SELECT id FROM import_sources WHERE workspace_id = ?)"
-            " AND reason <> 'forgotten' AND instr(raw, CAST(? AS BLOB)) > 0 RETURNING id",
-            (ws, needle)).fetchall())
+        blanked += len(
+            conn.execute(
+                "UPDATE quarantine SET raw = x'', reason = 'forgotten',"
+                " detail = 'this line carried forgotten text; no byte of it is kept'"
+                " WHERE source_id IN (SELECT id FROM import_sources WHERE workspace_id = ?)"
+                " AND reason <> 'forgotten' AND instr(raw, CAST(? AS BLOB)) > 0 RETURNING id",
+                (ws, needle),
+            ).fetchall()
+        )
     # A plain DELETE: the triggers of schema.sql (and of any other room) follow it.
     conn.execute(f"DELETE FROM journal_entries WHERE seq {in_seqs}", (seq_json,))
     entries = tuple(t[1].hex() for t in targets)

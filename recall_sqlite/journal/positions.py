@@ -26,12 +26,12 @@ def parse_entry_id(value: object) -> bytes:
 def journal_end(conn: Any) -> int:
     """The highest position there is: the last insertion seq of the whole journal. Any
     entry still to come gets a larger one (AUTOINCREMENT never reuses)."""
-    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries")
-               .fetchall()[0][0])
+    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries").fetchall()[0][0])
 
 
-def resolve_position(conn: Any, ctx: StoreContext, value: object, *, what: str,
-                     branch: str | None = None) -> int:
+def resolve_position(
+    conn: Any, ctx: StoreContext, value: object, *, what: str, branch: str | None = None
+) -> int:
     """A position given as an int (a seq, 0 = before everything) or as an entry id (that
     entry's seq; with `branch`, the entry must be on it). Never beyond the journal's end."""
     if isinstance(value, str):
@@ -52,8 +52,12 @@ def resolve_position(conn: Any, ctx: StoreContext, value: object, *, what: str,
     # This workspace's end, not the file's: on a shared database another workspace's
     # positions are not this one's to use, and the message must not reveal how far the
     # journal of another workspace goes.
-    end = int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries"
-                           " WHERE workspace_id = ?", (ctx.workspace_pk,)).fetchall()[0][0])
+    end = int(
+        conn.execute(
+            "SELECT coalesce(max(seq), 0) FROM journal_entries WHERE workspace_id = ?",
+            (ctx.workspace_pk,),
+        ).fetchall()[0][0]
+    )
     if position > end:
         raise InvalidInputError(
             f"{what} {position} is beyond the end of this workspace's journal ({end}): "

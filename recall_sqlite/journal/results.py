@@ -17,18 +17,24 @@ if TYPE_CHECKING:
 class Scope(Frozen):
     __slots__ = ("workspace_id", "worktree", "branch", "meaningful")
     workspace_id: str
-    worktree: str | None        # None = every worktree of the workspace
-    branch: str | None          # None = every branch
+    worktree: str | None  # None = every worktree of the workspace
+    branch: str | None  # None = every branch
     meaningful: bool
 
-    def __init__(self, workspace_id: str, worktree: str | None, branch: str | None,
-                 meaningful: bool = False) -> None:
-        self._set(workspace_id=workspace_id, worktree=worktree, branch=branch,
-                  meaningful=meaningful)
+    def __init__(
+        self, workspace_id: str, worktree: str | None, branch: str | None, meaningful: bool = False
+    ) -> None:
+        self._set(
+            workspace_id=workspace_id, worktree=worktree, branch=branch, meaningful=meaningful
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "worktree": self.worktree,
-                "branch": self.branch, "meaningful": self.meaningful}
+        return {
+            "workspace_id": self.workspace_id,
+            "worktree": self.worktree,
+            "branch": self.branch,
+            "meaningful": self.meaningful,
+        }
 
     def describe(self) -> str:
         where = "all worktrees" if self.worktree is None else f"worktree {self.worktree}"
@@ -59,11 +65,12 @@ class ReadResult(Frozen):
     __slots__ = ("entries", "scope", "total", "elsewhere")
     entries: list[JournalEntry]
     scope: Scope
-    total: int                  # deduplicated entries matching in scope (>= len(entries))
+    total: int  # deduplicated entries matching in scope (>= len(entries))
     elsewhere: Elsewhere
 
-    def __init__(self, entries: list[JournalEntry], scope: Scope, total: int,
-                 elsewhere: Elsewhere) -> None:
+    def __init__(
+        self, entries: list[JournalEntry], scope: Scope, total: int, elsewhere: Elsewhere
+    ) -> None:
         self._set(entries=entries, scope=scope, total=total, elsewhere=elsewhere)
 
     @property
@@ -71,8 +78,12 @@ class ReadResult(Frozen):
         return self.entries[0] if self.entries else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"entries": [e.to_dict() for e in self.entries], "scope": self.scope.to_dict(),
-                "total": self.total, "elsewhere": self.elsewhere.to_dict()}
+        return {
+            "entries": [e.to_dict() for e in self.entries],
+            "scope": self.scope.to_dict(),
+            "total": self.total,
+            "elsewhere": self.elsewhere.to_dict(),
+        }
 
 
 class PendingResult(Frozen):
@@ -82,21 +93,29 @@ class PendingResult(Frozen):
     sessions_considered: int
     elsewhere: Elsewhere
 
-    def __init__(self, pending: list[str], scope: Scope, sessions_considered: int,
-                 elsewhere: Elsewhere) -> None:
-        self._set(pending=pending, scope=scope, sessions_considered=sessions_considered,
-                  elsewhere=elsewhere)
+    def __init__(
+        self, pending: list[str], scope: Scope, sessions_considered: int, elsewhere: Elsewhere
+    ) -> None:
+        self._set(
+            pending=pending,
+            scope=scope,
+            sessions_considered=sessions_considered,
+            elsewhere=elsewhere,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pending": list(self.pending), "scope": self.scope.to_dict(),
-                "sessions_considered": self.sessions_considered,
-                "elsewhere": self.elsewhere.to_dict()}
+        return {
+            "pending": list(self.pending),
+            "scope": self.scope.to_dict(),
+            "sessions_considered": self.sessions_considered,
+            "elsewhere": self.elsewhere.to_dict(),
+        }
 
 
 class AppendResult(Frozen):
     __slots__ = ("id", "created", "seq")
     id: str
-    created: bool               # False: identical content was already stored
+    created: bool  # False: identical content was already stored
     seq: int
 
     def __init__(self, id: str, created: bool, seq: int) -> None:  # noqa: A002 - the field
@@ -111,11 +130,27 @@ class WriteResult(Frozen):
     carry: CarryReport
     explicit_next_steps: list[str]
 
-    def __init__(self, id: str, created: bool, entry: JournalEntry,  # noqa: A002
-                 carry: CarryReport, explicit_next_steps: list[str]) -> None:
-        self._set(id=id, created=created, entry=entry, carry=carry,
-                  explicit_next_steps=explicit_next_steps)
+    def __init__(
+        self,
+        id: str,
+        created: bool,
+        entry: JournalEntry,  # noqa: A002
+        carry: CarryReport,
+        explicit_next_steps: list[str],
+    ) -> None:
+        self._set(
+            id=id,
+            created=created,
+            entry=entry,
+            carry=carry,
+            explicit_next_steps=explicit_next_steps,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "created": self.created, "entry": self.entry.to_dict(),
-                "carry": self.carry.to_dict(), "explicit_next_steps": self.explicit_next_steps}
+        return {
+            "id": self.id,
+            "created": self.created,
+            "entry": self.entry.to_dict(),
+            "carry": self.carry.to_dict(),
+            "explicit_next_steps": self.explicit_next_steps,
+        }

@@ -15,12 +15,11 @@ class KnownWorktree:
     key: str
     name: str
     root: str | None
-    pk: int | None              # None: a checkout found on disk, not in the database yet
-    admin: str = ""             # git's administrative name of a linked worktree
+    pk: int | None  # None: a checkout found on disk, not in the database yet
+    admin: str = ""  # git's administrative name of a linked worktree
 
     def names(self) -> tuple[str, ...]:
-        return (self.name, self.admin) if self.admin and self.admin != self.name \
-            else (self.name,)
+        return (self.name, self.admin) if self.admin and self.admin != self.name else (self.name,)
 
 
 @dataclass(frozen=True)
@@ -43,8 +42,9 @@ class Assignment:
         return self.worktree.key if self.worktree is not None else "?"
 
 
-def _by_target(target: str, known: Sequence[KnownWorktree], main: KnownWorktree,
-               flag: str) -> KnownWorktree:
+def _by_target(
+    target: str, known: Sequence[KnownWorktree], main: KnownWorktree, flag: str
+) -> KnownWorktree:
     if target in (".", main.key):
         return main
     keyed = [w for w in known if w.key == target]
@@ -56,14 +56,22 @@ def _by_target(target: str, known: Sequence[KnownWorktree], main: KnownWorktree,
     if len(named) > 1:
         raise InvalidInputError(
             f"--map {flag}: several worktrees are named {target!r} "
-            f"({', '.join(w.key for w in named)}); give the key instead")
+            f"({', '.join(w.key for w in named)}); give the key instead"
+        )
     return KnownWorktree(target, target, None, None)
 
 
-def assign(bucket_name: str, known: Sequence[KnownWorktree], main: KnownWorktree,
-           mapping: Mapping[str, str], *, tree: KnownWorktree | None = None,
-           shared: bool = True, source: str = "",
-           recorded: KnownWorktree | None = None) -> Assignment:
+def assign(
+    bucket_name: str,
+    known: Sequence[KnownWorktree],
+    main: KnownWorktree,
+    mapping: Mapping[str, str],
+    *,
+    tree: KnownWorktree | None = None,
+    shared: bool = True,
+    source: str = "",
+    recorded: KnownWorktree | None = None,
+) -> Assignment:
     """The one assignment rule, used by survey and import alike:
 
     1. `--map` (by bucket name, or by the store's path) decides;
@@ -80,34 +88,50 @@ def assign(bucket_name: str, known: Sequence[KnownWorktree], main: KnownWorktree
             target = mapping[flag_key]
             w = _by_target(target, known, main, f"{flag_key}={target}")
             if w.pk is None and w.root is None and w not in known:
-                return Assignment(w, "new", f"--map {flag_key}={target}: a new worktree "
-                                  f"{target!r} (no such worktree yet)")
+                return Assignment(
+                    w,
+                    "new",
+                    f"--map {flag_key}={target}: a new worktree {target!r} (no such worktree yet)",
+                )
             return Assignment(w, "mapped", f"--map {flag_key}={target}")
     if recorded is not None:
-        return Assignment(recorded, "recorded",
-                          f"imported earlier into worktree {recorded.key!r}")
+        return Assignment(recorded, "recorded", f"imported earlier into worktree {recorded.key!r}")
     if tree is not None and not shared:
-        return Assignment(tree, "place", f"the store lies inside worktree {tree.key!r}"
-                          + (f" ({tree.root})" if tree.root else ""))
+        return Assignment(
+            tree,
+            "place",
+            f"the store lies inside worktree {tree.key!r}"
+            + (f" ({tree.root})" if tree.root else ""),
+        )
     fits = [w for w in known if bucket_name in w.names()]
     if len(fits) == 1:
         w = fits[0]
         how = "main" if w.key == main.key else "name"
-        return Assignment(w, how, f"bucket {bucket_name!r} is the name of worktree "
-                          f"{w.key!r}" + (f" ({w.root})" if w.root else ""))
+        return Assignment(
+            w,
+            how,
+            f"bucket {bucket_name!r} is the name of worktree "
+            f"{w.key!r}" + (f" ({w.root})" if w.root else ""),
+        )
     if len(fits) > 1:
         names = " and ".join(f"{w.key!r} ({w.root or 'no root'})" for w in fits)
         flags = " or ".join(f"--map {bucket_name}={w.key}" for w in fits)
-        return Assignment(None, "ambiguous",
-                          f"ambiguous: worktrees {names} are all named {bucket_name!r}"
-                          f" (synapt filed them in one bucket); settle it with {flags}",
-                          tuple(fits))
+        return Assignment(
+            None,
+            "ambiguous",
+            f"ambiguous: worktrees {names} are all named {bucket_name!r}"
+            f" (synapt filed them in one bucket); settle it with {flags}",
+            tuple(fits),
+        )
     if bucket_name == main.name:
         return Assignment(main, "main", f"bucket {bucket_name!r} is the workspace's name")
-    return Assignment(main, "slice",
-                      f"no worktree is named {bucket_name!r}: a subdirectory slice (synapt "
-                      "before 0.30 named buckets after the current directory); assigned to"
-                      " the main worktree")
+    return Assignment(
+        main,
+        "slice",
+        f"no worktree is named {bucket_name!r}: a subdirectory slice (synapt "
+        "before 0.30 named buckets after the current directory); assigned to"
+        " the main worktree",
+    )
 
 
 def parse_mapping(items: Iterable[str]) -> dict[str, str]:
@@ -115,8 +139,13 @@ def parse_mapping(items: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         bucket, sep, target = item.partition("=")
-        if not sep or not bucket or not target or target != target.strip() \
-                or any(ord(ch) < 0x20 for ch in item):
+        if (
+            not sep
+            or not bucket
+            or not target
+            or target != target.strip()
+            or any(ord(ch) < 0x20 for ch in item)
+        ):
             raise InvalidInputError(f"--map {item!r}: expected BUCKET=WORKTREE")
         out[bucket] = target
     return out

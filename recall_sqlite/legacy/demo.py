@@ -60,56 +60,129 @@ def _ts(hours: float) -> str:
 
 @dataclass(frozen=True)
 class Write:
-    cwd: str                    # where the session ran, relative to the demo directory
-    fields: dict[str, Any]      # synapt JournalEntry fields
-    cut: bool = False           # the write was interrupted: only the first half landed
+    cwd: str  # where the session ran, relative to the demo directory
+    fields: dict[str, Any]  # synapt JournalEntry fields
+    cut: bool = False  # the write was interrupted: only the first half landed
 
 
 # In the order they happened. Session b's auto stub was written at its end from the root;
 # its enrichment ran later from proj/server (where the next session started). The second
 # version of d was being written when the machine went down.
 WRITES: tuple[Write, ...] = (
-    Write("proj", dict(
-        timestamp=_ts(0), session_id="a1f0c2d4", branch="main",
-        focus="Set up the project skeleton",
-        done=["Created pyproject and CI", "Wrote the README outline"],
-        decisions=["Use SQLite for the session memory"],
-        next_steps=["Add the HTTP server"], files_modified=["pyproject.toml", "README.md"],
-        git_log=["3f2a1b9 Initial commit"])),
-    Write("proj", dict(
-        timestamp=_ts(26), session_id="b7e19a03", branch="main",
-        focus="Add the HTTP server", files_modified=["server/app.py"], auto=True)),
-    Write("proj/server", dict(
-        timestamp=_ts(26.5), session_id="b7e19a03", branch="main",
-        focus="Add the HTTP server", done=["Served /health from server/app.py"],
-        next_steps=["Add request logging", "Write server tests"],
-        files_modified=["server/app.py"], auto=True, enriched=True)),
-    Write("proj/server", dict(
-        timestamp=_ts(49), session_id="c3d58e11", branch="main",
-        focus="Request logging \u2192 structured JSON logs",
-        done=["Added request logging"], decisions=["Log as JSON lines, one per request"],
-        next_steps=["Write server tests"], files_modified=["server/app.py", "server/log.py"])),
-    Write("proj/server/api", dict(
-        timestamp=_ts(73), session_id="d90b44f7", branch="main",
-        focus="API tests", done=["Wrote API tests (12 passing)"],
-        next_steps=["Release 0.1"], files_modified=["server/api/test_api.py"])),
-    Write("proj/server/api", dict(
-        timestamp=_ts(74), session_id="d90b44f7", branch="main",
-        focus="API tests", done=["Wrote API tests (12 passing)", "Fixed a flaky test"],
-        next_steps=["Release 0.1"], files_modified=["server/api/test_api.py"]), cut=True),
-    Write("proj-feat", dict(
-        timestamp=_ts(80), session_id="f4a7b2c9", branch="feat",
-        focus="Feature flag for the new endpoint", done=["Added the flag"],
-        next_steps=["Wire the flag into lib/"], files_modified=["flags.py"])),
-    Write("proj-feat/lib", dict(
-        timestamp=_ts(90), session_id="f5b8c3d0", branch="feat",
-        focus="Flag in lib/", done=["Wired the flag into lib/"],
-        next_steps=["Merge feat"], files_modified=["lib/flags.py"])),
-    Write("proj", dict(
-        timestamp=_ts(97), session_id="e2c6a5b8", branch="main",
-        focus="Release prep", done=["Tagged 0.1.0"],
-        next_steps=["Announce the release"], files_modified=["CHANGELOG.md"],
-        git_log=["9c1e7d2 Release 0.1.0"])),
+    Write(
+        "proj",
+        dict(
+            timestamp=_ts(0),
+            session_id="a1f0c2d4",
+            branch="main",
+            focus="Set up the project skeleton",
+            done=["Created pyproject and CI", "Wrote the README outline"],
+            decisions=["Use SQLite for the session memory"],
+            next_steps=["Add the HTTP server"],
+            files_modified=["pyproject.toml", "README.md"],
+            git_log=["3f2a1b9 Initial commit"],
+        ),
+    ),
+    Write(
+        "proj",
+        dict(
+            timestamp=_ts(26),
+            session_id="b7e19a03",
+            branch="main",
+            focus="Add the HTTP server",
+            files_modified=["server/app.py"],
+            auto=True,
+        ),
+    ),
+    Write(
+        "proj/server",
+        dict(
+            timestamp=_ts(26.5),
+            session_id="b7e19a03",
+            branch="main",
+            focus="Add the HTTP server",
+            done=["Served /health from server/app.py"],
+            next_steps=["Add request logging", "Write server tests"],
+            files_modified=["server/app.py"],
+            auto=True,
+            enriched=True,
+        ),
+    ),
+    Write(
+        "proj/server",
+        dict(
+            timestamp=_ts(49),
+            session_id="c3d58e11",
+            branch="main",
+            focus="Request logging \u2192 structured JSON logs",
+            done=["Added request logging"],
+            decisions=["Log as JSON lines, one per request"],
+            next_steps=["Write server tests"],
+            files_modified=["server/app.py", "server/log.py"],
+        ),
+    ),
+    Write(
+        "proj/server/api",
+        dict(
+            timestamp=_ts(73),
+            session_id="d90b44f7",
+            branch="main",
+            focus="API tests",
+            done=["Wrote API tests (12 passing)"],
+            next_steps=["Release 0.1"],
+            files_modified=["server/api/test_api.py"],
+        ),
+    ),
+    Write(
+        "proj/server/api",
+        dict(
+            timestamp=_ts(74),
+            session_id="d90b44f7",
+            branch="main",
+            focus="API tests",
+            done=["Wrote API tests (12 passing)", "Fixed a flaky test"],
+            next_steps=["Release 0.1"],
+            files_modified=["server/api/test_api.py"],
+        ),
+        cut=True,
+    ),
+    Write(
+        "proj-feat",
+        dict(
+            timestamp=_ts(80),
+            session_id="f4a7b2c9",
+            branch="feat",
+            focus="Feature flag for the new endpoint",
+            done=["Added the flag"],
+            next_steps=["Wire the flag into lib/"],
+            files_modified=["flags.py"],
+        ),
+    ),
+    Write(
+        "proj-feat/lib",
+        dict(
+            timestamp=_ts(90),
+            session_id="f5b8c3d0",
+            branch="feat",
+            focus="Flag in lib/",
+            done=["Wired the flag into lib/"],
+            next_steps=["Merge feat"],
+            files_modified=["lib/flags.py"],
+        ),
+    ),
+    Write(
+        "proj",
+        dict(
+            timestamp=_ts(97),
+            session_id="e2c6a5b8",
+            branch="main",
+            focus="Release prep",
+            done=["Tagged 0.1.0"],
+            next_steps=["Announce the release"],
+            files_modified=["CHANGELOG.md"],
+            git_log=["9c1e7d2 Release 0.1.0"],
+        ),
+    ),
 )
 
 
@@ -117,19 +190,24 @@ WRITES: tuple[Write, ...] = (
 class DemoWorkspace:
     root: Path
     subdir: Path
-    stores: dict[str, Path]     # store path relative to the demo directory -> its path
-    git: bool                   # built with git (else a minimal .git written by hand)
-    sessions: int               # distinct sessions in the main worktree
-    sessions_linked: int        # ... in the linked worktree
+    stores: dict[str, Path]  # store path relative to the demo directory -> its path
+    git: bool  # built with git (else a minimal .git written by hand)
+    sessions: int  # distinct sessions in the main worktree
+    sessions_linked: int  # ... in the linked worktree
     malformed: int
 
 
 def _git_env() -> dict[str, str]:
     # The caller's GIT_* variables (a GIT_DIR from a hook, say) must not redirect git.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_AUTHOR_NAME="demo", GIT_AUTHOR_EMAIL="demo@example.invalid",
-               GIT_COMMITTER_NAME="demo", GIT_COMMITTER_EMAIL="demo@example.invalid",
-               GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    env.update(
+        GIT_AUTHOR_NAME="demo",
+        GIT_AUTHOR_EMAIL="demo@example.invalid",
+        GIT_COMMITTER_NAME="demo",
+        GIT_COMMITTER_EMAIL="demo@example.invalid",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+    )
     return env
 
 
@@ -139,9 +217,11 @@ def _with_git(base: Path) -> bool:
         return False
     root = base / REPO
     env = _git_env()
-    steps = (["init", "-q", "-b", "main", str(root)],
-             ["-C", str(root), "commit", "-q", "--allow-empty", "-m", "Initial commit"],
-             ["-C", str(root), "worktree", "add", "-q", str(base / LINKED), "-b", "feat"])
+    steps = (
+        ["init", "-q", "-b", "main", str(root)],
+        ["-C", str(root), "commit", "-q", "--allow-empty", "-m", "Initial commit"],
+        ["-C", str(root), "worktree", "add", "-q", str(base / LINKED), "-b", "feat"],
+    )
     try:
         for args in steps:
             subprocess.run([git, *args], env=env, check=True, capture_output=True, timeout=30)
@@ -199,8 +279,15 @@ def build(base: Path, *, use_git: bool | None = None) -> DemoWorkspace:
         stores[rel].write_bytes(text.encode("utf-8"))
     main = {w.fields["session_id"] for w in WRITES if not w.cwd.startswith(LINKED)}
     linked = {w.fields["session_id"] for w in WRITES if w.cwd.startswith(LINKED)}
-    return DemoWorkspace(base / REPO, base / SUBDIR, stores, used, sessions=len(main),
-                         sessions_linked=len(linked), malformed=sum(w.cut for w in WRITES))
+    return DemoWorkspace(
+        base / REPO,
+        base / SUBDIR,
+        stores,
+        used,
+        sessions=len(main),
+        sessions_linked=len(linked),
+        malformed=sum(w.cut for w in WRITES),
+    )
 
 
 def before_from_subdir(demo: DemoWorkspace) -> dict[str, Any]:
@@ -227,22 +314,32 @@ def before_from_subdir(demo: DemoWorkspace) -> dict[str, Any]:
             try:
                 e = json.loads(raw)
             except ValueError:
-                continue            # synapt skips a line it cannot parse
+                continue  # synapt skips a line it cannot parse
             sid = e.get("session_id", "")
             newest[sid] = max(newest.get(sid, 0), parse_timestamp(e["timestamp"]))
         # One per session, newest first: what read_entries returns for these lines.
         sids = sorted(newest, key=newest.__getitem__, reverse=True)
     base = demo.root.parent
     # Newest first, as a read lists them.
-    main = sorted(((w.fields["timestamp"], w.fields["session_id"]) for w in WRITES
-                   if not w.cwd.startswith(LINKED)), reverse=True)
+    main = sorted(
+        (
+            (w.fields["timestamp"], w.fields["session_id"])
+            for w in WRITES
+            if not w.cwd.startswith(LINKED)
+        ),
+        reverse=True,
+    )
     missing = list(dict.fromkeys(sid for _, sid in main if sid not in sids))
-    return {"computed_by": by, "store": os.path.relpath(path, base),
-            "session_ids": sids, "missing_session_ids": missing,
-            "newest_missing": bool(main) and main[0][1] in missing,
-            "synapt_read_from_subdir_sessions": len(sids),
-            "sessions_in_worktree": demo.sessions,
-            "sessions_in_workspace": demo.sessions + demo.sessions_linked}
+    return {
+        "computed_by": by,
+        "store": os.path.relpath(path, base),
+        "session_ids": sids,
+        "missing_session_ids": missing,
+        "newest_missing": bool(main) and main[0][1] in missing,
+        "synapt_read_from_subdir_sessions": len(sids),
+        "sessions_in_worktree": demo.sessions,
+        "sessions_in_workspace": demo.sessions + demo.sessions_linked,
+    }
 
 
 @contextlib.contextmanager
@@ -285,22 +382,36 @@ def run(base: Path, *, use_git: bool | None = None) -> dict[str, Any]:
         demo = build(base, use_git=use_git)
         before = before_from_subdir(demo)
         db = demo.root / ".synapt" / "recall" / "recall-sqlite.db"
-        surveyed = survey(root=demo.root)           # writes nothing
+        surveyed = survey(root=demo.root)  # writes nothing
         with open_store(demo.root, root=demo.root, db_path=db) as store:
             imported = store.legacy.import_paths()
             again = store.legacy.import_paths()
             verified = store.legacy.verify(deep=True)
         reads = {}
-        for name, where in (("read_from_subdir", demo.subdir),
-                            ("read_from_linked_subdir", base / LINKED / "lib")):
+        for name, where in (
+            ("read_from_subdir", demo.subdir),
+            ("read_from_linked_subdir", base / LINKED / "lib"),
+        ):
             with open_store(where, db_path=db, read_only=True) as store:
                 read = store.journal.read(n=20)
-                reads[name] = {"cwd": str(where), "worktree": store.workspace.worktree,
-                               "total": read.total, "elsewhere": read.elsewhere.to_dict(),
-                               "entries": [e.to_dict() for e in read.entries]}
+                reads[name] = {
+                    "cwd": str(where),
+                    "worktree": store.workspace.worktree,
+                    "total": read.total,
+                    "elsewhere": read.elsewhere.to_dict(),
+                    "entries": [e.to_dict() for e in read.entries],
+                }
     return {
-        "dir": str(base), "workspace_root": str(demo.root), "subdir": str(demo.subdir),
-        "database": str(db), "git": demo.git, "stores": sorted(demo.stores),
-        "before": before, "survey": surveyed.to_dict(), "import": imported.to_dict(),
-        "reimport": again.to_dict(), "verify": verified.to_dict(), **reads,
+        "dir": str(base),
+        "workspace_root": str(demo.root),
+        "subdir": str(demo.subdir),
+        "database": str(db),
+        "git": demo.git,
+        "stores": sorted(demo.stores),
+        "before": before,
+        "survey": surveyed.to_dict(),
+        "import": imported.to_dict(),
+        "reimport": again.to_dict(),
+        "verify": verified.to_dict(),
+        **reads,
     }

@@ -22,12 +22,16 @@ class Bucket:
 
     path: Path
     name: str
-    layout: str                 # 'worktrees' | 'flat' | 'file'
+    layout: str  # 'worktrees' | 'flat' | 'file'
     root: Path | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path), "bucket": self.name, "layout": self.layout,
-                "root": str(self.root) if self.root else None}
+        return {
+            "path": str(self.path),
+            "bucket": self.name,
+            "layout": self.layout,
+            "root": str(self.root) if self.root else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -139,8 +143,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
                 continue
             out.dirs.append(p.resolve())
             before = len(out.buckets) + len(out.problems)
-            data_dirs = [p] if _is_data_dir(p) else [p / d for d in DATA_DIRS
-                                                     if (p / d).is_dir()]
+            data_dirs = [p] if _is_data_dir(p) else [p / d for d in DATA_DIRS if (p / d).is_dir()]
             if (p / JOURNAL).is_file() and p.parent.name == "worktrees":
                 add(_bucket_for_file(p / JOURNAL))
             else:
@@ -148,10 +151,16 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
                     for b in _buckets_in_data_dir(d, out.problems):
                         add(b)
             if len(out.buckets) + len(out.problems) == before:
-                out.problems.append(Problem(str(p), (
-                    "no legacy journal here (looked for worktrees/*/journal.jsonl and "
-                    "journal.jsonl in it and in its .synapt/recall, .synapse/recall and "
-                    ".synapse-recall)")))
+                out.problems.append(
+                    Problem(
+                        str(p),
+                        (
+                            "no legacy journal here (looked for worktrees/*/journal.jsonl and "
+                            "journal.jsonl in it and in its .synapt/recall, .synapse/recall and "
+                            ".synapse-recall)"
+                        ),
+                    )
+                )
         except OSError as exc:
             out.problems.append(Problem(str(p), f"unreadable: {exc.strerror or exc}"))
     return out

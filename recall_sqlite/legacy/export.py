@@ -36,21 +36,37 @@ FORMATS: tuple[ExportFormat, ...] = ("synapt", "ndjson")
 # What a path of "-" means: standard output.
 STDOUT = "-"
 
-_synapt_encode = json.JSONEncoder().encode     # json.dumps' defaults: what synapt writes
+_synapt_encode = json.JSONEncoder().encode  # json.dumps' defaults: what synapt writes
 _ndjson_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 class ExportReport:
-    __slots__ = ("path", "format", "lines", "worktrees", "all_worktrees", "sessions",
-                 "extra_dropped", "workspace_id")
+    __slots__ = (
+        "path",
+        "format",
+        "lines",
+        "worktrees",
+        "all_worktrees",
+        "sessions",
+        "extra_dropped",
+        "workspace_id",
+    )
 
-    def __init__(self, *, path: str, format: ExportFormat,  # noqa: A002 - the option's name
-                 lines: int, worktrees: list[str], all_worktrees: bool, sessions: int,
-                 extra_dropped: int, workspace_id: str) -> None:
+    def __init__(
+        self,
+        *,
+        path: str,
+        format: ExportFormat,  # noqa: A002 - the option's name
+        lines: int,
+        worktrees: list[str],
+        all_worktrees: bool,
+        sessions: int,
+        extra_dropped: int,
+        workspace_id: str,
+    ) -> None:
         self.path, self.format, self.lines = path, format, lines
         self.worktrees, self.all_worktrees = worktrees, all_worktrees
-        self.sessions, self.extra_dropped, self.workspace_id = sessions, extra_dropped, \
-            workspace_id
+        self.sessions, self.extra_dropped, self.workspace_id = sessions, extra_dropped, workspace_id
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -74,10 +90,15 @@ def ndjson_record(e: JournalEntry, workspace_id: str) -> str:
     return _ndjson_encode(d)
 
 
-def export(ctx: StoreContext, target: str | os.PathLike[str] | IO[str], *,
-           format: ExportFormat = "synapt",  # noqa: A002 - the CLI option's name
-           worktree: str | None = None, all_worktrees: bool = False,
-           force: bool = False) -> ExportReport:
+def export(
+    ctx: StoreContext,
+    target: str | os.PathLike[str] | IO[str],
+    *,
+    format: ExportFormat = "synapt",  # noqa: A002 - the CLI option's name
+    worktree: str | None = None,
+    all_worktrees: bool = False,
+    force: bool = False,
+) -> ExportReport:
     """Write the journal of one worktree (default: the current one; `worktree` names
     another by key) or of the whole workspace to `target`: a path, "-" for standard
     output, or an open text stream. Raises InvalidInputError for a bad format, an unknown
@@ -88,8 +109,9 @@ def export(ctx: StoreContext, target: str | os.PathLike[str] | IO[str], *,
         raise InvalidInputError("give a worktree or all worktrees, not both")
     if worktree is not None and ctx.worktree_pk_of(worktree) is None:
         known = sorted(w.key for w in identity.worktrees(ctx.db, ctx.workspace_pk))
-        raise InvalidInputError(f"unknown worktree {worktree!r} in this workspace"
-                                f" (known: {', '.join(known) or 'none'})")
+        raise InvalidInputError(
+            f"unknown worktree {worktree!r} in this workspace (known: {', '.join(known) or 'none'})"
+        )
     journal = Journal(ctx)
     entries = journal.versions(worktree=worktree, all_worktrees=all_worktrees)
     if format == "synapt" and not all_worktrees:
@@ -100,14 +122,21 @@ def export(ctx: StoreContext, target: str | os.PathLike[str] | IO[str], *,
         lines = [ndjson_record(e, ctx.workspace_uuid) for e in entries]
     text = "".join(line + "\n" for line in lines)
     where = _write(target, text, force=force)
-    scope = sorted({e.worktree or "" for e in entries}) if all_worktrees else \
-        [worktree if worktree is not None else ctx.worktree_key]
+    scope = (
+        sorted({e.worktree or "" for e in entries})
+        if all_worktrees
+        else [worktree if worktree is not None else ctx.worktree_key]
+    )
     return ExportReport(
-        path=where, format=format, lines=len(lines), worktrees=scope,
+        path=where,
+        format=format,
+        lines=len(lines),
+        worktrees=scope,
         all_worktrees=all_worktrees,
         sessions=len({e.session_id for e in entries if e.session_id}),
         extra_dropped=sum(1 for e in entries if e.extra) if format == "synapt" else 0,
-        workspace_id=ctx.workspace_uuid)
+        workspace_id=ctx.workspace_uuid,
+    )
 
 
 def tie_order(entries: list[JournalEntry], workspace: list[JournalEntry]) -> list[JournalEntry]:

@@ -52,55 +52,95 @@ class Legacy:
         return Path(roots[0])
 
     def recorded(self) -> list[KnownWorktree]:
-        return [KnownWorktree(w.key, w.name, w.root, w.pk)
-                for w in identity.worktrees(self._ctx.db, self._ctx.workspace_pk)]
+        return [
+            KnownWorktree(w.key, w.name, w.root, w.pk)
+            for w in identity.worktrees(self._ctx.db, self._ctx.workspace_pk)
+        ]
 
-    def plan(self, paths: Paths = (), *, mapping: Mapping[str, str] | None = None,
-             cwd: str | os.PathLike[str] | None = None) -> Plan:
+    def plan(
+        self,
+        paths: Paths = (),
+        *,
+        mapping: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> Plan:
         """Every store of the workspace, the ones `paths` select and where each goes."""
         given, mapping = as_paths(paths), as_mapping(mapping)
-        return make_plan(self.root(), given, recorded=self.recorded(),
-                         sources=recorded_worktrees(self._ctx.db, self._ctx.workspace_pk),
-                         mapping=mapping, cwd=cwd)
+        return make_plan(
+            self.root(),
+            given,
+            recorded=self.recorded(),
+            sources=recorded_worktrees(self._ctx.db, self._ctx.workspace_pk),
+            mapping=mapping,
+            cwd=cwd,
+        )
 
     def states(self, plan: Plan) -> dict[str, str]:
         """source key -> a short import state from size and mtime (no reading)."""
         return states(self._ctx.db, self._ctx.workspace_pk, plan.path_of)
 
-    def survey(self, paths: Paths = (), *, mapping: Mapping[str, str] | None = None,
-               progress: Progress | None = None,
-               cwd: str | os.PathLike[str] | None = None) -> SurveyReport:
+    def survey(
+        self,
+        paths: Paths = (),
+        *,
+        mapping: Mapping[str, str] | None = None,
+        progress: Progress | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> SurveyReport:
         """`survey()` with this workspace's worktrees and import states (reads only)."""
         plan = self.plan(paths, mapping=mapping, cwd=cwd)
         return survey(plan=plan, states=self.states(plan), progress=progress)
 
-    def import_paths(self, paths: Paths = (), *, mapping: Mapping[str, str] | None = None,
-                     progress: Progress | None = None, chunk_lines: int = CHUNK_LINES,
-                     max_line: int = MAX_LINE_BYTES,
-                     cwd: str | os.PathLike[str] | None = None) -> ImportReport:
+    def import_paths(
+        self,
+        paths: Paths = (),
+        *,
+        mapping: Mapping[str, str] | None = None,
+        progress: Progress | None = None,
+        chunk_lines: int = CHUNK_LINES,
+        max_line: int = MAX_LINE_BYTES,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> ImportReport:
         """Import every legacy journal `paths` select (none: every store of the workspace).
         Idempotent; safe to kill at any point and re-run; never writes to the source
         files. The report lists the workspace's stores still not imported."""
         given = as_paths(paths)
         plan = self.plan(given, mapping=mapping, cwd=cwd)
-        return Importer(self._ctx).run(plan, progress=progress, chunk_lines=chunk_lines,
-                                       max_line=max_line, given=given)
+        return Importer(self._ctx).run(
+            plan, progress=progress, chunk_lines=chunk_lines, max_line=max_line, given=given
+        )
 
-    def verify(self, paths: Paths = (), *, deep: bool = False,
-               progress: Progress | None = None,
-               cwd: str | os.PathLike[str] | None = None) -> VerifyReport:
+    def verify(
+        self,
+        paths: Paths = (),
+        *,
+        deep: bool = False,
+        progress: Progress | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> VerifyReport:
         """Check every line of every store `paths` select (none: the whole workspace,
         which also fails for every store found but not imported)."""
         plan = self.plan(paths, cwd=cwd)
         return Verifier(self._ctx).run(plan, deep=deep, progress=progress)
 
-    def export(self, target: str | os.PathLike[str] | IO[str], *,
-               format: ExportFormat = "synapt",  # noqa: A002 - the CLI option's name
-               worktree: str | None = None, all_worktrees: bool = False,
-               force: bool = False) -> ExportReport:
+    def export(
+        self,
+        target: str | os.PathLike[str] | IO[str],
+        *,
+        format: ExportFormat = "synapt",  # noqa: A002 - the CLI option's name
+        worktree: str | None = None,
+        all_worktrees: bool = False,
+        force: bool = False,
+    ) -> ExportReport:
         """Write the journal of the current worktree (or `worktree`, or the whole
         workspace) to a file, "-" (standard output) or a text stream: `synapt` as a bucket
         synapt 0.30.0 reads with the store's answers, `ndjson` with every field. Never
         replaces an existing file unless `force`; see legacy/export.py."""
-        return export(self._ctx, target, format=format, worktree=worktree,
-                      all_worktrees=all_worktrees, force=force)
+        return export(
+            self._ctx,
+            target,
+            format=format,
+            worktree=worktree,
+            all_worktrees=all_worktrees,
+            force=force,
+        )

@@ -59,16 +59,16 @@ class SourceResult:
     worktree: str
     # new | resumed | appended | unchanged | changed | rehomed | skipped | failed
     action: str
-    lines: int = 0              # read this run
+    lines: int = 0  # read this run
     imported: int = 0
     duplicates: int = 0
     quarantined: int = 0
-    total_lines: int = 0        # accounted for in this file altogether
+    total_lines: int = 0  # accounted for in this file altogether
     assigned_by: str = ""
     note: str = ""
     key: str = ""
-    moved: int = 0              # rows re-homed to `worktree` this run
-    stayed: int = 0             # rows left where another source put them
+    moved: int = 0  # rows re-homed to `worktree` this run
+    stayed: int = 0  # rows left where another source put them
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -83,27 +83,36 @@ class ImportReport:
     database: str
     # Stores of the workspace that were found but are not imported (after this run).
     not_imported: list[dict[str, str]] = field(default_factory=list)
-    waited: bool = False        # another import of this workspace ran first
+    waited: bool = False  # another import of this workspace ran first
 
     def _sum(self, name: str) -> int:
         return sum(int(getattr(s, name)) for s in self.sources)
 
     @property
     def ok(self) -> bool:
-        return not self.problems and not self.not_imported and all(
-            s.action not in ("failed", "skipped") for s in self.sources)
+        return (
+            not self.problems
+            and not self.not_imported
+            and all(s.action not in ("failed", "skipped") for s in self.sources)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "ok": self.ok, "run_id": self.run_id, "workspace_id": self.workspace_id,
-            "database": self.database, "lines_total": self._sum("lines"),
+            "ok": self.ok,
+            "run_id": self.run_id,
+            "workspace_id": self.workspace_id,
+            "database": self.database,
+            "lines_total": self._sum("lines"),
             "imported": self._sum("imported"),
-            "duplicates": self._sum("duplicates"), "quarantined": self._sum("quarantined"),
+            "duplicates": self._sum("duplicates"),
+            "quarantined": self._sum("quarantined"),
             "unchanged_files": sum(1 for s in self.sources if s.action == "unchanged"),
             "accounted_lines": self._sum("total_lines"),
-            "moved": self._sum("moved"), "stayed": self._sum("stayed"),
+            "moved": self._sum("moved"),
+            "stayed": self._sum("stayed"),
             "sources": [s.to_dict() for s in self.sources],
-            "not_imported": list(self.not_imported), "waited": self.waited,
+            "not_imported": list(self.not_imported),
+            "waited": self.waited,
             "problems": [p.to_dict() for p in self.problems],
         }
 
@@ -114,9 +123,15 @@ class Importer:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    def run(self, plan: Plan, *, progress: Progress | None = None,
-            chunk_lines: int = CHUNK_LINES, max_line: int = MAX_LINE_BYTES,
-            given: list[str] | None = None) -> ImportReport:
+    def run(
+        self,
+        plan: Plan,
+        *,
+        progress: Progress | None = None,
+        chunk_lines: int = CHUNK_LINES,
+        max_line: int = MAX_LINE_BYTES,
+        given: list[str] | None = None,
+    ) -> ImportReport:
         """Import every store the plan selects into this workspace. Idempotent; safe to
         kill at any point and re-run; never writes to the source files. A second import
         of the same workspace waits for the first (a lock beside the database) and then
@@ -141,39 +156,65 @@ class Importer:
             if r.action in ("failed", "skipped"):
                 problems.append(Problem(r.path, r.note))
         recorded = recorded_keys(self._ctx)
-        missing = [{"path": str(s.path), "bucket": s.bucket.name, "key": s.key,
-                    "worktree": s.assignment.key, "why": s.assignment.why}
-                   for s in plan.everything if s.key not in recorded]
-        return ImportReport(run_id, results, problems, self._ctx.workspace_uuid,
-                            str(self._ctx.db.path), missing, waited)
+        missing = [
+            {
+                "path": str(s.path),
+                "bucket": s.bucket.name,
+                "key": s.key,
+                "worktree": s.assignment.key,
+                "why": s.assignment.why,
+            }
+            for s in plan.everything
+            if s.key not in recorded
+        ]
+        return ImportReport(
+            run_id,
+            results,
+            problems,
+            self._ctx.workspace_uuid,
+            str(self._ctx.db.path),
+            missing,
+            waited,
+        )
 
     def _start_run(self, paths: list[str]) -> int:
         host = socket.gethostname()
         with self._ctx.db.write() as conn:
             for rid, rhost, pid in conn.execute(
-                    "SELECT id, host, pid FROM import_runs WHERE workspace_id = ?"
-                    " AND status = 'running'", (self._ctx.workspace_pk,)).fetchall():
+                "SELECT id, host, pid FROM import_runs WHERE workspace_id = ?"
+                " AND status = 'running'",
+                (self._ctx.workspace_pk,),
+            ).fetchall():
                 if rhost == host and not pid_alive(as_int(pid)):
-                    conn.execute("UPDATE import_runs SET status = 'interrupted' WHERE id = ?",
-                                 (rid,))
+                    conn.execute(
+                        "UPDATE import_runs SET status = 'interrupted' WHERE id = ?", (rid,)
+                    )
             rows = conn.execute(
                 "INSERT INTO import_runs (workspace_id, started_at, host, pid, paths)"
                 " VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (self._ctx.workspace_pk, utc_now_iso(), host, os.getpid(),
-                 json.dumps(paths, ensure_ascii=False))).fetchall()
+                (
+                    self._ctx.workspace_pk,
+                    utc_now_iso(),
+                    host,
+                    os.getpid(),
+                    json.dumps(paths, ensure_ascii=False),
+                ),
+            ).fetchall()
         return as_int(rows[0][0])
 
     def _finish_run(self, run_id: int, status: str) -> None:
         with contextlib.suppress(RecallError), self._ctx.db.write() as conn:
-            conn.execute("UPDATE import_runs SET status = ?, finished_at = ? WHERE id = ?",
-                         (status, utc_now_iso(), run_id))
+            conn.execute(
+                "UPDATE import_runs SET status = ?, finished_at = ? WHERE id = ?",
+                (status, utc_now_iso(), run_id),
+            )
 
-    def _import_source(self, ps: PlannedStore, state: _RunState, chunk_lines: int,
-                       max_line: int) -> SourceResult:
+    def _import_source(
+        self, ps: PlannedStore, state: _RunState, chunk_lines: int, max_line: int
+    ) -> SourceResult:
         b, a, key = ps.bucket, ps.assignment, ps.key
         path = str(b.path)
-        result = SourceResult(path, b.name, a.key, "new", assigned_by=a.how, note=a.why,
-                              key=key)
+        result = SourceResult(path, b.name, a.key, "new", assigned_by=a.how, note=a.why, key=key)
         cur0 = current_in(self._ctx.db, self._ctx.workspace_pk, key)
         if a.worktree is None and cur0 is None:
             result.action = "skipped"
@@ -213,23 +254,36 @@ class Importer:
                     wt_pk = self._worktree_pk(conn, wt)
                     version = 1
                     if cur is not None:
-                        conn.execute("UPDATE import_sources SET superseded = 1 WHERE id = ?",
-                                     (cur.id,))
+                        conn.execute(
+                            "UPDATE import_sources SET superseded = 1 WHERE id = ?", (cur.id,)
+                        )
                         version = cur.version + 1
                     worktree_key = wt.key
                     rows = conn.execute(
                         "INSERT INTO import_sources (workspace_id, path, version, bucket, layout,"
                         " worktree_id, sha256, first_run_id, last_run_id)"
                         f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {SOURCE_COLS}",
-                        (self._ctx.workspace_pk, key, version, b.name, b.layout, wt_pk,
-                         EMPTY_SHA, state.run_id, state.run_id)).fetchall()
+                        (
+                            self._ctx.workspace_pk,
+                            key,
+                            version,
+                            b.name,
+                            b.layout,
+                            wt_pk,
+                            EMPTY_SHA,
+                            state.run_id,
+                            state.run_id,
+                        ),
+                    ).fetchall()
                     r = rows[0]
-                    cur = Source(as_int(r[0]), as_int(r[1]), as_int(r[2]), 0, EMPTY_SHA, 0, 0,
-                                  False, False)
+                    cur = Source(
+                        as_int(r[0]), as_int(r[1]), as_int(r[2]), 0, EMPTY_SHA, 0, 0, False, False
+                    )
             result.worktree = worktree_key
             state.advance(start)
             _Chunker(self._ctx, cur, state, result, path, chunk_lines, max_line).run(
-                fh, start, hasher, tail_fix)
+                fh, start, hasher, tail_fix
+            )
             if result.action == "appended" and not result.lines:
                 result.action = "unchanged"  # only touched (mtime), same bytes
             return result
@@ -246,16 +300,21 @@ class Importer:
         """--map on a file already imported: its rows move (rehome.py says which), then
         the import goes on as usual for anything appended."""
         a, key = ps.assignment, ps.key
-        if a.how not in ("mapped", "new") or a.worktree is None \
-                or a.worktree.key == result.worktree:
+        if (
+            a.how not in ("mapped", "new")
+            or a.worktree is None
+            or a.worktree.key == result.worktree
+        ):
             return cur
         moved = rehome(self._ctx, key, cur.id, a.worktree)
         now = current_in(self._ctx.db, self._ctx.workspace_pk, key)
         if now is None or now.worktree_id != moved.worktree_pk:
             raise ImportConflict(f"{ps.path} is being imported by another process")
-        result.note = (f"re-homed from worktree {result.worktree!r} ({a.why}):"
-                       f" {moved.moved} entry version(s) moved, {moved.stayed}"
-                       " left where another source (or a live write) put them")
+        result.note = (
+            f"re-homed from worktree {result.worktree!r} ({a.why}):"
+            f" {moved.moved} entry version(s) moved, {moved.stayed}"
+            " left where another source (or a live write) put them"
+        )
         result.worktree = a.worktree.key
         result.moved, result.stayed = moved.moved, moved.stayed
         result.action = "rehomed"
@@ -267,8 +326,7 @@ class Importer:
         return identity.ensure_worktree(conn, self._ctx.workspace_pk, w.key, w.name, w.root)
 
 
-def _resume_point(fh: Any, cur: Source, size: int, result: SourceResult
-                  ) -> tuple[int, bool, Any]:
+def _resume_point(fh: Any, cur: Source, size: int, result: SourceResult) -> tuple[int, bool, Any]:
     """Where to go on reading a file imported before: after its recorded prefix when that
     prefix is byte for byte what was imported (appended, or resumed after a kill), else
     from the start as a new version (rewritten). (offset, the cut-off last line got its
@@ -325,8 +383,16 @@ class _RunState:
 class _Chunker:
     """Reads one source from a position and commits it chunk by chunk."""
 
-    def __init__(self, ctx: StoreContext, src: Source, state: _RunState,
-                 result: SourceResult, path: str, chunk_lines: int, max_line: int) -> None:
+    def __init__(
+        self,
+        ctx: StoreContext,
+        src: Source,
+        state: _RunState,
+        result: SourceResult,
+        path: str,
+        chunk_lines: int,
+        max_line: int,
+    ) -> None:
         self.ctx, self.src, self.state, self.result = ctx, src, state, result
         self.path, self.chunk_lines, self.max_line = path, max(1, chunk_lines), max_line
 
@@ -334,8 +400,12 @@ class _Chunker:
         ctx, state, src = self.ctx, self.state, self.src
         uuid, ws_pk, wt_pk = ctx.workspace_uuid, ctx.workspace_pk, src.worktree_id
         cache = state.raw
-        forgotten = {bytes(r[0]) for r in ctx.db.query(
-            "SELECT id FROM journal_tombstones WHERE workspace_id = ?", (ws_pk,))}
+        forgotten = {
+            bytes(r[0])
+            for r in ctx.db.query(
+                "SELECT id FROM journal_tombstones WHERE workspace_id = ?", (ws_pk,)
+            )
+        }
         reader = LineReader(fh, offset=start, hasher=hasher, max_line=self.max_line)
         line_no = src.lines
         expected = (src.size, src.lines)
@@ -357,8 +427,7 @@ class _Chunker:
                 offset = end
                 if data is None:
                     length = big[i]
-                    quarantine.append((line_no, offset, length, too_long(length, max_line),
-                                       None))
+                    quarantine.append((line_no, offset, length, too_long(length, max_line), None))
                 else:
                     length = len(data)
                     digest = blake(data.strip(), digest_size=16).digest()
@@ -379,8 +448,17 @@ class _Chunker:
                             fates.append((line_no, digest, fate.id, None))
                 end = offset + length + newline
                 if len(fates) + len(quarantine) >= chunk:
-                    expected = self._commit(rows, fates, quarantine, line_no, end, tail_open,
-                                            reader.prefix_sha256(end), expected, False)
+                    expected = self._commit(
+                        rows,
+                        fates,
+                        quarantine,
+                        line_no,
+                        end,
+                        tail_open,
+                        reader.prefix_sha256(end),
+                        expected,
+                        False,
+                    )
                     rows, fates, quarantine = {}, [], []
                     state.advance(end - reported)
                     reported = end
@@ -389,23 +467,42 @@ class _Chunker:
         # it without reading: only when nothing was appended while we read.
         st = os.fstat(fh.fileno())
         complete_mtime = st.st_mtime_ns if st.st_size == end else 0
-        self._commit(rows, fates, quarantine, line_no, end, tail_open,
-                     reader.prefix_sha256(end), expected, True, complete_mtime)
+        self._commit(
+            rows,
+            fates,
+            quarantine,
+            line_no,
+            end,
+            tail_open,
+            reader.prefix_sha256(end),
+            expected,
+            True,
+            complete_mtime,
+        )
         state.advance(end - reported)
         self.result.total_lines = line_no
 
-    def _commit(self, rows: dict[bytes, tuple[Any, ...]],
-                fates: list[tuple[int, bytes | None, bytes | None, int | None]],
-                quarantine: list[tuple[int, int, int, Bad, bytes | None]], line_no: int,
-                end: int, tail_open: bool, sha: str, expected: tuple[int, int],
-                final: bool, mtime_ns: int = 0) -> tuple[int, int]:
+    def _commit(
+        self,
+        rows: dict[bytes, tuple[Any, ...]],
+        fates: list[tuple[int, bytes | None, bytes | None, int | None]],
+        quarantine: list[tuple[int, int, int, Bad, bytes | None]],
+        line_no: int,
+        end: int,
+        tail_open: bool,
+        sha: str,
+        expected: tuple[int, int],
+        final: bool,
+        mtime_ns: int = 0,
+    ) -> tuple[int, int]:
         src, result = self.src, self.result
         imported = duplicates = 0
         # Applied only after the commit: a rolled-back chunk must not leave seqs behind.
         resolved: list[tuple[bytes, int]] = []
         with self.ctx.db.write() as conn:
-            now = conn.execute("SELECT size, lines, superseded FROM import_sources WHERE id = ?",
-                               (src.id,)).fetchall()
+            now = conn.execute(
+                "SELECT size, lines, superseded FROM import_sources WHERE id = ?", (src.id,)
+            ).fetchall()
             if not now or (as_int(now[0][0]), as_int(now[0][1])) != expected or now[0][2]:
                 raise ImportConflict(f"{self.path} is being imported by another process")
             # Rows already stored are looked up, not re-inserted: a conflicting INSERT
@@ -415,8 +512,7 @@ class _Chunker:
             old: dict[bytes, int] = {}
             new: dict[bytes, int] = {}
             if rows:
-                for i, got in bulk_insert(conn, list(rows.values()),
-                                          burn_duplicates=False).items():
+                for i, got in bulk_insert(conn, list(rows.values()), burn_duplicates=False).items():
                     (new if got.created else old)[i] = got.seq
             prov: list[tuple[int, int, int, str]] = []
             claimed: set[bytes] = set()
@@ -439,7 +535,9 @@ class _Chunker:
             if prov:
                 conn.executemany(
                     "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
-                    " VALUES (?, ?, ?, ?)", prov)
+                    " VALUES (?, ?, ?, ?)",
+                    prov,
+                )
             for line, offset, length, bad, data in quarantine:
                 self._quarantine(conn, line, offset, length, bad, data)
             nq = len(quarantine)
@@ -448,12 +546,25 @@ class _Chunker:
                 " tail_open = ?, imported = imported + ?, duplicates = duplicates + ?,"
                 " quarantined = quarantined + ?, complete = ?, mtime_ns = ?, last_run_id = ?"
                 " WHERE id = ?",
-                (end, sha, line_no, int(tail_open), imported, duplicates, nq, int(final),
-                 mtime_ns if final else 0, self.state.run_id, src.id))
+                (
+                    end,
+                    sha,
+                    line_no,
+                    int(tail_open),
+                    imported,
+                    duplicates,
+                    nq,
+                    int(final),
+                    mtime_ns if final else 0,
+                    self.state.run_id,
+                    src.id,
+                ),
+            )
             conn.execute(
                 "UPDATE import_runs SET lines_total = lines_total + ?, imported = imported + ?,"
                 " duplicates = duplicates + ?, quarantined = quarantined + ? WHERE id = ?",
-                (imported + duplicates + nq, imported, duplicates, nq, self.state.run_id))
+                (imported + duplicates + nq, imported, duplicates, nq, self.state.run_id),
+            )
         cache = self.state.raw
         if len(cache) + len(resolved) > _RAW_CACHE_MAX:
             cache.clear()
@@ -464,23 +575,31 @@ class _Chunker:
         result.quarantined += nq
         return end, line_no
 
-    def _quarantine(self, conn: Any, line: int, offset: int, length: int, bad: Bad,
-                    data: bytes | None) -> None:
+    def _quarantine(
+        self, conn: Any, line: int, offset: int, length: int, bad: Bad, data: bytes | None
+    ) -> None:
         if data is not None:
             conn.execute(
                 "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason,"
                 " detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (self.src.id, line, offset, data, length, bad.reason, bad.detail))
+                (self.src.id, line, offset, data, length, bad.reason, bad.detail),
+            )
             return
         # Too long to hold: stream it from the file into an incremental blob.
         keep = min(length, RAW_KEEP)
-        detail = bad.detail if keep == length else (
-            f"{bad.detail}; the first {keep} bytes are kept here, the rest is at byte"
-            f" {offset + keep} of the source")
+        detail = (
+            bad.detail
+            if keep == length
+            else (
+                f"{bad.detail}; the first {keep} bytes are kept here, the rest is at byte"
+                f" {offset + keep} of the source"
+            )
+        )
         rowid = conn.execute(
             "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason, detail)"
             " VALUES (?, ?, ?, zeroblob(?), ?, ?, ?) RETURNING id",
-            (self.src.id, line, offset, keep, length, TOO_LONG, detail)).fetchall()[0][0]
+            (self.src.id, line, offset, keep, length, TOO_LONG, detail),
+        ).fetchall()[0][0]
         blob = conn.blob_open("main", "quarantine", "raw", rowid, True)
         try:
             with open(self.path, "rb") as fh:

@@ -44,8 +44,21 @@ TOO_DEEP = "too-deep"
 # Not a property of the line: its entry was forgotten (journal forget), before or after
 # the import; the record keeps no byte of it (schema.sql, quarantine).
 FORGOTTEN = "forgotten"
-REASONS = (BLANK, INVALID_UTF8, TRUNCATED, INVALID_JSON, NOT_AN_OBJECT, MISSING_TIMESTAMP,
-           BAD_TIMESTAMP, WRONG_TYPE, BAD_TEXT, INVALID_ENTRY, TOO_LONG, TOO_DEEP, FORGOTTEN)
+REASONS = (
+    BLANK,
+    INVALID_UTF8,
+    TRUNCATED,
+    INVALID_JSON,
+    NOT_AN_OBJECT,
+    MISSING_TIMESTAMP,
+    BAD_TIMESTAMP,
+    WRONG_TYPE,
+    BAD_TEXT,
+    INVALID_ENTRY,
+    TOO_LONG,
+    TOO_DEEP,
+    FORGOTTEN,
+)
 
 # Nesting beyond this in a line's unknown fields is damage, not data: it is kept verbatim in
 # the quarantine, because stored it would make every later read of the entry recurse past
@@ -54,10 +67,13 @@ MAX_DEPTH = 64
 # Instants every reader can print: datetime covers years 1-9999, and an entry whose UTC
 # instant falls outside them (year 1 with a positive offset) breaks iso_utc() and every
 # report that shows its date.
-_MIN_US = (datetime(1, 1, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
-           ) // timedelta(microseconds=1)
-_MAX_US = (datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
-           - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
+_MIN_US = (
+    datetime(1, 1, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
+) // timedelta(microseconds=1)
+_MAX_US = (
+    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
+    - datetime(1970, 1, 1, tzinfo=timezone.utc)
+) // timedelta(microseconds=1)
 
 _FIELD_SET = frozenset(SYNAPT_FIELDS)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -65,8 +81,7 @@ _strict_loads = json.JSONDecoder().decode
 # The C scanner without decode()'s Python wrapper; failures go through decode() again for
 # its exact message. Lines are stripped of ASCII whitespace first, so a value that does not
 # end at the end of the text is "Extra data" exactly when decode() would say so.
-_scan_once: Callable[[str, int], tuple[Any, int]] = (
-    json.JSONDecoder().scan_once)  # type: ignore[attr-defined]  # present, not in typeshed
+_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # present, not in typeshed
 # synapt's own timestamps: datetime.now(timezone.utc).isoformat(), or with Z.
 _SYNAPT_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z)\Z")
 
@@ -81,8 +96,9 @@ class LineReader:
     Yields (offset, data, length, terminated): data is the line without its newline, or
     None when the line is longer than `max_line` (its bytes are re-read on demand)."""
 
-    def __init__(self, fh: IO[bytes], *, offset: int = 0, hasher: Any = None,
-                 max_line: int = MAX_LINE_BYTES) -> None:
+    def __init__(
+        self, fh: IO[bytes], *, offset: int = 0, hasher: Any = None, max_line: int = MAX_LINE_BYTES
+    ) -> None:
         self._fh = fh
         self.start = offset
         self._hasher = hasher if hasher is not None else hashlib.sha256()
@@ -128,8 +144,7 @@ class LineReader:
                 first: bytes = parts[0]
                 first_len = plen + len(first)
                 if plen or oversize:
-                    joined = None if oversize or first_len > maxlen \
-                        else b"".join(pending) + first
+                    joined = None if oversize or first_len > maxlen else b"".join(pending) + first
                     pending, plen, oversize = [], 0, False
                 else:
                     joined = first if first_len <= maxlen else None
@@ -146,8 +161,7 @@ class LineReader:
             pos += len(block)
             self.end = pos
         if plen or oversize:
-            yield [None if oversize else b"".join(pending)], ({0: plen} if oversize else {}), \
-                False
+            yield [None if oversize else b"".join(pending)], ({0: plen} if oversize else {}), False
 
     def __iter__(self) -> Iterator[tuple[int, bytes | None, int, bool]]:
         """(offset, data, length, terminated) per line; data None when too long."""
@@ -194,8 +208,7 @@ def reason_of(exc: InvalidEntryError) -> str:
     return INVALID_ENTRY
 
 
-def decode(data: bytes, terminated: bool, stripped: bytes | None = None
-           ) -> tuple[Any, bool] | Bad:
+def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tuple[Any, bool] | Bad:
     """(the parsed JSON value, whether its strings need no NUL/surrogate check) or Bad.
     Leading and trailing ASCII whitespace is ignored, as synapt's reader strips it."""
     if stripped is None:
@@ -215,8 +228,11 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None
             value = _strict_loads(text)
     except json.JSONDecodeError as exc:
         if not terminated:
-            return Bad(TRUNCATED, f"last line has no newline and is not valid JSON"
-                                  f" (an interrupted write?): {exc.msg} at column {exc.colno}")
+            return Bad(
+                TRUNCATED,
+                f"last line has no newline and is not valid JSON"
+                f" (an interrupted write?): {exc.msg} at column {exc.colno}",
+            )
         return Bad(INVALID_JSON, f"{exc.msg} at column {exc.colno}")
     except RecursionError:
         return Bad(TOO_DEEP, "JSON nested too deeply to parse")
@@ -282,13 +298,29 @@ def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
     ts, sid, br, fo = g("timestamp"), g("session_id", ""), g("branch", ""), g("focus", "")
     do, de, ne = g("done", _EMPTY), g("decisions", _EMPTY), g("next_steps", _EMPTY)
     fm, gl = g("files_modified", _EMPTY), g("git_log", _EMPTY)
-    au, en, gt, ag, rp = (g("auto", False), g("enriched", False), g("griptree", ""),
-                          g("agent_id", ""), g("repair", False))
-    if not (type(ts) is str and type(sid) is str and type(br) is str and type(fo) is str
-            and type(gt) is str and type(ag) is str and type(au) is bool
-            and type(en) is bool and type(rp) is bool and type(do) is list
-            and type(de) is list and type(ne) is list and type(fm) is list
-            and type(gl) is list):
+    au, en, gt, ag, rp = (
+        g("auto", False),
+        g("enriched", False),
+        g("griptree", ""),
+        g("agent_id", ""),
+        g("repair", False),
+    )
+    if not (
+        type(ts) is str
+        and type(sid) is str
+        and type(br) is str
+        and type(fo) is str
+        and type(gt) is str
+        and type(ag) is str
+        and type(au) is bool
+        and type(en) is bool
+        and type(rp) is bool
+        and type(do) is list
+        and type(de) is list
+        and type(ne) is list
+        and type(fm) is list
+        and type(gl) is list
+    ):
         return None
     try:
         # join refuses any item that is not a str, in C (json makes no str subclasses)
@@ -316,8 +348,9 @@ class Parsed(NamedTuple):
 
 def _fast_parsed(f: tuple[Any, ...], workspace_uuid: str) -> Parsed:
     ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us = f
-    digest, row = codec.encode(workspace_uuid, ts, us, sid, br, fo, do, de, ne, fm, gl, au,
-                               en, gt, ag, rp, None)
+    digest, row = codec.encode(
+        workspace_uuid, ts, us, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, None
+    )
     return Parsed(digest, sid, br, us, au, en, row)
 
 
@@ -334,16 +367,38 @@ def parse_entry(obj: Any, clean: bool, workspace_uuid: str) -> Parsed | Bad:
         return valid
     full, extra, ts_us = valid
     digest, row = codec.encode(
-        workspace_uuid, full["timestamp"], ts_us, full["session_id"], full["branch"],
-        full["focus"], full["done"], full["decisions"], full["next_steps"],
-        full["files_modified"], full["git_log"], full["auto"], full["enriched"],
-        full["griptree"], full["agent_id"], full["repair"], extra)
-    return Parsed(digest, full["session_id"], full["branch"], ts_us, bool(full["auto"]),
-                  bool(full["enriched"]), row)
+        workspace_uuid,
+        full["timestamp"],
+        ts_us,
+        full["session_id"],
+        full["branch"],
+        full["focus"],
+        full["done"],
+        full["decisions"],
+        full["next_steps"],
+        full["files_modified"],
+        full["git_log"],
+        full["auto"],
+        full["enriched"],
+        full["griptree"],
+        full["agent_id"],
+        full["repair"],
+        extra,
+    )
+    return Parsed(
+        digest,
+        full["session_id"],
+        full["branch"],
+        ts_us,
+        bool(full["auto"]),
+        bool(full["enriched"]),
+        row,
+    )
 
 
-def _validated(obj: dict[str, Any], clean: bool
-               ) -> tuple[dict[str, Any], dict[str, Any] | None, int] | Bad:
+def _validated(
+    obj: dict[str, Any], clean: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None, int] | Bad:
     """(every synapt field with its value, the unknown fields or None, epoch us) or Bad."""
     f = _fast_fields(obj) if clean else None
     if f is not None:
@@ -425,14 +480,14 @@ def _field_pattern(name: str) -> bytes:
 
 
 # The whole line, field by field in the codec's (synapt's) order, as json.dumps writes it.
-_SYNAPT_LINE = re.compile(
-    rb"\{" + b", ".join(_field_pattern(n) for n in SYNAPT_FIELDS) + rb"\}")
+_SYNAPT_LINE = re.compile(rb"\{" + b", ".join(_field_pattern(n) for n in SYNAPT_FIELDS) + rb"\}")
 # A backslash not starting an escape json.dumps(ensure_ascii=True) writes: \u0000, surrogates,
 # \/, upper-case hex, escaped printable ASCII. (It may also flag the second backslash of
 # an escaped backslash: that only sends a valid line to the parser.)
 _NONCANONICAL_ESCAPE = re.compile(
     rb'\\(?!["\\bfnrt]|u(?:000[1-7bef]|001[0-9a-f]|007f|00[89a-f][0-9a-f]'
-    rb"|0[1-9a-f][0-9a-f]{2}|[1-9a-c][0-9a-f]{3}|d[0-7][0-9a-f]{2}|[ef][0-9a-f]{3}))")
+    rb"|0[1-9a-f][0-9a-f]{2}|[1-9a-c][0-9a-f]{3}|d[0-7][0-9a-f]{2}|[ef][0-9a-f]{3}))"
+)
 
 
 def _unquote(token: bytes) -> str:
@@ -452,13 +507,17 @@ def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> See
         stripped = data.strip()
     # (A line longer than the field limit may hold a field over it: the parser decides.)
     m = _SYNAPT_LINE.fullmatch(stripped) if len(stripped) <= _max_field_bytes() else None
-    if m is not None and (b"\\" not in stripped
-                          or _NONCANONICAL_ESCAPE.search(stripped) is None):
+    if m is not None and (b"\\" not in stripped or _NONCANONICAL_ESCAPE.search(stripped) is None):
         us = _fast_us(m.group("timestamp").decode("ascii"))
         if us is not None:
-            return (hash(stripped), _unquote(m.group("session_id")),
-                    _unquote(m.group("branch")), us, m.group("auto") == b"true",
-                    m.group("enriched") == b"true")
+            return (
+                hash(stripped),
+                _unquote(m.group("session_id")),
+                _unquote(m.group("branch")),
+                us,
+                m.group("auto") == b"true",
+                m.group("enriched") == b"true",
+            )
     decoded = decode(data, terminated, stripped)
     if isinstance(decoded, Bad):
         return decoded

@@ -19,12 +19,12 @@ def run_lock(db_path: Path) -> Iterator[bool]:
     """Hold the workspace's import lock; yields whether another import held it first."""
     try:
         import fcntl
-    except ImportError:             # no flock (Windows): the per-chunk checks remain
+    except ImportError:  # no flock (Windows): the per-chunk checks remain
         yield False
         return
     try:
         fd = os.open(f"{db_path}.import-lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:                 # a read-only directory: nothing to race with there
+    except OSError:  # a read-only directory: nothing to race with there
         yield False
         return
     try:

@@ -26,9 +26,9 @@ from .walk import Checkout, Walk, data_dir_at, identity_env, walk
 @dataclass(frozen=True)
 class PlannedStore:
     bucket: Bucket
-    key: str                    # the bookkeeping key (see the module docstring)
-    shared: bool                # in the workspace's shared data directory
-    tree: str | None            # key of the worktree whose tree holds it
+    key: str  # the bookkeeping key (see the module docstring)
+    shared: bool  # in the workspace's shared data directory
+    tree: str | None  # key of the worktree whose tree holds it
     assignment: Assignment
 
     @property
@@ -42,10 +42,10 @@ class Plan:
     walk: Walk
     worktrees: list[KnownWorktree]
     main: KnownWorktree
-    stores: list[PlannedStore] = field(default_factory=list)       # selected by the paths
-    everything: list[PlannedStore] = field(default_factory=list)   # the whole workspace
+    stores: list[PlannedStore] = field(default_factory=list)  # selected by the paths
+    everything: list[PlannedStore] = field(default_factory=list)  # the whole workspace
     problems: list[Problem] = field(default_factory=list)
-    whole: bool = True          # the paths name the whole workspace
+    whole: bool = True  # the paths name the whole workspace
 
     def path_of(self, key: str) -> Path:
         """The file a bookkeeping key names now."""
@@ -72,13 +72,13 @@ def path_of(key: str, root: Path, checkouts: Sequence[Checkout]) -> Path:
     return root / key
 
 
-def _merge_worktrees(recorded: Sequence[KnownWorktree], found: Walk
-                     ) -> tuple[list[KnownWorktree], KnownWorktree]:
+def _merge_worktrees(
+    recorded: Sequence[KnownWorktree], found: Walk
+) -> tuple[list[KnownWorktree], KnownWorktree]:
     by_key: dict[str, KnownWorktree] = {w.key: w for w in recorded}
     for c in found.checkouts:
         w = by_key.get(c.key)
-        by_key[c.key] = KnownWorktree(c.key, c.name, str(c.root), w.pk if w else None,
-                                      c.admin)
+        by_key[c.key] = KnownWorktree(c.key, c.name, str(c.root), w.pk if w else None, c.admin)
     known = sorted(by_key.values(), key=lambda w: (w.key != ".", w.key))
     return known, by_key["."]
 
@@ -93,8 +93,9 @@ def as_paths(paths: object) -> list[str]:
     elif isinstance(paths, (bytes, bytearray, Mapping)) or not isinstance(paths, Iterable):
         raise InvalidInputError(
             f"paths must be a path or an iterable of paths (str or os.PathLike), not"
-            f" {type(paths).__name__}" + (" (a mapping goes in mapping=)"
-                                          if isinstance(paths, Mapping) else ""))
+            f" {type(paths).__name__}"
+            + (" (a mapping goes in mapping=)" if isinstance(paths, Mapping) else "")
+        )
     else:
         items = list(paths)
     out: list[str] = []
@@ -103,7 +104,8 @@ def as_paths(paths: object) -> list[str]:
         if not isinstance(text, str) or not text or "\x00" in text:
             raise InvalidInputError(
                 f"not a path: {item!r} (a path is a non-empty str or os.PathLike of str,"
-                " without NUL)")
+                " without NUL)"
+            )
         out.append(text)
     return out
 
@@ -114,12 +116,19 @@ def as_mapping(mapping: object) -> dict[str, str]:
     if mapping is None:
         return {}
     if not isinstance(mapping, Mapping):
-        raise InvalidInputError(f"mapping must be a mapping of bucket to worktree, not"
-                                f" {type(mapping).__name__}")
+        raise InvalidInputError(
+            f"mapping must be a mapping of bucket to worktree, not {type(mapping).__name__}"
+        )
     out: dict[str, str] = {}
     for k, v in mapping.items():
-        if not (isinstance(k, str) and isinstance(v, str) and k and v and v == v.strip()
-                and not any(ord(ch) < 0x20 for ch in k + v)):
+        if not (
+            isinstance(k, str)
+            and isinstance(v, str)
+            and k
+            and v
+            and v == v.strip()
+            and not any(ord(ch) < 0x20 for ch in k + v)
+        ):
             raise InvalidInputError(f"mapping {k!r}: {v!r}: expected BUCKET=WORKTREE text")
         out[k] = v
     return out
@@ -130,11 +139,15 @@ def resolve_root(cwd: str | os.PathLike[str] | None) -> Path:
     return ws.resolve(cwd, env=identity_env()).root
 
 
-def make_plan(root: Path, paths: Sequence[str | os.PathLike[str]] = (), *,
-              recorded: Sequence[KnownWorktree] = (),
-              sources: Mapping[str, str] | None = None,
-              mapping: Mapping[str, str] | None = None,
-              cwd: str | os.PathLike[str] | None = None) -> Plan:
+def make_plan(
+    root: Path,
+    paths: Sequence[str | os.PathLike[str]] = (),
+    *,
+    recorded: Sequence[KnownWorktree] = (),
+    sources: Mapping[str, str] | None = None,
+    mapping: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Plan:
     """Walk the workspace at `root`, select the stores `paths` name (none, or the root
     itself: every store of the workspace) and assign each. `sources` maps the key of a
     store already imported to the worktree key its rows are in. Raises InvalidInputError
@@ -158,8 +171,9 @@ def make_plan(root: Path, paths: Sequence[str | os.PathLike[str]] = (), *,
         rec = by_key.get(sources[key]) if key in sources else None
         if key in sources and rec is None:
             rec = KnownWorktree(sources[key], sources[key], None, None)
-        a = assign(b.name, known, main, mapping, tree=tree_w, shared=shared, source=key,
-                   recorded=rec)
+        a = assign(
+            b.name, known, main, mapping, tree=tree_w, shared=shared, source=key, recorded=rec
+        )
         return PlannedStore(b, key, shared, tree.key if tree else None, a)
 
     seen: set[Path] = set()
@@ -179,8 +193,13 @@ def make_plan(root: Path, paths: Sequence[str | os.PathLike[str]] = (), *,
     return plan
 
 
-def _select(plan: Plan, p: Path, roots: set[Path], chosen: set[Path],
-            planned: Callable[[Bucket, bool], PlannedStore]) -> None:
+def _select(
+    plan: Plan,
+    p: Path,
+    roots: set[Path],
+    chosen: set[Path],
+    planned: Callable[[Bucket, bool], PlannedStore],
+) -> None:
     """Add to `plan.stores` what the given path `p` names: the stores below it (a
     directory of the workspace), else the data directory, bucket directory or journal
     file it is."""
@@ -188,8 +207,9 @@ def _select(plan: Plan, p: Path, roots: set[Path], chosen: set[Path],
         plan.problems.append(Problem(str(p), "does not exist"))
         return
     inside = any(p == r or p.is_relative_to(r) for r in roots)
-    under = [s for s in plan.everything if s.path.is_relative_to(p)] \
-        if inside and p.is_dir() else []
+    under = (
+        [s for s in plan.everything if s.path.is_relative_to(p)] if inside and p.is_dir() else []
+    )
     if under:
         for s in under:
             if s.path not in chosen:
@@ -206,8 +226,7 @@ def _select(plan: Plan, p: Path, roots: set[Path], chosen: set[Path],
         if known_store is not None:
             plan.stores.append(known_store)
         else:
-            owner = data_dir_at(b.path.parent.parent.parent) if b.layout == "worktrees" \
-                else None
+            owner = data_dir_at(b.path.parent.parent.parent) if b.layout == "worktrees" else None
             shared = owner is not None and owner.owner == plan.root
             plan.stores.append(planned(b, shared))
 
@@ -223,4 +242,5 @@ def _refuse_foreign(p: Path, root: Path) -> None:
         return
     raise InvalidInputError(
         f"{p} belongs to the workspace {w.root}, not to {root} (the workspace of the "
-        f"current directory): run the command there, or pass --cwd {w.root}")
+        f"current directory): run the command there, or pass --cwd {w.root}"
+    )

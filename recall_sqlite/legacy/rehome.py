@@ -35,9 +35,9 @@ from .assign import KnownWorktree
 
 
 class Rehomed(NamedTuple):
-    moved: int      # entry versions now in the target worktree
-    stayed: int     # versions the source supplied left where another source (or a live
-                    # write) put them
+    moved: int  # entry versions now in the target worktree
+    stayed: int  # versions the source supplied left where another source (or a live
+    # write) put them
     worktree_pk: int
 
 
@@ -48,13 +48,18 @@ def rehome(ctx: StoreContext, key: str, source_id: int, target: KnownWorktree) -
     ws_pk = ctx.workspace_pk
     with ctx.db.write() as conn:
         now: list[tuple[Any, ...]] = conn.execute(
-            "SELECT id FROM import_sources WHERE workspace_id = ? AND path = ?"
-            " AND superseded = 0", (ws_pk, key)).fetchall()
+            "SELECT id FROM import_sources WHERE workspace_id = ? AND path = ? AND superseded = 0",
+            (ws_pk, key),
+        ).fetchall()
         if [int(r[0]) for r in now] != [source_id]:
             raise ImportConflict(f"{key} is being imported by another process")
-        target_pk = target.pk if target.pk is not None else identity.ensure_worktree(
-            conn, ws_pk, target.key, target.name, target.root)
-        rows: list[tuple[Any, ...]] = conn.execute("""
+        target_pk = (
+            target.pk
+            if target.pk is not None
+            else identity.ensure_worktree(conn, ws_pk, target.key, target.name, target.root)
+        )
+        rows: list[tuple[Any, ...]] = conn.execute(
+            """
             SELECT e.seq, e.worktree_id, e.session_id, e.head_wt,
                    EXISTS (SELECT 1 FROM entry_provenance p
                             WHERE p.entry_seq = e.seq AND p.status = 'imported'),
@@ -66,13 +71,16 @@ def rehome(ctx: StoreContext, key: str, source_id: int, target: KnownWorktree) -
              WHERE e.seq IN (SELECT p.entry_seq FROM entry_provenance p
                               JOIN import_sources s ON s.id = p.source_id
                              WHERE s.workspace_id = ? AND s.path = ?)""",
-                            (key, ws_pk, key)).fetchall()
+            (key, ws_pk, key),
+        ).fetchall()
         moving = [r for r in rows if int(r[1]) != target_pk and r[4] and r[5]]
         stayed = sum(1 for r in rows if int(r[1]) != target_pk) - len(moving)
         if moving:
             _move(conn, ws_pk, target_pk, moving)
-        conn.execute("UPDATE import_sources SET worktree_id = ? WHERE workspace_id = ?"
-                     " AND path = ?", (target_pk, ws_pk, key))
+        conn.execute(
+            "UPDATE import_sources SET worktree_id = ? WHERE workspace_id = ? AND path = ?",
+            (target_pk, ws_pk, key),
+        )
     return Rehomed(len(moving), stayed, target_pk)
 
 
@@ -85,19 +93,25 @@ def _move(conn: Any, ws_pk: int, target_pk: int, moving: list[Any]) -> None:
     conn.execute("INSERT INTO journal_rehome (workspace_id) VALUES (?)", (ws_pk,))
     # Demote first: the count trigger takes the head out of its old worktree's counts,
     # and the promotion below adds it to the new one's.
-    conn.execute("UPDATE journal_entries SET head_wt = 0 WHERE head_wt = 1"
-                 " AND seq IN (SELECT value FROM json_each(?))", (seqs,))
-    conn.execute("UPDATE journal_entries SET worktree_id = ?"
-                 " WHERE seq IN (SELECT value FROM json_each(?))", (target_pk, seqs))
+    conn.execute(
+        "UPDATE journal_entries SET head_wt = 0 WHERE head_wt = 1"
+        " AND seq IN (SELECT value FROM json_each(?))",
+        (seqs,),
+    )
+    conn.execute(
+        "UPDATE journal_entries SET worktree_id = ? WHERE seq IN (SELECT value FROM json_each(?))",
+        (target_pk, seqs),
+    )
     # A vector carries a copy of its owner's worktree (searches scope by it); the UPDATE
     # bumps the model's generation, so search caches re-read it. A session rebuild of
     # derived.py does not re-copy vector scope, hence here.
-    conn.execute("UPDATE vectors SET worktree_id = ?"
-                 " WHERE entry_seq IN (SELECT value FROM json_each(?))", (target_pk, seqs))
+    conn.execute(
+        "UPDATE vectors SET worktree_id = ? WHERE entry_seq IN (SELECT value FROM json_each(?))",
+        (target_pk, seqs),
+    )
     # Heads of the touched sessions in both worktrees; a version without a session is
     # always its own head, and since_seq brings the moved ones back into the rebuild.
-    derived.rebuild(conn, ws_pk, sessions=sessions,
-                    since_seq=min(loose) - 1 if loose else None)
+    derived.rebuild(conn, ws_pk, sessions=sessions, since_seq=min(loose) - 1 if loose else None)
     conn.execute("DELETE FROM journal_rehome WHERE workspace_id = ?", (ws_pk,))
 
 
@@ -105,18 +119,35 @@ def worktree_list(ctx: StoreContext) -> list[dict[str, Any]]:
     """Every worktree the workspace records: key, name, root, the entry versions and the
     sessions shown in it, the import sources filed under it, and whether its root still
     exists on disk."""
-    counts = {int(w): (int(n), int(h)) for w, n, h in ctx.db.query(
-        "SELECT worktree_id, count(*), coalesce(sum(head_wt), 0) FROM journal_entries"
-        " WHERE workspace_id = ? GROUP BY worktree_id", (ctx.workspace_pk,))}
-    sources = {int(w): int(n) for w, n in ctx.db.query(
-        "SELECT worktree_id, count(*) FROM import_sources WHERE workspace_id = ?"
-        " AND superseded = 0 GROUP BY worktree_id", (ctx.workspace_pk,))}
+    counts = {
+        int(w): (int(n), int(h))
+        for w, n, h in ctx.db.query(
+            "SELECT worktree_id, count(*), coalesce(sum(head_wt), 0) FROM journal_entries"
+            " WHERE workspace_id = ? GROUP BY worktree_id",
+            (ctx.workspace_pk,),
+        )
+    }
+    sources = {
+        int(w): int(n)
+        for w, n in ctx.db.query(
+            "SELECT worktree_id, count(*) FROM import_sources WHERE workspace_id = ?"
+            " AND superseded = 0 GROUP BY worktree_id",
+            (ctx.workspace_pk,),
+        )
+    }
     out: list[dict[str, Any]] = []
     for w in identity.worktrees(ctx.db, ctx.workspace_pk):
         versions, shown = counts.get(w.pk, (0, 0))
-        out.append({"key": w.key, "name": w.name, "root": w.root,
-                    "root_exists": bool(w.root) and os.path.isdir(w.root or ""),
-                    "entries": shown, "versions": versions,
-                    "sources": sources.get(w.pk, 0),
-                    "current": w.pk == ctx.worktree_pk})
+        out.append(
+            {
+                "key": w.key,
+                "name": w.name,
+                "root": w.root,
+                "root_exists": bool(w.root) and os.path.isdir(w.root or ""),
+                "entries": shown,
+                "versions": versions,
+                "sources": sources.get(w.pk, 0),
+                "current": w.pk == ctx.worktree_pk,
+            }
+        )
     return out

@@ -59,12 +59,23 @@ def current(conn: Any, workspace_pk: int, path: str) -> Source | None:
     """The current (not superseded) version row of a source file."""
     rows = conn.execute(
         f"SELECT {SOURCE_COLS} FROM import_sources WHERE workspace_id = ? AND path = ?"
-        " AND superseded = 0", (workspace_pk, path)).fetchall()
+        " AND superseded = 0",
+        (workspace_pk, path),
+    ).fetchall()
     if not rows:
         return None
     r = rows[0]
-    return Source(int(r[0]), int(r[1]), int(r[2]), int(r[3]), str(r[4]), int(r[5]),
-                   int(r[6]), bool(r[7]), bool(r[8]))
+    return Source(
+        int(r[0]),
+        int(r[1]),
+        int(r[2]),
+        int(r[3]),
+        str(r[4]),
+        int(r[5]),
+        int(r[6]),
+        bool(r[7]),
+        bool(r[8]),
+    )
 
 
 def current_in(db: Database, workspace_pk: int, path: str) -> Source | None:
@@ -74,24 +85,35 @@ def current_in(db: Database, workspace_pk: int, path: str) -> Source | None:
 
 def recorded_keys(ctx: Any) -> set[str]:
     """The keys of every source of the workspace with a current import record."""
-    return {str(k) for (k,) in ctx.db.query(
-        "SELECT path FROM import_sources WHERE workspace_id = ? AND superseded = 0",
-        (ctx.workspace_pk,))}
+    return {
+        str(k)
+        for (k,) in ctx.db.query(
+            "SELECT path FROM import_sources WHERE workspace_id = ? AND superseded = 0",
+            (ctx.workspace_pk,),
+        )
+    }
 
 
 def recorded_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
     """source key -> the key of the worktree its rows are in."""
-    return {str(p): str(k) for p, k in db.query(
-        "SELECT s.path, t.key FROM import_sources s JOIN worktrees t ON t.id = s.worktree_id"
-        " WHERE s.workspace_id = ? AND s.superseded = 0", (workspace_pk,))}
+    return {
+        str(p): str(k)
+        for p, k in db.query(
+            "SELECT s.path, t.key FROM import_sources s JOIN worktrees t ON t.id = s.worktree_id"
+            " WHERE s.workspace_id = ? AND s.superseded = 0",
+            (workspace_pk,),
+        )
+    }
 
 
 def states(db: Database, workspace_pk: int, path_of: Callable[[str], Path]) -> dict[str, str]:
     """source key -> a short import state from size and mtime (no reading)."""
     out: dict[str, str] = {}
     for key, size, mtime, complete in db.query(
-            "SELECT path, size, mtime_ns, complete FROM import_sources"
-            " WHERE workspace_id = ? AND superseded = 0", (workspace_pk,)):
+        "SELECT path, size, mtime_ns, complete FROM import_sources"
+        " WHERE workspace_id = ? AND superseded = 0",
+        (workspace_pk,),
+    ):
         try:
             st = os.stat(path_of(str(key)))
         except OSError:

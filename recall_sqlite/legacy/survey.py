@@ -36,7 +36,7 @@ class BucketSurvey:
     branches: Counter[str] = field(default_factory=Counter)
     auto: int = 0
     enriched: int = 0
-    duplicates: int = 0         # lines whose content an earlier line (any bucket) already had
+    duplicates: int = 0  # lines whose content an earlier line (any bucket) already had
     no_session: int = 0
     worktree: str | None = None
     assigned_by: str = ""
@@ -49,17 +49,28 @@ class BucketSurvey:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **self.bucket.to_dict(), "size": self.size, "lines": self.lines,
-            "valid": self.valid, "malformed": dict(sorted(self.malformed.items())),
-            "quarantined": sum(self.malformed.values()), "duplicates": self.duplicates,
-            "sessions": self.sessions, "entries_without_session": self.no_session,
+            **self.bucket.to_dict(),
+            "size": self.size,
+            "lines": self.lines,
+            "valid": self.valid,
+            "malformed": dict(sorted(self.malformed.items())),
+            "quarantined": sum(self.malformed.values()),
+            "duplicates": self.duplicates,
+            "sessions": self.sessions,
+            "entries_without_session": self.no_session,
             "first": iso_utc(self.first_us) if self.first_us is not None else None,
             "last": iso_utc(self.last_us) if self.last_us is not None else None,
-            "branches": dict(self.branches.most_common()), "auto": self.auto,
-            "enriched": self.enriched, "worktree": self.worktree,
-            "assigned_by": self.assigned_by, "likely_slice": self.likely_slice,
-            "key": self.key, "candidates": self.candidates,
-            "note": self.note, "import_state": self.import_state, "error": self.error,
+            "branches": dict(self.branches.most_common()),
+            "auto": self.auto,
+            "enriched": self.enriched,
+            "worktree": self.worktree,
+            "assigned_by": self.assigned_by,
+            "likely_slice": self.likely_slice,
+            "key": self.key,
+            "candidates": self.candidates,
+            "note": self.note,
+            "import_state": self.import_state,
+            "error": self.error,
         }
 
 
@@ -80,10 +91,14 @@ class SurveyReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "root": self.root, "lines_total": self.lines_total, "valid": self.valid,
+            "root": self.root,
+            "lines_total": self.lines_total,
+            "valid": self.valid,
             # `imported`: lines an import into an empty store would turn into new rows.
-            "imported": self.rows_to_create, "duplicates": self.duplicates,
-            "quarantined": self.quarantined, "rows_to_create": self.rows_to_create,
+            "imported": self.rows_to_create,
+            "duplicates": self.duplicates,
+            "quarantined": self.quarantined,
+            "rows_to_create": self.rows_to_create,
             "sessions": self.sessions,
             "sessions_in_several_buckets": self.sessions_in_several_buckets,
             "sessions_with_differing_versions": self.sessions_with_differing_versions,
@@ -95,19 +110,26 @@ class SurveyReport:
         }
 
 
-def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = None,
-           mapping: Mapping[str, str] | None = None, states: Mapping[str, str] | None = None,
-           progress: Progress | None = None, max_line: int = MAX_LINE_BYTES,
-           root: str | os.PathLike[str] | None = None,
-           cwd: str | os.PathLike[str] | None = None) -> SurveyReport:
+def survey(
+    paths: Iterable[str | os.PathLike[str]] = (),
+    *,
+    plan: Plan | None = None,
+    mapping: Mapping[str, str] | None = None,
+    states: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    max_line: int = MAX_LINE_BYTES,
+    root: str | os.PathLike[str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> SurveyReport:
     """Characterise legacy stores without writing anything anywhere. `plan` (plan.py) says
     which stores and where each would go; without one, the stores `paths` name in the
     workspace at `root` (default: the one the paths lie in, else the current directory's).
     `states` maps a store's key to its import state when a store was consulted."""
     given = as_paths(paths)
     if plan is None:
-        plan = make_plan(Path(root) if root is not None else _root_for(given), given,
-                         mapping=mapping, cwd=cwd)
+        plan = make_plan(
+            Path(root) if root is not None else _root_for(given), given, mapping=mapping, cwd=cwd
+        )
     found = _Found([s.bucket for s in plan.stores], list(plan.problems))
     by_path = {s.path: s for s in plan.stores}
     root_path = plan.root
@@ -119,8 +141,7 @@ def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = 
         s = BucketSurvey(b)
         ps = by_path[b.path]
         a = ps.assignment
-        s.worktree, s.assigned_by, s.likely_slice, s.note = (
-            a.key, a.how, a.likely_slice, a.why)
+        s.worktree, s.assigned_by, s.likely_slice, s.note = (a.key, a.how, a.likely_slice, a.why)
         s.key, s.candidates = ps.key, [w.key for w in a.candidates]
         if states is not None:
             s.import_state = states.get(ps.key, "not imported")
@@ -147,15 +168,23 @@ def survey(paths: Iterable[str | os.PathLike[str]] = (), *, plan: Plan | None = 
     lines = sum(s.lines for s in results)
     valid = sum(s.valid for s in results)
     return SurveyReport(
-        buckets=results, problems=found.problems, lines_total=lines, valid=valid,
-        quarantined=lines - valid, duplicates=sum(s.duplicates for s in results),
-        rows_to_create=len(contents), sessions=len(sessions),
-        sessions_in_several_buckets=several, sessions_with_differing_versions=differing,
+        buckets=results,
+        problems=found.problems,
+        lines_total=lines,
+        valid=valid,
+        quarantined=lines - valid,
+        duplicates=sum(s.duplicates for s in results),
+        rows_to_create=len(contents),
+        sessions=len(sessions),
+        sessions_in_several_buckets=several,
+        sessions_with_differing_versions=differing,
         root=str(root_path),
-        walk={"directories": plan.walk.dirs, "symlinks_not_followed": plan.walk.symlinks,
-              "skipped": [{"path": p, "reason": r} for p, r in plan.walk.skipped],
-              "worktrees": [{"key": w.key, "name": w.name, "root": w.root}
-                            for w in plan.worktrees]},
+        walk={
+            "directories": plan.walk.dirs,
+            "symlinks_not_followed": plan.walk.symlinks,
+            "skipped": [{"path": p, "reason": r} for p, r in plan.walk.skipped],
+            "worktrees": [{"key": w.key, "name": w.name, "root": w.root} for w in plan.worktrees],
+        },
     )
 
 
@@ -176,8 +205,9 @@ class _Scan:
         # odds ~1e-8 per million sessions, would merge two sessions in these counts only.)
         self.sessions: dict[int, int] = {}
 
-    def bucket(self, s: BucketSurvey, fh: Any, bucket_bit: int,
-               progress: Callable[[int], None] | None) -> None:
+    def bucket(
+        self, s: BucketSurvey, fh: Any, bucket_bit: int, progress: Callable[[int], None] | None
+    ) -> None:
         reader = LineReader(fh, max_line=self.max_line)
         # Locals: this loop runs once per line of every bucket.
         contents, inspected, sessions = self.contents, self.inspected, self.sessions
@@ -264,6 +294,7 @@ def _root_for(paths: list[str]) -> Path:
     from .. import workspace as ws
     from ..errors import WorkspaceError
     from .walk import identity_env
+
     roots: set[Path] = set()
     for p in paths:
         q = Path(os.path.abspath(p))

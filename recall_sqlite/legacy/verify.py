@@ -37,8 +37,8 @@ class SourceCheck:
     # ok | grown | interrupted | changed | not-imported | missing | unreadable | inconsistent
     status: str
     worktree: str = ""
-    lines: int = 0              # lines accounted for at import
-    file_lines: int = 0         # lines in the file now
+    lines: int = 0  # lines accounted for at import
+    file_lines: int = 0  # lines in the file now
     imported: int = 0
     duplicates: int = 0
     quarantined: int = 0
@@ -58,14 +58,17 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        return bool(self.sources) and not self.problems and all(
-            s.status == "ok" for s in self.sources)
+        return (
+            bool(self.sources) and not self.problems and all(s.status == "ok" for s in self.sources)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         s = self.sources
         return {
-            "ok": self.ok, "lines_total": sum(c.file_lines for c in s),
-            "imported": sum(c.imported for c in s), "duplicates": sum(c.duplicates for c in s),
+            "ok": self.ok,
+            "lines_total": sum(c.file_lines for c in s),
+            "imported": sum(c.imported for c in s),
+            "duplicates": sum(c.duplicates for c in s),
             "quarantined": sum(c.quarantined for c in s),
             "unaccounted": sum(c.unaccounted for c in s),
             "not_imported": sum(1 for c in s if c.status == "not-imported"),
@@ -80,8 +83,9 @@ class Verifier:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    def run(self, plan: Plan, *, deep: bool = False,
-            progress: Progress | None = None) -> VerifyReport:
+    def run(
+        self, plan: Plan, *, deep: bool = False, progress: Progress | None = None
+    ) -> VerifyReport:
         """Check every line of every store the plan selects against the import records:
         the file's imported prefix is byte-for-byte what was imported, it has no lines
         beyond it, and each of its lines has exactly one fate. `deep` also re-reads every
@@ -100,16 +104,26 @@ class Verifier:
                 progress(done, total)
         chosen = [s.path for s in plan.stores]
         for key, bucket, lines in self._ctx.db.query(
-                "SELECT path, bucket, lines FROM import_sources WHERE workspace_id = ?"
-                " AND superseded = 0", (self._ctx.workspace_pk,)):
+            "SELECT path, bucket, lines FROM import_sources WHERE workspace_id = ?"
+            " AND superseded = 0",
+            (self._ctx.workspace_pk,),
+        ):
             path = plan.path_of(str(key))
-            if key in checked or not (plan.whole or any(
-                    path.parent.is_relative_to(c.parent) for c in chosen)):
+            if key in checked or not (
+                plan.whole or any(path.parent.is_relative_to(c.parent) for c in chosen)
+            ):
                 continue
             if not path.exists():
-                report.sources.append(SourceCheck(
-                    str(path), bucket, "missing", lines=int(lines), key=str(key),
-                    detail="imported earlier; the file no longer exists (moved or deleted)"))
+                report.sources.append(
+                    SourceCheck(
+                        str(path),
+                        bucket,
+                        "missing",
+                        lines=int(lines),
+                        key=str(key),
+                        detail="imported earlier; the file no longer exists (moved or deleted)",
+                    )
+                )
         return report
 
     def _verify_source(self, ps: PlannedStore, deep: bool) -> SourceCheck:
@@ -127,9 +141,9 @@ class Verifier:
                 check.file_lines = sum(1 for _ in reader)
                 check.status, check.unaccounted = "not-imported", check.file_lines
                 check.worktree = ps.assignment.key
-                check.detail = ("found but never imported: run import"
-                                + (f" ({ps.assignment.why})" if ps.assignment.worktree is None
-                                   else ""))
+                check.detail = "found but never imported: run import" + (
+                    f" ({ps.assignment.why})" if ps.assignment.worktree is None else ""
+                )
                 return check
             wt = self._ctx.worktree_key_of(cur.worktree_id)
             check.worktree = wt
@@ -144,16 +158,20 @@ class Verifier:
                 check.unaccounted = rest_lines
                 if not cur.complete:
                     check.status = "interrupted"
-                    check.detail = (f"the import of this file {self._run_state(cur)} after"
-                                    f" line {cur.lines}; {rest_lines} line(s) not imported"
-                                    " yet: run import again")
+                    check.detail = (
+                        f"the import of this file {self._run_state(cur)} after"
+                        f" line {cur.lines}; {rest_lines} line(s) not imported"
+                        " yet: run import again"
+                    )
                 else:
                     check.status = "grown"
                     check.detail = f"{rest_lines} line(s) added since import: run import again"
             elif not cur.complete and check.status == "ok":
                 check.status = "interrupted"
-                check.detail = (f"the import of this file {self._run_state(cur)} before it"
-                                " recorded the file complete: run import again")
+                check.detail = (
+                    f"the import of this file {self._run_state(cur)} before it"
+                    " recorded the file complete: run import again"
+                )
             self._check_records(cur, check)
             if deep and check.status == "ok":
                 fh.seek(0)
@@ -163,9 +181,15 @@ class Verifier:
     def _run_state(self, cur: Source) -> str:
         rows = self._ctx.db.query(
             "SELECT r.status, r.host, r.pid FROM import_sources s JOIN import_runs r"
-            " ON r.id = s.last_run_id WHERE s.id = ?", (cur.id,))
-        if rows and rows[0][0] == "running" and rows[0][1] == socket.gethostname() \
-                and pid_alive(as_int(rows[0][2])):
+            " ON r.id = s.last_run_id WHERE s.id = ?",
+            (cur.id,),
+        )
+        if (
+            rows
+            and rows[0][0] == "running"
+            and rows[0][1] == socket.gethostname()
+            and pid_alive(as_int(rows[0][2]))
+        ):
             return "is still running (another process)"
         return "was interrupted"
 
@@ -174,21 +198,28 @@ class Verifier:
             p = conn.execute(
                 "SELECT count(*), coalesce(min(line), 1), coalesce(max(line), 0),"
                 " coalesce(sum(status = 'imported'), 0) FROM entry_provenance"
-                " WHERE source_id = ?", (cur.id,)).fetchall()[0]
+                " WHERE source_id = ?",
+                (cur.id,),
+            ).fetchall()[0]
             q = conn.execute(
                 "SELECT count(*), coalesce(min(line), 1), coalesce(max(line), 0)"
-                " FROM quarantine WHERE source_id = ?", (cur.id,)).fetchall()[0]
+                " FROM quarantine WHERE source_id = ?",
+                (cur.id,),
+            ).fetchall()[0]
             both = conn.execute(
                 "SELECT count(*) FROM entry_provenance p JOIN quarantine q"
                 " ON q.source_id = p.source_id AND q.line = p.line WHERE p.source_id = ?",
-                (cur.id,)).fetchall()[0][0]
+                (cur.id,),
+            ).fetchall()[0][0]
             orphans = conn.execute(
                 "SELECT count(*) FROM entry_provenance p LEFT JOIN journal_entries e"
                 " ON e.seq = p.entry_seq WHERE p.source_id = ? AND e.seq IS NULL",
-                (cur.id,)).fetchall()[0][0]
+                (cur.id,),
+            ).fetchall()[0][0]
             counters = conn.execute(
                 "SELECT imported, duplicates, quarantined FROM import_sources WHERE id = ?",
-                (cur.id,)).fetchall()[0]
+                (cur.id,),
+            ).fetchall()[0]
         n_prov, n_imp, n_q = as_int(p[0]), as_int(p[3]), as_int(q[0])
         check.imported, check.duplicates, check.quarantined = n_imp, n_prov - n_imp, n_q
         lo, hi = min(as_int(p[1]), as_int(q[1])), max(as_int(p[2]), as_int(q[2]))
@@ -197,8 +228,10 @@ class Verifier:
             missing = cur.lines - (n_prov + n_q - as_int(both))
             check.unaccounted += max(missing, 0)
             check.status = "inconsistent"
-            check.detail = (f"{cur.lines} lines recorded but {n_prov} imported/duplicate and"
-                            f" {n_q} quarantined records ({both} overlapping)")
+            check.detail = (
+                f"{cur.lines} lines recorded but {n_prov} imported/duplicate and"
+                f" {n_q} quarantined records ({both} overlapping)"
+            )
         elif orphans:
             check.status = "inconsistent"
             check.detail = f"{orphans} line(s) point at journal rows that no longer exist"
@@ -209,22 +242,36 @@ class Verifier:
     def _deep_check(self, fh: Any, cur: Source, check: SourceCheck) -> None:
         uuid = self._ctx.workspace_uuid
         batch: list[tuple[int, Parsed | Bad, bytes | None]] = []
-        forgotten = {bytes(r[0]) for r in self._ctx.db.query(
-            "SELECT id FROM journal_tombstones WHERE workspace_id = ?",
-            (self._ctx.workspace_pk,))}
+        forgotten = {
+            bytes(r[0])
+            for r in self._ctx.db.query(
+                "SELECT id FROM journal_tombstones WHERE workspace_id = ?",
+                (self._ctx.workspace_pk,),
+            )
+        }
 
         def flush() -> None:
             if not batch:
                 return
             lo, hi = batch[0][0], batch[-1][0]
             with self._ctx.db.read() as conn:
-                ids: dict[Any, Any] = dict(_all(
-                    conn, "SELECT p.line, e.id FROM entry_provenance p JOIN journal_entries e"
-                    " ON e.seq = p.entry_seq WHERE p.source_id = ? AND p.line BETWEEN ? AND ?",
-                    (cur.id, lo, hi)))
-                quarantined = {int(r[0]): (bytes(r[1]), str(r[2])) for r in _all(
-                    conn, "SELECT line, raw, reason FROM quarantine WHERE source_id = ?"
-                    " AND line BETWEEN ? AND ?", (cur.id, lo, hi))}
+                ids: dict[Any, Any] = dict(
+                    _all(
+                        conn,
+                        "SELECT p.line, e.id FROM entry_provenance p JOIN journal_entries e"
+                        " ON e.seq = p.entry_seq WHERE p.source_id = ? AND p.line BETWEEN ? AND ?",
+                        (cur.id, lo, hi),
+                    )
+                )
+                quarantined = {
+                    int(r[0]): (bytes(r[1]), str(r[2]))
+                    for r in _all(
+                        conn,
+                        "SELECT line, raw, reason FROM quarantine WHERE source_id = ?"
+                        " AND line BETWEEN ? AND ?",
+                        (cur.id, lo, hi),
+                    )
+                }
             for n, fate, data in batch:
                 got = quarantined.get(n)
                 if got is not None and got[1] == TOO_LONG:
@@ -239,8 +286,10 @@ class Verifier:
                 elif isinstance(fate, Bad):
                     # A cut-off last line that later got its newline reads as invalid
                     # JSON now; its bytes are what decide whether the record still holds.
-                    same = got is not None and (got[1] == fate.reason or (
-                        got[1] == TRUNCATED and fate.reason == INVALID_JSON))
+                    same = got is not None and (
+                        got[1] == fate.reason
+                        or (got[1] == TRUNCATED and fate.reason == INVALID_JSON)
+                    )
                     ok = same and got is not None and (data is None or got[0] == data)
                 else:
                     ok = ids.get(n) == fate.id
@@ -249,8 +298,11 @@ class Verifier:
             batch.clear()
 
         for line_no, (_offset, data, length, terminated) in enumerate(LineReader(fh), 1):
-            fate: Parsed | Bad = too_long(length, MAX_LINE_BYTES) if data is None \
+            fate: Parsed | Bad = (
+                too_long(length, MAX_LINE_BYTES)
+                if data is None
                 else classify(data, terminated, uuid)
+            )
             batch.append((line_no, fate, data))
             if len(batch) >= CHUNK_LINES:
                 flush()
@@ -258,8 +310,6 @@ class Verifier:
         if check.mismatched:
             check.status = "inconsistent"
             check.detail = f"{check.mismatched} line(s) do not match what was recorded for them"
-
-
 
 
 def _all(conn: Any, sql: str, params: Any = ()) -> list[Any]:

@@ -35,22 +35,21 @@ class Checkout:
     """A worktree of the workspace as found on disk, keyed as the store keys it."""
 
     key: str
-    name: str                   # the directory's basename (synapt's bucket name for it)
+    name: str  # the directory's basename (synapt's bucket name for it)
     root: Path
-    admin: str = ""             # git's administrative name of a linked worktree
+    admin: str = ""  # git's administrative name of a linked worktree
 
     def names(self) -> tuple[str, ...]:
         """The bucket names synapt may have filed this worktree under: its basename, and
         for a linked worktree the admin name (its basename when added, kept by a move)."""
-        return (self.name, self.admin) if self.admin and self.admin != self.name \
-            else (self.name,)
+        return (self.name, self.admin) if self.admin and self.admin != self.name else (self.name,)
 
 
 @dataclass(frozen=True)
 class DataDir:
-    path: Path                  # the data directory (.synapt/recall, .synapse/recall, ...)
-    owner: Path                 # the directory synapt took as its data root
-    shared: bool                # at the workspace root: synapt's data root for every desk
+    path: Path  # the data directory (.synapt/recall, .synapse/recall, ...)
+    owner: Path  # the directory synapt took as its data root
+    shared: bool  # at the workspace root: synapt's data root for every desk
 
 
 @dataclass
@@ -58,16 +57,17 @@ class Walk:
     root: Path
     checkouts: list[Checkout] = field(default_factory=list)
     data_dirs: list[DataDir] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)   # (path, why)
-    dirs: int = 0               # directories listed
-    symlinks: int = 0           # symbolic links not followed
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    dirs: int = 0  # directories listed
+    symlinks: int = 0  # symbolic links not followed
 
     def tree_of(self, path: Path) -> Checkout | None:
         """The checkout whose tree holds `path`: the deepest root above it."""
         best: Checkout | None = None
         for c in self.checkouts:
             if (path == c.root or path.is_relative_to(c.root)) and (
-                    best is None or len(c.root.parts) > len(best.root.parts)):
+                best is None or len(c.root.parts) > len(best.root.parts)
+            ):
                 best = c
         return best
 
@@ -151,8 +151,9 @@ def _inside_any(path: Path, trees: set[Path]) -> bool:
     return any(path == t or path.is_relative_to(t) for t in trees)
 
 
-def _add_checkout(result: Walk, d: Path, root: Path, env: dict[str, str],
-                  seen: set[str]) -> Checkout | None:
+def _add_checkout(
+    result: Walk, d: Path, root: Path, env: dict[str, str], seen: set[str]
+) -> Checkout | None:
     """Record `d` as a checkout of this workspace; None when it resolves elsewhere."""
     try:
         w = ws.resolve(d, env=env)
@@ -169,8 +170,9 @@ def _add_checkout(result: Walk, d: Path, root: Path, env: dict[str, str],
     return c
 
 
-def _walk_tree(result: Walk, top: Path, root: Path, env: dict[str, str], seen: set[str],
-               mains: list[Path]) -> None:
+def _walk_tree(
+    result: Walk, top: Path, root: Path, env: dict[str, str], seen: set[str], mains: list[Path]
+) -> None:
     stack = [top]
     while stack:
         d = stack.pop()

@@ -106,5 +106,6 @@ def migrate(conn: Any) -> None:
     conn.execute(
         "INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps, files_modified)"
         " SELECT seq, focus, done, decisions, next_steps, files_modified"
-        " FROM journal_fts_content ORDER BY seq")
+        " FROM journal_fts_content ORDER BY seq"
+    )
     conn.execute("INSERT INTO summaries_fts (summaries_fts) VALUES ('rebuild')")

@@ -23,9 +23,13 @@ from .. import workspace as ws
 
 def migrate(conn: Any) -> None:
     for (workspace_pk,) in conn.execute("SELECT id FROM workspaces").fetchall():
-        roots = [Path(str(r)) for (r,) in conn.execute(
-            "SELECT root FROM workspace_roots WHERE workspace_id = ? ORDER BY last_seen DESC",
-            (workspace_pk,)).fetchall()]
+        roots = [
+            Path(str(r))
+            for (r,) in conn.execute(
+                "SELECT root FROM workspace_roots WHERE workspace_id = ? ORDER BY last_seen DESC",
+                (workspace_pk,),
+            ).fetchall()
+        ]
         linked = _rekey_worktrees(conn, workspace_pk, roots)
         _relative_sources(conn, workspace_pk, roots, linked)
 
@@ -33,16 +37,28 @@ def migrate(conn: Any) -> None:
 def _rekey_worktrees(conn: Any, workspace_pk: int, roots: list[Path]) -> list[tuple[str, Path]]:
     """Re-key linked worktrees; returns (key, root) of every linked worktree outside the
     workspace roots, for the source paths that lie in one."""
-    keys = {str(k) for (k,) in conn.execute(
-        "SELECT key FROM worktrees WHERE workspace_id = ?", (workspace_pk,)).fetchall()}
+    keys = {
+        str(k)
+        for (k,) in conn.execute(
+            "SELECT key FROM worktrees WHERE workspace_id = ?", (workspace_pk,)
+        ).fetchall()
+    }
     outside: list[tuple[str, Path]] = []
     for pk, key, root in conn.execute(
-            "SELECT id, key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL"
-            " AND key <> '.'", (workspace_pk,)).fetchall():
+        "SELECT id, key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL"
+        " AND key <> '.'",
+        (workspace_pk,),
+    ).fetchall():
         wt_root = Path(str(root))
         admin = ws.linked_admin(wt_root) if wt_root.is_dir() else None
-        main = next((r for r in roots if admin is not None and (
-            admin[0] == r or admin[0].is_relative_to(r))), None)
+        main = next(
+            (
+                r
+                for r in roots
+                if admin is not None and (admin[0] == r or admin[0].is_relative_to(r))
+            ),
+            None,
+        )
         new = str(key)
         if admin is not None and main is not None:
             new = ws.worktree_key(wt_root, main)
@@ -57,11 +73,12 @@ def _rekey_worktrees(conn: Any, workspace_pk: int, roots: list[Path]) -> list[tu
     return outside
 
 
-def _relative_sources(conn: Any, workspace_pk: int, roots: list[Path],
-                      linked: list[tuple[str, Path]]) -> None:
+def _relative_sources(
+    conn: Any, workspace_pk: int, roots: list[Path], linked: list[tuple[str, Path]]
+) -> None:
     for pk, path in conn.execute(
-            "SELECT id, path FROM import_sources WHERE workspace_id = ?",
-            (workspace_pk,)).fetchall():
+        "SELECT id, path FROM import_sources WHERE workspace_id = ?", (workspace_pk,)
+    ).fetchall():
         if not os.path.isabs(str(path)):
             continue
         p = Path(str(path))
@@ -81,6 +98,7 @@ def _relative_sources(conn: Any, workspace_pk: int, roots: list[Path],
             clash = conn.execute(
                 "SELECT 1 FROM import_sources WHERE workspace_id = ? AND path = ?"
                 " AND version = (SELECT version FROM import_sources WHERE id = ?)",
-                (workspace_pk, new, pk)).fetchall()
+                (workspace_pk, new, pk),
+            ).fetchall()
             if not clash:
                 conn.execute("UPDATE import_sources SET path = ? WHERE id = ?", (new, pk))

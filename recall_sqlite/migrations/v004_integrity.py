@@ -225,31 +225,40 @@ def migrate(conn: Any) -> None:
         " AND json_type(next_steps) = 'array' AND json_type(files_modified) = 'array'"
         " AND json_type(git_log) = 'array'"
         " AND (extra IS NULL OR (json_valid(extra) AND json_type(extra) = 'object')))"
-        " LIMIT 5").fetchall()
+        " LIMIT 5"
+    ).fetchall()
     if bad:
         # Entries are never edited or dropped by a migration: a person fixes them.
         raise StoreError(
             "cannot upgrade the schema: journal_entries rows with seq "
             + ", ".join(str(r[0]) for r in bad)
             + " hold list or extra columns that are not JSON arrays/objects (written from a"
-            " sqlite3 shell?); fix or delete them there, then open the store again")
+            " sqlite3 shell?); fix or delete them there, then open the store again"
+        )
     # Objects on journal_entries that earlier steps created (the search index's triggers,
     # v2) go with the old table: they are created again as they were.
     mine = {_name(sql) for sql in OBJECTS}
-    kept = [sql for name, sql in conn.execute(
-        "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'journal_entries'"
-        " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid").fetchall()
-        if name not in mine]
+    kept = [
+        sql
+        for name, sql in conn.execute(
+            "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'journal_entries'"
+            " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid"
+        ).fetchall()
+        if name not in mine
+    ]
     conn.execute("PRAGMA legacy_alter_table=ON")
     try:
         conn.execute("ALTER TABLE journal_entries RENAME TO journal_entries_v1")
         conn.execute(JOURNAL_ENTRIES)
-        conn.execute(f"INSERT INTO journal_entries ({_COLUMNS})"
-                     f" SELECT {_COLUMNS} FROM journal_entries_v1 ORDER BY seq")
+        conn.execute(
+            f"INSERT INTO journal_entries ({_COLUMNS})"
+            f" SELECT {_COLUMNS} FROM journal_entries_v1 ORDER BY seq"
+        )
         # Burnt seqs (a conflicting insert's number is never handed out) stay burnt.
         conn.execute(
             "UPDATE sqlite_sequence SET seq = max(seq, (SELECT seq FROM sqlite_sequence"
-            " WHERE name = 'journal_entries_v1')) WHERE name = 'journal_entries'")
+            " WHERE name = 'journal_entries_v1')) WHERE name = 'journal_entries'"
+        )
         conn.execute("DELETE FROM sqlite_sequence WHERE name = 'journal_entries_v1'")
         conn.execute("DROP TABLE journal_entries_v1")
         for sql in (*OBJECTS, *kept):

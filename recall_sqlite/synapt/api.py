@@ -29,6 +29,7 @@ ORIGINAL: dict[str, Any] = {}
 
 def _answering(fn: F) -> F:
     """Store problems become one HostError naming the store; bad input stays as it is."""
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -37,6 +38,7 @@ def _answering(fn: F) -> F:
             raise
         except RecallError as exc:
             raise HostError(f"recall-sqlite store: {exc}") from None
+
     return wrapper  # type: ignore[return-value]
 
 
@@ -82,7 +84,8 @@ def append_entry(entry: Any, path: Path | None = None, allow_collapsed: bool = F
                 f"journal field {name!r} carries tool-call markup {sig!r} — an "
                 f"unclosed parameter swallowed the fields after it, so the "
                 f"trailing fields are empty rather than missing. Resend with "
-                f"shorter field values.")
+                f"shorter field values."
+            )
     opened = _open(path)
     if opened is None:
         result: Path = ORIGINAL["append_entry"](entry, path, allow_collapsed)
@@ -220,8 +223,15 @@ def newer_journal_elsewhere(path: Path, newest: str | None) -> Any:
             if floor is not None and when <= floor:
                 return None
             bucket = worktree_bucket(store.workspace.root, e.worktree or ".")
-            return (store.workspace.root / ".synapt" / "recall" / "worktrees" / bucket
-                    / "journal.jsonl", e.timestamp)
+            return (
+                store.workspace.root
+                / ".synapt"
+                / "recall"
+                / "worktrees"
+                / bucket
+                / "journal.jsonl",
+                e.timestamp,
+            )
         if len(entries) < n:
             return None
         n *= 4

@@ -46,6 +46,7 @@ def _run(prog: str, argv: list[str], entry: Callable[[], object], *, store: bool
             _prepare()
         else:
             from .patch import activate
+
             activate()
         sys.argv = [prog, *argv]
         entry()
@@ -65,8 +66,10 @@ def _run(prog: str, argv: list[str], entry: Callable[[], object], *, store: bool
 
 def main_synapt(argv: list[str]) -> int:
     """synapt's own CLI (`synapt ARGS...`), activated."""
+
     def entry() -> None:
         from synapt.cli import main
+
         main()
 
     store = bool(argv) and argv[0] not in _NO_STORE
@@ -75,9 +78,10 @@ def main_synapt(argv: list[str]) -> int:
 
 def main_server(argv: list[str]) -> int:
     """synapt's MCP server (`synapt-recall-server`, stdio), activated."""
+
     def entry() -> None:
         from synapt.recall.server import main
+
         main()
 
     return _run("synapt-server", list(argv), entry, store=True)
-

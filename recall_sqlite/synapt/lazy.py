@@ -28,8 +28,17 @@ from ..journal import codec
 
 LIST_FIELDS = codec.LIST_FIELDS
 # The scalar fields, as named in synapt and in journal_entries (the same names).
-SCALAR_FIELDS = ("timestamp", "session_id", "branch", "focus", "auto", "enriched",
-                 "griptree", "agent_id", "repair")
+SCALAR_FIELDS = (
+    "timestamp",
+    "session_id",
+    "branch",
+    "focus",
+    "auto",
+    "enriched",
+    "griptree",
+    "agent_id",
+    "repair",
+)
 # An unloaded entry's __dict__: its scalar fields and this key (where its lists are).
 _ROW = "_recall_sqlite_row"
 _UNLOADED_KEYS = len(SCALAR_FIELDS) + 1
@@ -42,7 +51,8 @@ _LISTS_AT = codec.SELECT_INDEX["lists"]
 _SELECT = codec.select_list()
 _SCALARS_SQL = (
     f"SELECT seq, head_wt, rich, {', '.join(SCALAR_FIELDS)} FROM journal_entries"
-    " WHERE workspace_id = ? AND worktree_id = ? ORDER BY seq")
+    " WHERE workspace_id = ? AND worktree_id = ? ORDER BY seq"
+)
 # What the dedup looks at besides the lists' emptiness (synapt's _entry_richness and its
 # session key); kept per read to notice entries changed between the read and the dedup.
 _DEDUP_FIELDS = ("session_id", "timestamp", "auto", "focus")
@@ -108,7 +118,8 @@ class _Source:
             if self.singles < SINGLE_LOADS:
                 self.singles += 1
                 rows = self.store.db.query(
-                    f"SELECT {_SELECT} FROM journal_entries WHERE seq = ?", (self.seqs[i],))
+                    f"SELECT {_SELECT} FROM journal_entries WHERE seq = ?", (self.seqs[i],)
+                )
                 if not rows:
                     raise HostError(f"recall-sqlite store: entry #{self.seqs[i]} is gone")
                 self._fill([i], [rows[0][_LISTS_AT]])
@@ -116,7 +127,9 @@ class _Source:
             ctx = self.store.context
             rows = self.store.db.query(
                 f"SELECT {_SELECT} FROM journal_entries WHERE workspace_id = ? AND"
-                " worktree_id = ? ORDER BY seq", (ctx.workspace_pk, ctx.worktree_pk))
+                " worktree_id = ? ORDER BY seq",
+                (ctx.workspace_pk, ctx.worktree_pk),
+            )
         except HostError:
             raise
         except RecallError as exc:
@@ -133,7 +146,7 @@ class _Source:
         for i, values in zip(indexes, decoded, strict=True):
             d = self.entries[i].__dict__
             # A list the caller assigned before loading is the caller's.
-            for name, value in zip(LIST_FIELDS, values[:len(LIST_FIELDS)], strict=True):
+            for name, value in zip(LIST_FIELDS, values[: len(LIST_FIELDS)], strict=True):
                 d.setdefault(name, value)
             d.pop(_ROW, None)
             self.loaded.add(i)
@@ -150,8 +163,14 @@ class Versions(list):  # type: ignore[type-arg]  # of synapt JournalEntry
 class _Snapshot:
     __slots__ = ("source", "items", "heads", "rich", "columns")
 
-    def __init__(self, source: _Source, items: tuple[Any, ...], heads: list[int],
-                 rich: list[int], columns: dict[str, list[Any]]) -> None:
+    def __init__(
+        self,
+        source: _Source,
+        items: tuple[Any, ...],
+        heads: list[int],
+        rich: list[int],
+        columns: dict[str, list[Any]],
+    ) -> None:
         self.source, self.items, self.heads, self.rich = source, items, heads, rich
         self.columns = columns
 
@@ -195,9 +214,16 @@ def _build(store: Store, rows: list[tuple[Any, ...]]) -> Versions:
         append(e)
     out = Versions(entries)
     out._snapshot = _Snapshot(
-        source, tuple(entries), heads, rich,
-        {name: list(columns[3 + k]) for k, name in enumerate(SCALAR_FIELDS)
-         if name in _DEDUP_FIELDS})
+        source,
+        tuple(entries),
+        heads,
+        rich,
+        {
+            name: list(columns[3 + k])
+            for k, name in enumerate(SCALAR_FIELDS)
+            if name in _DEDUP_FIELDS
+        },
+    )
     return out
 
 
@@ -226,14 +252,17 @@ def dedup(entries: Any) -> list[Any] | None:
         return None
     for i in loaded:
         e = items[i]
-        if sizes[i] != _LOADED_KEYS or codec.rich_count(
-                e.focus, e.done, e.decisions, e.next_steps) != snap.rich[i]:
+        if (
+            sizes[i] != _LOADED_KEYS
+            or codec.rich_count(e.focus, e.done, e.decisions, e.next_steps) != snap.rich[i]
+        ):
             return None
     return _heads_in_synapt_order(items, sids, snap.heads)
 
 
-def _heads_in_synapt_order(items: tuple[Any, ...], sids: list[str],
-                           heads: list[int]) -> list[Any] | None:
+def _heads_in_synapt_order(
+    items: tuple[Any, ...], sids: list[str], heads: list[int]
+) -> list[Any] | None:
     """synapt's `list(best.values()) + no_sid`: each session's head at the place of the
     session's first version, then the entries without a session id in read order."""
     head_items = list(compress(items, heads))

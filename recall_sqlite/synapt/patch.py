@@ -38,7 +38,8 @@ def check_version() -> str:
         raise HostError(
             f"synapt {version} is not supported by recall-sqlite's adapter (it knows synapt "
             f"{', '.join(v + 'x' for v in SUPPORTED)}); its journal functions may have moved, "
-            "so nothing was patched. Run plain `synapt` or install synapt==0.30.0.")
+            "so nothing was patched. Run plain `synapt` or install synapt==0.30.0."
+        )
     return version
 
 
@@ -51,7 +52,9 @@ def _spawn_catchup(project: Path) -> bool:
         return False
     subprocess.Popen(
         [sys.executable, "-m", "recall_sqlite.synapt", "recall", "catchup", "--no-build"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     return True
 

@@ -89,12 +89,16 @@ def ensure_imported(store: Store, w: Workspace) -> None:
         report = store.legacy.import_paths(todo)
         if not report.ok:
             problems = [f"{p.path}: {p.reason}" for p in report.problems]
-            problems += [f"{s.path}: {s.note or s.action}" for s in report.sources
-                         if s.action == "failed"]
+            problems += [
+                f"{s.path}: {s.note or s.action}" for s in report.sources if s.action == "failed"
+            ]
             raise RecallError("importing synapt's journals failed: " + "; ".join(problems))
         canonical = {_canonical_for_key(w, k.key) for k in plan.worktrees}
-        fill = {s.worktree for s in report.sources
-                if s.imported and Path(s.path).resolve() not in canonical}
+        fill = {
+            s.worktree
+            for s in report.sources
+            if s.imported and Path(s.path).resolve() not in canonical
+        }
         for key in sorted(fill):
             fill_mirror(store, w, key)
     snapshot: dict[str, list[int]] = {}
@@ -123,8 +127,11 @@ def _own_journals(root: Path) -> list[Path]:
             names = os.listdir(d / "worktrees")
         except OSError:
             continue
-        found += [d / "worktrees" / n / JOURNAL for n in names
-                  if (d / "worktrees" / n / JOURNAL).is_file()]
+        found += [
+            d / "worktrees" / n / JOURNAL
+            for n in names
+            if (d / "worktrees" / n / JOURNAL).is_file()
+        ]
     return found
 
 
@@ -154,8 +161,9 @@ def _update_state(marker: Path, **changes: Any) -> None:
 
 
 def _canonical_for_key(w: Workspace, key: str) -> Path:
-    return (w.root / ".synapt" / "recall" / "worktrees" / worktree_bucket(w.root, key)
-            / JOURNAL).resolve()
+    return (
+        w.root / ".synapt" / "recall" / "worktrees" / worktree_bucket(w.root, key) / JOURNAL
+    ).resolve()
 
 
 # -- the mirror --------------------------------------------------------------------------
@@ -177,8 +185,11 @@ def mirror_append(path: Path, record: dict[str, Any]) -> None:
     with open(path, "a", encoding="utf-8") as f:
         lock_exclusive(f)
         files = _read_state(marker).get("files")
-        known = isinstance(files, dict) and files.get(real) is not None \
+        known = (
+            isinstance(files, dict)
+            and files.get(real) is not None
             and tuple(files[real]) == _stat(Path(real))
+        )
         f.write(json.dumps(record) + "\n")
         f.flush()
         if known:

@@ -17,15 +17,36 @@ from .owner import KINDS, Owner, OwnerKind, OwnerLike
 from .stats import ModelStats, VectorStats, vector_stats
 
 TYPE_CHECKING = False
-_FAMILY = ("Vectors", "PutResult", "SearchScope", "Hit", "SearchResult",
-           "CacheInfo", "DEFAULT_CACHE_BYTES")
+_FAMILY = (
+    "Vectors",
+    "PutResult",
+    "SearchScope",
+    "Hit",
+    "SearchResult",
+    "CacheInfo",
+    "DEFAULT_CACHE_BYTES",
+)
 _ERRORS = ("InvalidVectorError", "InvalidOwnerError", "UnknownOwnerError", "UnknownModelError")
 
 __all__ = [
-    "DEFAULT_CACHE_BYTES", "KINDS", "CacheInfo", "Hit", "InvalidOwnerError",
-    "InvalidVectorError", "ModelStats", "Owner", "OwnerKind", "OwnerLike", "PutResult",
-    "SearchResult", "SearchScope", "UnknownModelError", "UnknownOwnerError", "VectorStats",
-    "Vectors", "vector_stats",
+    "DEFAULT_CACHE_BYTES",
+    "KINDS",
+    "CacheInfo",
+    "Hit",
+    "InvalidOwnerError",
+    "InvalidVectorError",
+    "ModelStats",
+    "Owner",
+    "OwnerKind",
+    "OwnerLike",
+    "PutResult",
+    "SearchResult",
+    "SearchScope",
+    "UnknownModelError",
+    "UnknownOwnerError",
+    "VectorStats",
+    "Vectors",
+    "vector_stats",
 ]
 
 

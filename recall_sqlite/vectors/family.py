@@ -61,7 +61,7 @@ LOG_MIN_GENERATIONS = 4096
 # Unit float32 rows: |fast - exact| <= (dim + 3) * 2**-24 for any summation order (the
 # rounding of each product and partial sum, plus normalising both sides). The margin used is
 # twice that, and candidates are taken within twice the margin of the k-th fast score.
-_UNIT_ROUNDOFF = 2.0 ** -24
+_UNIT_ROUNDOFF = 2.0**-24
 # A small product runs one row at a time (np.vecdot: a BLAS dot per row, on this thread):
 # a matrix-vector BLAS call would hand it to worker threads, and on a busy machine that
 # handoff alone cost 5x the product (2k x 384 rows). From about 10k x 384 rows up the
@@ -80,28 +80,37 @@ Float32Matrix = npt.NDArray[np.float32]
 @dataclass(frozen=True)
 class PutResult:
     model: str
-    dim: int | None           # None only for an empty batch of a model not stored yet
-    added: int                # (owner, model) pairs that had no vector before
-    replaced: int             # pairs whose vector was overwritten (or re-stored unchanged)
+    dim: int | None  # None only for an empty batch of a model not stored yet
+    added: int  # (owner, model) pairs that had no vector before
+    replaced: int  # pairs whose vector was overwritten (or re-stored unchanged)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "dim": self.dim, "added": self.added,
-                "replaced": self.replaced}
+        return {
+            "model": self.model,
+            "dim": self.dim,
+            "added": self.added,
+            "replaced": self.replaced,
+        }
 
 
 @dataclass(frozen=True)
 class SearchScope:
     workspace_id: str
     model: str
-    worktree: str | None           # None = every worktree (entries); summaries have none
-    branch: str | None             # None = every branch; summaries without one only then
+    worktree: str | None  # None = every worktree (entries); summaries have none
+    branch: str | None  # None = every branch; summaries without one only then
     kinds: tuple[OwnerKind, ...]
-    include_hidden: bool           # False = only the versions journal reads show
+    include_hidden: bool  # False = only the versions journal reads show
 
     def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "model": self.model,
-                "worktree": self.worktree, "branch": self.branch, "kinds": list(self.kinds),
-                "include_hidden": self.include_hidden}
+        return {
+            "workspace_id": self.workspace_id,
+            "model": self.model,
+            "worktree": self.worktree,
+            "branch": self.branch,
+            "kinds": list(self.kinds),
+            "include_hidden": self.include_hidden,
+        }
 
     def describe(self) -> str:
         where = "all worktrees" if self.worktree is None else f"worktree {self.worktree}"
@@ -113,25 +122,33 @@ class SearchScope:
 @dataclass(frozen=True)
 class Hit:
     owner: Owner
-    score: float                   # cosine similarity in [-1, 1], exact (float64)
+    score: float  # cosine similarity in [-1, 1], exact (float64)
     branch: str | None
-    worktree: str | None           # entries only
+    worktree: str | None  # entries only
 
     def to_dict(self) -> dict[str, Any]:
-        return {"owner": self.owner.to_dict(), "score": self.score, "branch": self.branch,
-                "worktree": self.worktree}
+        return {
+            "owner": self.owner.to_dict(),
+            "score": self.score,
+            "branch": self.branch,
+            "worktree": self.worktree,
+        }
 
 
 @dataclass(frozen=True)
 class SearchResult:
     hits: list[Hit]
     scope: SearchScope
-    searched: int                  # vectors in scope
-    outside: int                   # vectors of this model in the workspace the scope left out
+    searched: int  # vectors in scope
+    outside: int  # vectors of this model in the workspace the scope left out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"hits": [h.to_dict() for h in self.hits], "scope": self.scope.to_dict(),
-                "searched": self.searched, "outside": self.outside}
+        return {
+            "hits": [h.to_dict() for h in self.hits],
+            "scope": self.scope.to_dict(),
+            "searched": self.searched,
+            "outside": self.outside,
+        }
 
 
 @dataclass(frozen=True)
@@ -140,9 +157,9 @@ class CacheInfo:
     bytes: int
     matrices: int
     rows: int
-    builds: int            # full matrix reads from SQLite
-    refreshes: int         # catch-ups from the change log
-    hits: int              # searches that found their matrix current
+    builds: int  # full matrix reads from SQLite
+    refreshes: int  # catch-ups from the change log
+    hits: int  # searches that found their matrix current
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -178,22 +195,27 @@ def _as_float32(values: object, what: str, ndim: int) -> Float32Matrix:
     rows = arr.reshape(1, -1) if ndim == 1 else arr
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.ascontiguousarray(rows, dtype="<f4")
-    if not np.isfinite(out).all():    # the cause is looked for only once there is one
+    if not np.isfinite(out).all():  # the cause is looked for only once there is one
         finite = np.isfinite(out).all(axis=1)
         i = int(np.argmin(finite))
-        cause = ("contains NaN or infinity" if not np.isfinite(rows[i]).all()
-                 else "has a value beyond float32 range")
+        cause = (
+            "contains NaN or infinity"
+            if not np.isfinite(rows[i]).all()
+            else "has a value beyond float32 range"
+        )
         raise InvalidVectorError(f"{_row_name(what, ndim, i)} {cause}")
     norms = _norms64(out)
     nonzero = norms > 0
     if not nonzero.all():
-        raise InvalidVectorError(f"{_row_name(what, ndim, int(np.argmin(nonzero)))} is a zero "
-                                 "vector (it has no direction, so no cosine)")
+        raise InvalidVectorError(
+            f"{_row_name(what, ndim, int(np.argmin(nonzero)))} is a zero "
+            "vector (it has no direction, so no cosine)"
+        )
     return out
 
 
 def _rowwise_dot(matrix: Float32Matrix, q: Float32Matrix) -> npt.NDArray[np.float32]:
-    if hasattr(np, "vecdot"):   # numpy >= 2.0
+    if hasattr(np, "vecdot"):  # numpy >= 2.0
         return np.vecdot(matrix, q)  # type: ignore[no-any-return]
     return np.einsum("ij,j->i", matrix, q)  # type: ignore[no-any-return]
 
@@ -207,16 +229,16 @@ def _norms64(rows: Float32Matrix) -> npt.NDArray[np.float64]:
     overflow or vanish, and a whole float64 copy of a big matrix would double memory."""
     out = np.empty(rows.shape[0], dtype=np.float64)
     for start in range(0, rows.shape[0], _NORMALISE_CHUNK):
-        chunk = rows[start:start + _NORMALISE_CHUNK].astype(np.float64)
-        out[start:start + len(chunk)] = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
+        chunk = rows[start : start + _NORMALISE_CHUNK].astype(np.float64)
+        out[start : start + len(chunk)] = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
     return out
 
 
 def _normalise_into(dest: Float32Matrix, raw: Float32Matrix) -> None:
     for start in range(0, raw.shape[0], _NORMALISE_CHUNK):
-        chunk = raw[start:start + _NORMALISE_CHUNK].astype(np.float64)
+        chunk = raw[start : start + _NORMALISE_CHUNK].astype(np.float64)
         norms = np.sqrt(np.einsum("ij,ij->i", chunk, chunk))
-        dest[start:start + len(chunk)] = chunk / norms[:, None]
+        dest[start : start + len(chunk)] = chunk / norms[:, None]
 
 
 def _kinds(kinds: object) -> tuple[OwnerKind, ...]:
@@ -225,7 +247,8 @@ def _kinds(kinds: object) -> tuple[OwnerKind, ...]:
     items = [kinds] if isinstance(kinds, str) else kinds
     if not isinstance(items, Iterable):
         raise InvalidInputError(
-            f"kinds must be 'entry', 'summary' or a list of them, got {kinds!r}")
+            f"kinds must be 'entry', 'summary' or a list of them, got {kinds!r}"
+        )
     chosen = set()
     for item in items:
         if item not in KINDS:
@@ -244,7 +267,7 @@ class _Filter:
     model: str
     kinds: tuple[OwnerKind, ...]
     branch: str | None
-    worktree_pk: int | None        # None: all worktrees
+    worktree_pk: int | None  # None: all worktrees
     include_hidden: bool
 
     def where(self, workspace_pk: int) -> tuple[str, list[Any]]:
@@ -275,8 +298,10 @@ class _Filter:
         return " AND ".join(clauses), params
 
 
-_JOINS = (" LEFT JOIN journal_entries e ON e.seq = v.entry_seq AND e.workspace_id = v.workspace_id"
-          " LEFT JOIN summaries s ON s.id = v.summary_id AND s.workspace_id = v.workspace_id")
+_JOINS = (
+    " LEFT JOIN journal_entries e ON e.seq = v.entry_seq AND e.workspace_id = v.workspace_id"
+    " LEFT JOIN summaries s ON s.id = v.summary_id AND s.workspace_id = v.workspace_id"
+)
 _FROM = " FROM vectors v" + _JOINS
 
 
@@ -285,14 +310,21 @@ class _Matrix:
     filter are freed (scored -inf) and reused, so catching up with a write touches only the
     changed rows instead of copying the matrix."""
 
-    def __init__(self, dim: int, generation: int, high: int, rows: Float32Matrix,
-                 ids: npt.NDArray[np.int64], n: int) -> None:
+    def __init__(
+        self,
+        dim: int,
+        generation: int,
+        high: int,
+        rows: Float32Matrix,
+        ids: npt.NDArray[np.int64],
+        n: int,
+    ) -> None:
         self.dim = dim
         self.generation = generation
-        self.high = high                 # the highest vector id in the table at `generation`
-        self.rows = rows                 # (capacity, dim) unit float32
-        self.ids = ids                   # (capacity,) vector id per slot, -1 = free
-        self.n = n                       # slots in use (live or free)
+        self.high = high  # the highest vector id in the table at `generation`
+        self.rows = rows  # (capacity, dim) unit float32
+        self.ids = ids  # (capacity,) vector id per slot, -1 = free
+        self.n = n  # slots in use (live or free)
         self.free: list[int] = []
         self._free_idx = np.empty(0, dtype=np.intp)
 
@@ -313,7 +345,8 @@ class _Matrix:
             return self.ids[:n][self.ids[:n] >= 0]
         matrix = self.rows[:n]
         scores: npt.NDArray[np.float32] = (
-            matrix @ q if matrix.size >= _BLAS_MIN_ELEMENTS else _rowwise_dot(matrix, q))
+            matrix @ q if matrix.size >= _BLAS_MIN_ELEMENTS else _rowwise_dot(matrix, q)
+        )
         if self.free:
             scores[self._free_idx] = -np.inf
         kth = float(np.partition(scores, n - k)[n - k])
@@ -335,8 +368,11 @@ class _Matrix:
             slots = np.empty(len(current), dtype=np.intp)
             for i, (vid, _) in enumerate(current):
                 known = slot_of.get(vid)
-                slot = known if known is not None else (
-                    self.free.pop() if self.free else self._append_slot())
+                slot = (
+                    known
+                    if known is not None
+                    else (self.free.pop() if self.free else self._append_slot())
+                )
                 slots[i] = slot
                 self.ids[slot] = vid
             raw = np.frombuffer(b"".join(b for _, b in current), dtype="<f4")
@@ -357,18 +393,18 @@ class _Matrix:
             return
         capacity = max(needed, len(self.ids) + max(64, len(self.ids) // 8))
         rows = np.empty((capacity, self.dim), dtype=np.float32)
-        rows[:self.n] = self.rows[:self.n]
+        rows[: self.n] = self.rows[: self.n]
         ids = np.full(capacity, -1, dtype=np.int64)
-        ids[:self.n] = self.ids[:self.n]
+        ids[: self.n] = self.ids[: self.n]
         self.rows, self.ids = rows, ids
 
     def extend(self, ids: list[int], blob: bytes) -> None:
         """Append rows read in bulk (a full build)."""
         m = len(ids)
         self._reserve(self.n + m)
-        self.ids[self.n:self.n + m] = ids
+        self.ids[self.n : self.n + m] = ids
         raw = np.frombuffer(blob, dtype="<f4").reshape(m, self.dim)
-        _normalise_into(self.rows[self.n:self.n + m], raw)
+        _normalise_into(self.rows[self.n : self.n + m], raw)
         self.n += m
 
     def trim(self) -> None:
@@ -378,12 +414,12 @@ class _Matrix:
             self.rows, self.ids = self.rows[:want].copy(), self.ids[:want].copy()
 
     def _compact(self) -> None:
-        keep = np.flatnonzero(self.ids[:self.n] >= 0)
+        keep = np.flatnonzero(self.ids[: self.n] >= 0)
         capacity = len(keep) + max(64, len(keep) // 16)
         rows = np.empty((capacity, self.dim), dtype=np.float32)
-        rows[:len(keep)] = self.rows[keep]
+        rows[: len(keep)] = self.rows[keep]
         ids = np.full(capacity, -1, dtype=np.int64)
-        ids[:len(keep)] = self.ids[keep]
+        ids[: len(keep)] = self.ids[keep]
         self.rows, self.ids, self.n, self.free = rows, ids, len(keep), []
 
 
@@ -446,8 +482,7 @@ class Vectors:
         UnknownOwnerError and writes nothing on bad input."""
         return self._put([Owner.of(owner)], _as_float32(vector, "vector", 1), model)
 
-    def put_many(self, owners: Sequence[OwnerLike], vectors: object, *,
-                 model: str) -> PutResult:
+    def put_many(self, owners: Sequence[OwnerLike], vectors: object, *, model: str) -> PutResult:
         """All or nothing: `vectors` is a 2-D array with one row per owner (row i belongs to
         owners[i]); one bad row or unknown owner rejects the whole batch before any write."""
         owner_list = [Owner.of(o) for o in owners]
@@ -457,12 +492,12 @@ class Vectors:
                 raise InvalidVectorError("vectors given for an empty list of owners")
             rows = self._ctx.db.query(
                 "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?",
-                (self._ctx.workspace_pk, model))
+                (self._ctx.workspace_pk, model),
+            )
             return PutResult(model, int(rows[0][0]) if rows else None, 0, 0)
         matrix = _as_float32(vectors, "vectors", 2)
         if matrix.shape[0] != len(owner_list):
-            raise InvalidVectorError(
-                f"{len(owner_list)} owners but {matrix.shape[0]} vector rows")
+            raise InvalidVectorError(f"{len(owner_list)} owners but {matrix.shape[0]} vector rows")
         return self._put(owner_list, matrix, model)
 
     def _put(self, owners: list[Owner], matrix: Float32Matrix, model: str) -> PutResult:
@@ -477,19 +512,23 @@ class Vectors:
         ws, now = self._ctx.workspace_pk, utc_now_iso()
         with self._ctx.db.write() as conn:
             fixed = conn.execute(
-                "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?",
-                (ws, model)).fetchall()
+                "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?", (ws, model)
+            ).fetchall()
             if fixed and fixed[0][0] != dim:
                 raise InvalidVectorError(
                     f"model {model!r} has dimension {fixed[0][0]} in this workspace; "
-                    f"got vectors of dimension {dim}")
+                    f"got vectors of dimension {dim}"
+                )
             resolved = _resolve(conn, ws, owners, model)
-            if not fixed:   # declared once here rather than by a per-row trigger
-                conn.execute("INSERT INTO vector_models (workspace_id, model, dim)"
-                             " VALUES (?, ?, ?)", (ws, model, dim))
+            if not fixed:  # declared once here rather than by a per-row trigger
+                conn.execute(
+                    "INSERT INTO vector_models (workspace_id, model, dim) VALUES (?, ?, ?)",
+                    (ws, model, dim),
+                )
             inserts, replaces = [], []
             for o, (seq, sid, branch, worktree, existing), blob in zip(
-                    owners, resolved, blobs, strict=True):
+                owners, resolved, blobs, strict=True
+            ):
                 if existing is None:
                     inserts.append((ws, model, dim, seq, sid, o.kind, branch, worktree, blob, now))
                 else:
@@ -512,7 +551,7 @@ class Vectors:
             model = _check_model(model)
         ws = self._ctx.workspace_pk
         with self._ctx.db.write() as conn:
-            (seq, sid, _, _, _), = _resolve(conn, ws, [o])
+            ((seq, sid, _, _, _),) = _resolve(conn, ws, [o])
             column, value = ("entry_seq", seq) if o.kind == "entry" else ("summary_id", sid)
             sql = f"DELETE FROM vectors WHERE workspace_id = ? AND {column} = ?"
             params: list[Any] = [ws, value]
@@ -532,9 +571,12 @@ class Vectors:
         model = _check_model(model)
         ws = self._ctx.workspace_pk
         with self._ctx.db.read() as conn:
-            (_, _, _, _, existing), = _resolve(conn, ws, [o], model)
-            rows = conn.execute("SELECT embedding FROM vectors WHERE id = ?",
-                                (existing,)).fetchall() if existing is not None else []
+            ((_, _, _, _, existing),) = _resolve(conn, ws, [o], model)
+            rows = (
+                conn.execute("SELECT embedding FROM vectors WHERE id = ?", (existing,)).fetchall()
+                if existing is not None
+                else []
+            )
         if not rows:
             return None
         blob: bytes = rows[0][0]  # type: ignore[assignment]  # STRICT BLOB column
@@ -542,9 +584,13 @@ class Vectors:
 
     def models(self) -> dict[str, int]:
         """Every model this workspace has stored, with its fixed dimension."""
-        return {str(m): int(d) for m, d in self._ctx.db.query(
-            "SELECT model, dim FROM vector_models WHERE workspace_id = ? ORDER BY model",
-            (self._ctx.workspace_pk,))}
+        return {
+            str(m): int(d)
+            for m, d in self._ctx.db.query(
+                "SELECT model, dim FROM vector_models WHERE workspace_id = ? ORDER BY model",
+                (self._ctx.workspace_pk,),
+            )
+        }
 
     def search(
         self,
@@ -572,8 +618,13 @@ class Vectors:
         if branch is not None and not isinstance(branch, str):
             raise InvalidInputError(f"branch must be a string, got {branch!r}")
         ctx = self._ctx
-        flt = _Filter(model, _kinds(kinds), branch,
-                      None if all_worktrees else ctx.worktree_pk, bool(include_hidden))
+        flt = _Filter(
+            model,
+            _kinds(kinds),
+            branch,
+            None if all_worktrees else ctx.worktree_pk,
+            bool(include_hidden),
+        )
         q = _as_float32(query, "query", 1)[0]
         q64 = q.astype(np.float64)
         q64 /= math.sqrt(float(q64 @ q64))
@@ -582,20 +633,33 @@ class Vectors:
             dim, generation, total, pruned = self._model_state(conn, model)
             if q.shape[0] != dim:
                 raise InvalidVectorError(
-                    f"query has dimension {q.shape[0]}; model {model!r} has {dim}")
+                    f"query has dimension {q.shape[0]}; model {model!r} has {dim}"
+                )
             mat = self._current(conn, flt, dim, generation, total, pruned)
             candidates = mat.candidates(q32, k)
             hits = self._rank(conn, candidates, q64, k) if len(candidates) else []
             searched = mat.live
-        scope = SearchScope(ctx.workspace_uuid, model,
-                            None if all_worktrees else ctx.worktree_key, branch, flt.kinds,
-                            flt.include_hidden)
+        scope = SearchScope(
+            ctx.workspace_uuid,
+            model,
+            None if all_worktrees else ctx.worktree_key,
+            branch,
+            flt.kinds,
+            flt.include_hidden,
+        )
         return SearchResult(hits, scope, searched, max(0, total - searched))
 
-    def search_like(self, owner: OwnerLike, k: int = 10, *, model: str,
-                    branch: str | None = None,
-                    kinds: OwnerKind | Iterable[OwnerKind] | None = None,
-                    all_worktrees: bool = False, include_hidden: bool = False) -> SearchResult:
+    def search_like(
+        self,
+        owner: OwnerLike,
+        k: int = 10,
+        *,
+        model: str,
+        branch: str | None = None,
+        kinds: OwnerKind | Iterable[OwnerKind] | None = None,
+        all_worktrees: bool = False,
+        include_hidden: bool = False,
+    ) -> SearchResult:
         """The owners nearest to `owner`'s own stored vector, the owner itself left out."""
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInputError(f"k must be a positive integer, got {k!r}")
@@ -603,8 +667,15 @@ class Vectors:
         vector = self.get(o, model=model)
         if vector is None:
             raise NotFoundError(f"{o} has no vector for model {model!r}")
-        result = self.search(vector, k + 1, model=model, branch=branch, kinds=kinds,
-                             all_worktrees=all_worktrees, include_hidden=include_hidden)
+        result = self.search(
+            vector,
+            k + 1,
+            model=model,
+            branch=branch,
+            kinds=kinds,
+            all_worktrees=all_worktrees,
+            include_hidden=include_hidden,
+        )
         hits = [h for h in result.hits if h.owner != o][:k]
         return SearchResult(hits, result.scope, result.searched, result.outside)
 
@@ -631,9 +702,15 @@ class Vectors:
     def cache_info(self) -> CacheInfo:
         with self._lock:
             c = self._cache
-            return CacheInfo(c.limit, c.nbytes, len(c.entries),
-                             sum(m.live for m in c.entries.values()), c.builds, c.refreshes,
-                             c.hits)
+            return CacheInfo(
+                c.limit,
+                c.nbytes,
+                len(c.entries),
+                sum(m.live for m in c.entries.values()),
+                c.builds,
+                c.refreshes,
+                c.hits,
+            )
 
     def clear_cache(self) -> None:
         with self._lock:
@@ -649,16 +726,19 @@ class Vectors:
             " FROM vector_models m LEFT JOIN vector_generations g"
             "   ON g.workspace_id = m.workspace_id AND g.model = m.model"
             " WHERE m.workspace_id = ? AND m.model = ?",
-            (self._ctx.workspace_pk, model)).fetchall()
+            (self._ctx.workspace_pk, model),
+        ).fetchall()
         if not rows:
             known = ", ".join(sorted(self.models())) or "none"
             raise UnknownModelError(
-                f"no vectors of model {model!r} in this workspace (models: {known})")
+                f"no vectors of model {model!r} in this workspace (models: {known})"
+            )
         dim, generation, total, pruned = (int(x) for x in rows[0])
         return dim, generation, total, pruned
 
-    def _current(self, conn: Any, flt: _Filter, dim: int, generation: int, total: int,
-                 pruned: int) -> _Matrix:
+    def _current(
+        self, conn: Any, flt: _Filter, dim: int, generation: int, total: int, pruned: int
+    ) -> _Matrix:
         """This filter's matrix as of `generation`: cached, caught up from the change log, or
         read whole. Runs inside the search's read transaction, so the generation and the rows
         are one snapshot."""
@@ -668,8 +748,12 @@ class Vectors:
             self._cache.hits += 1
             return mat
         behind = generation - mat.generation if mat is not None else 0
-        if (mat is not None and mat.dim == dim and mat.generation >= pruned
-                and behind <= max(LOG_MIN_GENERATIONS, total // 4)):
+        if (
+            mat is not None
+            and mat.dim == dim
+            and mat.generation >= pruned
+            and behind <= max(LOG_MIN_GENERATIONS, total // 4)
+        ):
             self._refresh(conn, flt, mat, generation)
             self._cache.refreshes += 1
         else:
@@ -678,16 +762,19 @@ class Vectors:
         self._cache.keep(key, mat)
         return mat
 
-    def _build(self, conn: Any, flt: _Filter, dim: int, generation: int,
-               total: int) -> _Matrix:
+    def _build(self, conn: Any, flt: _Filter, dim: int, generation: int, total: int) -> _Matrix:
         where, params = flt.where(self._ctx.workspace_pk)
         # The model's row count (same snapshot) bounds the filter's, so one allocation
         # normally serves; what the filter left unused is trimmed below.
-        mat = _Matrix(dim, generation, _high(conn),
-                      np.empty((total + 64, dim), dtype=np.float32),
-                      np.full(total + 64, -1, dtype=np.int64), 0)
-        cursor = conn.execute(
-            f"SELECT v.id, v.embedding{_FROM} WHERE {where}", params)
+        mat = _Matrix(
+            dim,
+            generation,
+            _high(conn),
+            np.empty((total + 64, dim), dtype=np.float32),
+            np.full(total + 64, -1, dtype=np.int64),
+            0,
+        )
+        cursor = conn.execute(f"SELECT v.id, v.embedding{_FROM} WHERE {where}", params)
         while batch := list(itertools.islice(cursor, _NORMALISE_CHUNK)):
             mat.extend([vid for vid, _ in batch], b"".join(blob for _, blob in batch))
         mat.trim()
@@ -697,38 +784,55 @@ class Vectors:
         where, params = flt.where(self._ctx.workspace_pk)
         # Rows added since: a rowid range (NOT INDEXED keeps the planner off the scope
         # index, which would walk the whole model to find them).
-        added = {int(vid): bytes(blob) for vid, blob in conn.execute(
-            f"SELECT v.id, v.embedding FROM vectors AS v NOT INDEXED{_JOINS}"
-            f" WHERE v.id > ? AND {where}", [mat.high, *params])}
-        logged = [int(v) for (v,) in conn.execute(
-            "SELECT DISTINCT vector_id FROM vector_changes"
-            " WHERE workspace_id = ? AND model = ? AND generation > ?",
-            (self._ctx.workspace_pk, flt.model, mat.generation))]
+        added = {
+            int(vid): bytes(blob)
+            for vid, blob in conn.execute(
+                f"SELECT v.id, v.embedding FROM vectors AS v NOT INDEXED{_JOINS}"
+                f" WHERE v.id > ? AND {where}",
+                [mat.high, *params],
+            )
+        }
+        logged = [
+            int(v)
+            for (v,) in conn.execute(
+                "SELECT DISTINCT vector_id FROM vector_changes"
+                " WHERE workspace_id = ? AND model = ? AND generation > ?",
+                (self._ctx.workspace_pk, flt.model, mat.generation),
+            )
+        ]
         if logged:
             # Probe the logged rows by id rather than walk the filter.
-            added.update((int(vid), bytes(blob)) for vid, blob in conn.execute(
-                f"SELECT v.id, v.embedding FROM json_each(?) AS j CROSS JOIN vectors AS v"
-                f" ON v.id = j.value{_JOINS} WHERE {where}",
-                [json.dumps(logged), *params]))
+            added.update(
+                (int(vid), bytes(blob))
+                for vid, blob in conn.execute(
+                    f"SELECT v.id, v.embedding FROM json_each(?) AS j CROSS JOIN vectors AS v"
+                    f" ON v.id = j.value{_JOINS} WHERE {where}",
+                    [json.dumps(logged), *params],
+                )
+            )
         if added or logged:
             mat.apply(sorted({*logged, *added}), list(added.items()))
         mat.generation, mat.high = generation, _high(conn)
 
-    def _rank(self, conn: Any, candidates: npt.NDArray[np.int64], q64: npt.NDArray[np.float64],
-              k: int) -> list[Hit]:
+    def _rank(
+        self, conn: Any, candidates: npt.NDArray[np.int64], q64: npt.NDArray[np.float64], k: int
+    ) -> list[Hit]:
         """Exact cosines of the candidates from their stored bytes, then the documented
         order. Each row is reduced on its own, so identical vectors score identically."""
         rows = conn.execute(
             "SELECT v.owner_kind, e.id, v.summary_id, v.branch, v.worktree_id, v.embedding"
             " FROM json_each(?) AS j CROSS JOIN vectors AS v ON v.id = j.value"
             " LEFT JOIN journal_entries e ON e.seq = v.entry_seq",
-            (json.dumps(candidates.tolist()),)).fetchall()
+            (json.dumps(candidates.tolist()),),
+        ).fetchall()
         raw = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f4")
         raw64 = raw.reshape(len(rows), -1).astype(np.float64)
         cosines = ((raw64 * q64).sum(axis=1) / np.sqrt((raw64 * raw64).sum(axis=1))).tolist()
         # (-score, entries first, entry id, summary id): the documented order.
-        keys = [(-c, 0, bytes(r[1]).hex(), 0) if r[0] == "entry" else (-c, 1, "", int(r[2]))
-                for r, c in zip(rows, cosines, strict=True)]
+        keys = [
+            (-c, 0, bytes(r[1]).hex(), 0) if r[0] == "entry" else (-c, 1, "", int(r[2]))
+            for r, c in zip(rows, cosines, strict=True)
+        ]
         top = sorted(range(len(rows)), key=keys.__getitem__)[:k]
         hits = []
         for i in top:
@@ -757,16 +861,26 @@ def _resolve(conn: Any, ws: int, owners: list[Owner], model: str = "") -> list[_
     # CROSS JOIN fixes the loop order: one unique-index probe per owner asked for, never a
     # walk of the workspace's rows (which the planner otherwise prefers for `workspace_id`).
     if entries:
-        found_e = {str(h): (int(seq), str(b), int(wt), v) for h, seq, b, wt, v in conn.execute(
-            "SELECT j.value, e.seq, e.branch, e.worktree_id, v.id"
-            " FROM json_each(?) AS j CROSS JOIN journal_entries AS e ON e.id = unhex(j.value)"
-            " LEFT JOIN vectors v ON v.entry_seq = e.seq AND v.model = ?"
-            " WHERE e.workspace_id = ?", (json.dumps(entries), model, ws))}
+        found_e = {
+            str(h): (int(seq), str(b), int(wt), v)
+            for h, seq, b, wt, v in conn.execute(
+                "SELECT j.value, e.seq, e.branch, e.worktree_id, v.id"
+                " FROM json_each(?) AS j CROSS JOIN journal_entries AS e ON e.id = unhex(j.value)"
+                " LEFT JOIN vectors v ON v.entry_seq = e.seq AND v.model = ?"
+                " WHERE e.workspace_id = ?",
+                (json.dumps(entries), model, ws),
+            )
+        }
     if summaries:
-        found_s = {int(i): (b, v) for i, b, v in conn.execute(
-            "SELECT s.id, s.branch, v.id FROM json_each(?) AS j CROSS JOIN summaries AS s"
-            " ON s.id = j.value LEFT JOIN vectors v ON v.summary_id = s.id AND v.model = ?"
-            " WHERE s.workspace_id = ?", (json.dumps(summaries), model, ws))}
+        found_s = {
+            int(i): (b, v)
+            for i, b, v in conn.execute(
+                "SELECT s.id, s.branch, v.id FROM json_each(?) AS j CROSS JOIN summaries AS s"
+                " ON s.id = j.value LEFT JOIN vectors v ON v.summary_id = s.id AND v.model = ?"
+                " WHERE s.workspace_id = ?",
+                (json.dumps(summaries), model, ws),
+            )
+        }
     out: list[_Resolved] = []
     for o in owners:
         if o.kind == "entry":
@@ -787,7 +901,9 @@ def _prune_log(conn: Any, ws: int, model: str) -> None:
     amortised: trims only once the log holds twice what it must keep."""
     rows = conn.execute(
         "SELECT generation, vectors, pruned_through FROM vector_generations"
-        " WHERE workspace_id = ? AND model = ?", (ws, model)).fetchall()
+        " WHERE workspace_id = ? AND model = ?",
+        (ws, model),
+    ).fetchall()
     if not rows:
         return
     generation, count, pruned = (int(x) for x in rows[0])
@@ -795,7 +911,11 @@ def _prune_log(conn: Any, ws: int, model: str) -> None:
     if generation - pruned <= 2 * keep:
         return
     cut = generation - keep
-    conn.execute("DELETE FROM vector_changes WHERE workspace_id = ? AND model = ?"
-                 " AND generation <= ?", (ws, model, cut))
-    conn.execute("UPDATE vector_generations SET pruned_through = ? WHERE workspace_id = ?"
-                 " AND model = ?", (cut, ws, model))
+    conn.execute(
+        "DELETE FROM vector_changes WHERE workspace_id = ? AND model = ? AND generation <= ?",
+        (ws, model, cut),
+    )
+    conn.execute(
+        "UPDATE vector_generations SET pruned_through = ? WHERE workspace_id = ? AND model = ?",
+        (cut, ws, model),
+    )

@@ -33,8 +33,11 @@ class Owner:
 
     @classmethod
     def summary(cls, summary_id: int) -> Owner:
-        if (isinstance(summary_id, bool) or not isinstance(summary_id, numbers.Integral)
-                or int(summary_id) <= 0):
+        if (
+            isinstance(summary_id, bool)
+            or not isinstance(summary_id, numbers.Integral)
+            or int(summary_id) <= 0
+        ):
             raise InvalidOwnerError(f"not a summary id (a positive integer): {summary_id!r}")
         return cls("summary", int(summary_id))
 
@@ -45,7 +48,8 @@ class Owner:
         if isinstance(value, tuple) and len(value) == 2:
             return cls._check(value[0], value[1])
         raise InvalidOwnerError(
-            f"an owner is Owner(kind, id) or ('entry', hex_id) / ('summary', id), got {value!r}")
+            f"an owner is Owner(kind, id) or ('entry', hex_id) / ('summary', id), got {value!r}"
+        )
 
     @classmethod
     def parse(cls, text: str) -> Owner:

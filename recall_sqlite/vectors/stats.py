@@ -16,14 +16,21 @@ class ModelStats:
     vectors: int
     entries: int
     summaries: int
-    hidden: int         # owners reads no longer show (older versions, superseded summaries)
-    orphans: int        # owner missing or in another workspace: never searched
-    wrong_dim: int      # rows whose dimension differs from the model's (only by bypassing triggers)
+    hidden: int  # owners reads no longer show (older versions, superseded summaries)
+    orphans: int  # owner missing or in another workspace: never searched
+    wrong_dim: int  # rows whose dimension differs from the model's (only by bypassing triggers)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "dim": self.dim, "vectors": self.vectors,
-                "entries": self.entries, "summaries": self.summaries, "hidden": self.hidden,
-                "orphans": self.orphans, "wrong_dim": self.wrong_dim}
+        return {
+            "model": self.model,
+            "dim": self.dim,
+            "vectors": self.vectors,
+            "entries": self.entries,
+            "summaries": self.summaries,
+            "hidden": self.hidden,
+            "orphans": self.orphans,
+            "wrong_dim": self.wrong_dim,
+        }
 
 
 @dataclass(frozen=True)
@@ -36,8 +43,11 @@ class VectorStats:
         return sum(m.vectors for m in self.models)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"workspace_id": self.workspace_id, "total": self.total,
-                "models": [m.to_dict() for m in self.models]}
+        return {
+            "workspace_id": self.workspace_id,
+            "total": self.total,
+            "models": [m.to_dict() for m in self.models],
+        }
 
 
 def vector_stats(ctx: StoreContext) -> VectorStats:
@@ -60,6 +70,9 @@ def vector_stats(ctx: StoreContext) -> VectorStats:
         " LEFT JOIN journal_entries e"
         "   ON e.seq = v.entry_seq AND e.workspace_id = v.workspace_id"
         " LEFT JOIN summaries s ON s.id = v.summary_id AND s.workspace_id = v.workspace_id"
-        " WHERE m.workspace_id = ? GROUP BY m.model, m.dim ORDER BY m.model", (ws,))
-    return VectorStats(ctx.workspace_uuid,
-                       [ModelStats(str(r[0]), *(int(x) for x in r[1:])) for r in rows])
+        " WHERE m.workspace_id = ? GROUP BY m.model, m.dim ORDER BY m.model",
+        (ws,),
+    )
+    return VectorStats(
+        ctx.workspace_uuid, [ModelStats(str(r[0]), *(int(x) for x in r[1:])) for r in rows]
+    )

@@ -33,20 +33,27 @@ SYNAPT_LINE = (
 def _entries() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i in range(24):
-        out.append({
-            "timestamp": f"2026-03-{1 + i // 4:02d}T{8 + i % 4:02d}:00:00+00:00",
-            "session_id": f"s{i % 9}",
-            "branch": ("main", "feat", "")[i % 3],
-            "focus": f"focus {i} websocket gateway" if i % 5 else "",
-            "done": [f"done {i}"] if i % 2 else [],
-            "decisions": [f"decision {i}"] if i % 4 == 1 else [],
-            "next_steps": [f"next {i}", "shared step"] if i % 3 else [],
-            "files_modified": [f"src/f{i}.py"],
-            "auto": i % 7 == 0,
-            "enriched": i % 11 == 0,
-        })
-    out.append({"timestamp": "2026-03-09T10:00:00Z", "focus": "no session, extra field",
-                "legacy_field": {"nested": [1, 2]}})
+        out.append(
+            {
+                "timestamp": f"2026-03-{1 + i // 4:02d}T{8 + i % 4:02d}:00:00+00:00",
+                "session_id": f"s{i % 9}",
+                "branch": ("main", "feat", "")[i % 3],
+                "focus": f"focus {i} websocket gateway" if i % 5 else "",
+                "done": [f"done {i}"] if i % 2 else [],
+                "decisions": [f"decision {i}"] if i % 4 == 1 else [],
+                "next_steps": [f"next {i}", "shared step"] if i % 3 else [],
+                "files_modified": [f"src/f{i}.py"],
+                "auto": i % 7 == 0,
+                "enriched": i % 11 == 0,
+            }
+        )
+    out.append(
+        {
+            "timestamp": "2026-03-09T10:00:00Z",
+            "focus": "no session, extra field",
+            "legacy_field": {"nested": [1, 2]},
+        }
+    )
     return out
 
 
@@ -72,9 +79,13 @@ def answers(root: Path, db: Path) -> dict[str, Any]:
         for name, hidden in (("vector_search", False), ("vector_search_hidden", True)):
             hits = s.vectors.search([0.3, -0.2, 0.9], k=5, model="m3", include_hidden=hidden)
             got[name] = [(h.owner.to_dict(), round(h.score, 6)) for h in hits.hits]
-        got["accounting"] = [list(r) for r in s.db.query(
-            "SELECT bucket, worktree, lines, imported, duplicates, quarantined, complete"
-            " FROM import_accounting ORDER BY bucket")]
+        got["accounting"] = [
+            list(r)
+            for r in s.db.query(
+                "SELECT bucket, worktree, lines, imported, duplicates, quarantined, complete"
+                " FROM import_accounting ORDER BY bucket"
+            )
+        ]
     return got
 
 
@@ -91,33 +102,48 @@ def build(target: Path) -> None:
         entries = _entries()
         with open_store(root, db_path=db) as s:
             ids = [s.journal.append(e).id for e in entries[:14]]
-            s.journal.write(focus="written by hand", done=["done 3"], next_steps=["next 99"],
-                            session_id="s3", timestamp="2026-03-10T09:00:00+00:00",
-                            branch="main")
-            first = s.summaries.add("what happened on main", branch="main", kind="day",
-                                    covers=ids[:5], author="model-a")
+            s.journal.write(
+                focus="written by hand",
+                done=["done 3"],
+                next_steps=["next 99"],
+                session_id="s3",
+                timestamp="2026-03-10T09:00:00+00:00",
+                branch="main",
+            )
+            first = s.summaries.add(
+                "what happened on main", branch="main", kind="day", covers=ids[:5], author="model-a"
+            )
             s.summaries.add("newer day on main", branch="main", kind="day", covers=ids[5:8])
             s.summaries.add("workspace wide", branch=None, covers=ids[:2])
             s.cursors.advance("hook", "main", to=3)
             s.cursors.advance("other", "feat", to=ids[7])
             from recall_sqlite.vectors import Owner
+
             rng = np.random.default_rng(7)
-            s.vectors.put_many([Owner.entry(i) for i in ids], rng.normal(size=(len(ids), 3)),
-                               model="m3")
+            s.vectors.put_many(
+                [Owner.entry(i) for i in ids], rng.normal(size=(len(ids), 3)), model="m3"
+            )
             s.vectors.put(Owner.summary(first.id), rng.normal(size=3), model="m3")
         with open_store(root / "desk", db_path=db) as s:
             s.journal.append_many(entries[14:])
         bucket = root / ".synapt" / "recall" / "worktrees" / "proj"
         bucket.mkdir(parents=True)
-        lines = [SYNAPT_LINE.format(ts=f"2026-02-0{d}T10:00:00+00:00", sid=f"legacy{d}",
-                                    focus=f"legacy {d}", step=f"legacy step {d}")
-                 for d in range(1, 6)]
+        lines = [
+            SYNAPT_LINE.format(
+                ts=f"2026-02-0{d}T10:00:00+00:00",
+                sid=f"legacy{d}",
+                focus=f"legacy {d}",
+                step=f"legacy step {d}",
+            )
+            for d in range(1, 6)
+        ]
         (bucket / "journal.jsonl").write_text("".join(lines) + lines[0] + "{not json\n")
         with open_store(root, db_path=db) as s:
             s.legacy.import_paths([root])
         expected = {"workspace_id": _workspace_id(root), "answers": answers(root, db)}
         # One self-contained file: no -wal beside it.
         import apsw
+
         conn = apsw.Connection(str(db))
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.execute("PRAGMA journal_mode=DELETE")
