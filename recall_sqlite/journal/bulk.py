@@ -57,6 +57,11 @@ _INSERT_SQL = (
     f"INSERT INTO journal_entries ({', '.join(_NAMES)}) VALUES ({','.join('?' * len(_NAMES))})"
 )
 _IX = {name: i for i, name in enumerate(ROW_COLUMNS)}
+_INDEX_SQL = (
+    "INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps, files_modified)"
+    " SELECT seq, focus, done, decisions, next_steps, files_modified"
+    " FROM journal_fts_content WHERE seq BETWEEN ? AND ?"
+)
 
 
 def bulk_insert(
@@ -87,6 +92,9 @@ def bulk_insert(
             first, heads_of = _stored_heads(conn, fresh)
             replay = _replay(fresh, first, heads_of)
             _write(conn, fresh, replay)
+            # The search index's trigger stands aside under the guard too: the batch is
+            # indexed in one statement (its new seqs are the only rows in this range).
+            conn.execute(_INDEX_SQL, (fresh[0][0], fresh[-1][0]))
             conn.executemany(
                 "DELETE FROM journal_bulk WHERE workspace_id = ?", [(w,) for w in workspaces]
             )

@@ -22,7 +22,13 @@ if TYPE_CHECKING:
     from typing import Any
 
 # STEPS[i] takes a store from version i + 1 to version i + 2.
-STEPS: tuple[str, ...] = ("v002_search", "v003_worktree_identity", "v004_integrity", "v005_rehome")
+STEPS: tuple[str, ...] = (
+    "v002_search",
+    "v003_worktree_identity",
+    "v004_integrity",
+    "v005_rehome",
+    "v006_bulk_index",
+)
 SCHEMA_VERSION = 1 + len(STEPS)
 
 
