@@ -30,7 +30,7 @@ def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
         assert "recall_sqlite/py.typed" in names  # hosts get our types
         assert any(n.endswith("licenses/LICENSE") for n in names)
         shipped = z.read("recall_sqlite/schema.sql")
-        assert shipped == (REPO / "recall_sqlite" / "schema.sql").read_bytes()
+        assert shipped == (REPO / "schema.sql").read_bytes()
 
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)

@@ -1,6 +1,6 @@
 """The schema's versions and the steps between them.
 
-`schema.sql` (beside this package) is always the latest schema: a new store gets it whole
+`schema.sql` (the repository's top level) is always the latest schema: a new store gets it whole
 and is stamped with SCHEMA_VERSION, so no step ever runs on a fresh file. A store of an
 older version runs the steps after its version in order, each in its own write
 transaction together with the `user_version` it reaches, so a crash leaves the file at a
@@ -33,7 +33,8 @@ SCHEMA_VERSION = 1 + len(STEPS)
 
 
 def schema_sql() -> str:
-    """The latest schema, as shipped inside the package (the wheel and a checkout alike)."""
+    """The latest schema, from one path: `recall_sqlite/schema.sql` is the file itself in
+    the wheel and a link to the repository's top-level `schema.sql` in a checkout."""
     return (Path(__file__).resolve().parent.parent / "schema.sql").read_text(encoding="utf-8")
 
 
