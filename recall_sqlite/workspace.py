@@ -35,6 +35,7 @@ __all__ = [
     "check_data_dir",
     "ensure_gitignore",
     "ensure_workspace_id",
+    "linked_worktrees",
     "read_branch",
     "read_workspace_id",
     "resolve",
@@ -611,6 +612,31 @@ def worktree_key(wt_root: Path, ws_root: Path) -> str:
     if wt_root.is_relative_to(ws_root):
         return wt_root.relative_to(ws_root).as_posix()
     return wt_root.as_posix()
+
+
+def linked_worktrees(main: Path) -> list[Path]:
+    """The linked worktrees git records for the main checkout `main` (from
+    `.git/worktrees/*/gitdir`, which git keeps current); only those that exist."""
+    admin = main / ".git" / "worktrees"
+    out: list[Path] = []
+    try:
+        names = sorted(e.name for e in os.scandir(admin) if e.is_dir(follow_symlinks=False))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            text = (admin / name / "gitdir").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not text:
+            continue
+        dotgit = Path(text)
+        if not dotgit.is_absolute():
+            dotgit = admin / name / dotgit
+        wt = dotgit.parent
+        if wt.is_dir():
+            out.append(Path(os.path.abspath(wt)))
+    return out
 
 
 def read_branch(worktree_root: Path) -> str:

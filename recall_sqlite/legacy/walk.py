@@ -92,31 +92,6 @@ def _holds_journals(d: Path) -> bool:
     return (d / "worktrees").is_dir() or (d / JOURNAL).is_file()
 
 
-def linked_worktrees(main: Path) -> list[Path]:
-    """The linked worktrees git records for the main checkout `main` (from
-    `.git/worktrees/*/gitdir`, which git keeps current); only those that exist."""
-    admin = main / ".git" / "worktrees"
-    out: list[Path] = []
-    try:
-        names = sorted(e.name for e in os.scandir(admin) if e.is_dir(follow_symlinks=False))
-    except OSError:
-        return out
-    for name in names:
-        try:
-            text = (admin / name / "gitdir").read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not text:
-            continue
-        dotgit = Path(text)
-        if not dotgit.is_absolute():
-            dotgit = admin / name / dotgit
-        wt = dotgit.parent
-        if wt.is_dir():
-            out.append(Path(os.path.abspath(wt)))
-    return out
-
-
 def walk(root: Path, *, extra: tuple[Path, ...] = ()) -> Walk:
     """Every checkout and data directory of the workspace at `root`: the root's tree,
     each linked worktree's tree (found through git's metadata of every main checkout in
@@ -131,7 +106,7 @@ def walk(root: Path, *, extra: tuple[Path, ...] = ()) -> Walk:
     mains = [root] if (root / ".git").is_dir() else []
     while pending or mains:
         while mains:
-            for wt in linked_worktrees(mains.pop()):
+            for wt in ws.linked_worktrees(mains.pop()):
                 _add_checkout(result, wt, root, env, seen_keys)
                 # A linked griptree's desk is the griptree directory around its repos.
                 top = wt.parent if (wt.parent / ".gitgrip" / "griptree.json").is_file() else wt

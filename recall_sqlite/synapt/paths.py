@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..workspace import Workspace, resolve
+from ..workspace import Workspace, linked_worktrees, resolve
 
 JOURNAL = "journal.jsonl"
 # Data directory names synapt has used, as (parent, name) pairs.
@@ -69,24 +69,6 @@ def split_bucket_path(path: Path) -> tuple[Path, str] | None:
     return owner, bucket or owner.name
 
 
-def _linked_worktrees(root: Path) -> list[Path]:
-    """Checkouts of the git repository at `root` registered as linked worktrees."""
-    base = root / ".git" / "worktrees"
-    found: list[Path] = []
-    try:
-        names = sorted(os.listdir(base))
-    except OSError:
-        return found
-    for name in names:
-        try:
-            text = (base / name / "gitdir").read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if text:
-            found.append(Path(text).parent)
-    return found
-
-
 def target_of_path(path: str | os.PathLike[str]) -> Target | None:
     """The scope a synapt journal path names; None when the path is not laid out as a
     synapt journal (the caller then uses the file as synapt would)."""
@@ -98,7 +80,7 @@ def target_of_path(path: str | os.PathLike[str]) -> Target | None:
     w = resolve(owner)
     if label and bucket == label:
         return Target(owner, canonical_journal(w))
-    candidates = [w.worktree_root, w.root, w.root / bucket, *_linked_worktrees(w.root)]
+    candidates = [w.worktree_root, w.root, w.root / bucket, *linked_worktrees(w.root)]
     for c in candidates:
         if c.name == bucket and c.is_dir():
             cw = resolve(c)
@@ -107,7 +89,3 @@ def target_of_path(path: str | os.PathLike[str]) -> Target | None:
     # A bucket named after a plain subdirectory was a slice of the checkout it lies in
     # (the import assigns it the same way).
     return Target(w.worktree_root, canonical_journal(w))
-
-
-def linked_worktrees(root: Path) -> list[Path]:
-    return _linked_worktrees(root)
