@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from .checks import require_text
 from .errors import InvalidInputError
 from .journal.entry import JournalEntry
 from .journal.family import ENTRY_COLUMNS
@@ -541,8 +542,8 @@ def search_journal(
     fusion: Fusion = "rrf",
 ) -> EntrySearchResult:
     n = _check_n(n)
-    if branch is not None and not isinstance(branch, str):
-        raise InvalidInputError("branch must be a string")
+    if branch is not None:
+        require_text("branch", branch)
     _check_hybrid(vector, model, fusion)
     parsed = parse_query(query)
     scope = Scope(
@@ -706,7 +707,6 @@ def search_summaries(
     model: str | None = None,
     fusion: Fusion = "rrf",
 ) -> SummarySearchResult:
-    from .checks import require_text
     from .summaries import ALL_BRANCHES
 
     n = _check_n(n)

@@ -60,6 +60,16 @@ COMMANDS = [
     ["summary", "add", "--text"],
     ["vectors", "stats"],
     ["vectors", "search", "--like"],
+    ["journal", "search"],
+    ["journal", "search", "--branch"],
+    ["summary", "search"],
+    ["survey"],
+    ["import", "--map"],
+    ["verify", "--deep"],
+    ["worktree", "list"],
+    ["export", "-o"],
+    ["export", "--worktree"],
+    ["export", "--format"],
 ]
 
 
@@ -241,3 +251,8 @@ def test_a_damaged_store_gives_typed_errors_only(tmp_path: Path) -> None:
             pass
         code, err = _run(["--cwd", str(root), "journal", "read", "--json"])
         assert "Traceback" not in err and "internal error" not in err and code in (0, 1, 2), err
+
+
+def test_demo_into_a_directory_that_cannot_be_made_is_one_line() -> None:
+    code, err = _run(["demo", "/proc/nope/demo"])
+    assert code == 2 and err.count("\n") == 1 and "cannot create" in err, err

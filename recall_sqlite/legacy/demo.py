@@ -362,7 +362,10 @@ def demo_dir(target: str | None, keep: bool) -> Iterator[Path]:
         path = Path(target).expanduser().absolute()
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             raise InvalidInputError(f"{path} exists and is not an empty directory")
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(f"cannot create {path}: {exc.strerror or exc}") from None
         yield path
         return
     tmp = Path(tempfile.mkdtemp(prefix="recall-sqlite-demo-"))

@@ -184,14 +184,21 @@ def _write(target: str | os.PathLike[str] | IO[str], text: str, *, force: bool) 
         sys.stdout.write(text)
         sys.stdout.flush()
         return STDOUT
-    # abspath, not resolve: the name the user gave, normalised, symlinks left alone.
-    path = Path(os.path.abspath(Path(target).expanduser()))
-    if path.is_dir():
-        raise InvalidInputError(f"{path} is a directory; name the file to write")
-    if not path.parent.is_dir():
-        raise InvalidInputError(f"{path.parent} does not exist")
-    if path.exists() and not force:
-        raise InvalidInputError(f"{path} exists; pass --force to replace it")
+    if "\x00" in os.fspath(target):
+        raise InvalidInputError("the output path contains a NUL character")
+    try:
+        # abspath, not resolve: the name the user gave, normalised, symlinks left alone.
+        path = Path(os.path.abspath(Path(target).expanduser()))
+        if path.is_dir():
+            raise InvalidInputError(f"{path} is a directory; name the file to write")
+        if not path.parent.is_dir():
+            raise InvalidInputError(f"{path.parent} does not exist")
+        if path.exists() and not force:
+            raise InvalidInputError(f"{path} exists; pass --force to replace it")
+    except (OSError, ValueError) as exc:  # a name too long, a NUL in it, ...
+        if isinstance(exc, InvalidInputError):
+            raise
+        raise InvalidInputError(f"cannot write to {os.fspath(target)!r}: {exc}") from None
     # mkstemp creates the file 0600 in the target's directory, so the rename below is
     # atomic and the content is never readable by others, even for a moment.
     try:

@@ -203,7 +203,7 @@ def _select(
     """Add to `plan.stores` what the given path `p` names: the stores below it (a
     directory of the workspace), else the data directory, bucket directory or journal
     file it is."""
-    if not p.exists():
+    if not os.path.exists(p):  # False also for a path too long or with a NUL
         plan.problems.append(Problem(str(p), "does not exist"))
         return
     inside = any(p == r or p.is_relative_to(r) for r in roots)
@@ -232,7 +232,7 @@ def _select(
 
 
 def _refuse_foreign(p: Path, root: Path) -> None:
-    if not p.exists():
+    if not os.path.exists(p):  # False also for a path too long or with a NUL
         return
     try:
         w = ws.resolve(p if p.is_dir() else p.parent, env=identity_env())
