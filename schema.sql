@@ -311,7 +311,7 @@ CREATE TABLE cursors (
 -- Embeddings that hosts supply (the store never computes them), searched with numpy after
 -- SQL has chosen the rows (workspace, model, kind, branch, worktree, shown versions).
 -- Everything the search relies on is enforced here by triggers, so rows written from a
--- sqlite3 shell are held to the same rules as rows written by recall_sqlite/vectors.py.
+-- sqlite3 shell are held to the same rules as rows written by recall_sqlite/vectors/.
 
 -- The dimension of a (workspace, model), declared by its first put (or by hand, before
 -- inserting vectors from a shell) and fixed from then on, even if every vector of the model
@@ -324,7 +324,7 @@ CREATE TABLE vector_models (
 ) STRICT, WITHOUT ROWID;
 
 -- Embeddings as little-endian float32 BLOBs (finite, non-zero: checked on write by
--- vectors.py). The owner is exactly one of an entry version or a summary, at most one
+-- vectors/vectors.py). The owner is exactly one of an entry version or a summary, at most one
 -- vector per (owner, model). `branch` and `worktree_id` are copies of the owner's, kept
 -- equal to it by the triggers below, so scoping is an index range in SQL and readable here.
 -- AUTOINCREMENT: ids never come back, so "rows added since a cache was built" is exactly
@@ -368,7 +368,7 @@ CREATE TABLE vector_generations (
 
 -- Which vector each update, delete or change of owner visibility touched (inserts are found
 -- by id, see above): a cache a few generations behind re-reads just those rows instead of
--- the whole matrix. Pruned by vectors.py to the recent past; an older cache rebuilds.
+-- the whole matrix. Pruned by vectors/vectors.py to the recent past; an older cache rebuilds.
 CREATE TABLE vector_changes (
     workspace_id INTEGER NOT NULL,
     model        TEXT NOT NULL,
@@ -450,7 +450,7 @@ BEGIN
     DELETE FROM vectors WHERE summary_id = OLD.id;
 END;
 
--- Searches show only the versions reads show (see vectors.py). When an entry version gains
+-- Searches show only the versions reads show (see vectors/matrix.py). When an entry version gains
 -- or loses that status (a richer version of its session arrived), every search over its
 -- vectors may change: bump the generation and log the vectors, as a vector write would.
 CREATE TRIGGER vectors_follow_entry_heads AFTER UPDATE OF head_wt, head_ws ON journal_entries
@@ -593,7 +593,7 @@ SELECT e.seq, e.focus,
 -- is decided by the head flags, as for reads, so a version that gains or loses head status
 -- needs no index write. remove_diacritics 2: "cafe" finds "café". FTS5's own 'rebuild'
 -- command cannot read a content view that calls json_each (SQLite reports "no such table"),
--- so a rebuild is 'delete-all' and an INSERT ... SELECT from the view (recall_sqlite/search.py).
+-- so a rebuild is 'delete-all' and an INSERT ... SELECT from the view (search/index.py).
 CREATE VIRTUAL TABLE journal_fts USING fts5(
     focus, done, decisions, next_steps, files_modified,
     content = 'journal_fts_content', content_rowid = 'seq',

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _util import median_time, row  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
+from recall_sqlite.demo import synapt_line  # noqa: E402
 from recall_sqlite.legacy import survey  # noqa: E402
-from recall_sqlite.legacy.demo import synapt_line  # noqa: E402
 
 BUCKETS = ("proj", "server", "client", "docs", "infra", "scripts", "web", "api")
 WORDS = (
@@ -373,7 +373,7 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
 def _walk_tree(base: Path, n_files: int, repeat: int) -> dict[str, Any]:
     """The store walk over a source tree of `n_files` files (10 per directory, 3 levels),
     warm cache, with 5 nested stores in it."""
-    from recall_sqlite.legacy.walk import walk
+    from recall_sqlite.legacy.find import walk
 
     root = base / "repo"
     (root / ".git").mkdir(parents=True)

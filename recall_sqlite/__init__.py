@@ -19,17 +19,21 @@ TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
+# The public face, name -> the module that defines it: the one list of it. (The typed
+# imports at the bottom say the same for type checkers; tests/test_architecture.py holds
+# the two equal.)
 _EXPORTS: dict[str, str] = {
     "open_store": "store",
     "Store": "store",
-    "WorkspaceInfo": "store",
+    "WorkspaceInfo": "context",
+    "WorktreeInfo": "context",
+    "Scope": "scope",
+    "Elsewhere": "scope",
     "JournalEntry": "journal",
     "ReadResult": "journal",
     "PendingResult": "journal",
     "AppendResult": "journal",
     "WriteResult": "journal",
-    "Scope": "journal",
-    "Elsewhere": "journal",
     "CarryReport": "journal",
     "Summary": "summaries",
     "CoverRange": "summaries",
@@ -38,7 +42,6 @@ _EXPORTS: dict[str, str] = {
     "CursorMove": "cursors",
     "UnreadResult": "cursors",
     "UnreadEntry": "cursors",
-    "UnknownEntryError": "errors",
     "RecallError": "errors",
     "WorkspaceError": "errors",
     "StoreError": "errors",
@@ -47,57 +50,19 @@ _EXPORTS: dict[str, str] = {
     "SchemaTooNewError": "errors",
     "ReadOnlyStoreError": "errors",
     "BusyError": "errors",
-    "InvalidInputError": "errors",
-    "InvalidEntryError": "errors",
-    "JournalFieldCollapse": "errors",
-    "NotFoundError": "errors",
-    "HostError": "errors",
     "CorruptStoreError": "errors",
     "DiskFullError": "errors",
     "StoreGoneError": "errors",
     "NoStoreError": "errors",
+    "InvalidInputError": "errors",
+    "InvalidEntryError": "errors",
     "FieldTooLargeError": "errors",
+    "JournalFieldCollapse": "errors",
+    "NotFoundError": "errors",
+    "UnknownEntryError": "errors",
+    "HostError": "errors",
 }
-
-__all__ = [
-    "ALL_BRANCHES",
-    "CoverRange",
-    "Cursor",
-    "CursorMove",
-    "Summary",
-    "UnknownEntryError",
-    "UnreadEntry",
-    "UnreadResult",
-    "AppendResult",
-    "BusyError",
-    "CarryReport",
-    "CorruptStoreError",
-    "DiskFullError",
-    "Elsewhere",
-    "FieldTooLargeError",
-    "ForeignDatabaseError",
-    "HostError",
-    "NoStoreError",
-    "StoreGoneError",
-    "InvalidEntryError",
-    "InvalidInputError",
-    "JournalEntry",
-    "JournalFieldCollapse",
-    "NotAStoreError",
-    "NotFoundError",
-    "PendingResult",
-    "ReadOnlyStoreError",
-    "ReadResult",
-    "RecallError",
-    "SchemaTooNewError",
-    "Scope",
-    "Store",
-    "StoreError",
-    "WorkspaceError",
-    "WorkspaceInfo",
-    "WriteResult",
-    "open_store",
-]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:  # noqa: F821 - Any is only for type checkers
@@ -116,37 +81,41 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from typing import Any
 
-    from .cursors import Cursor, CursorMove, UnreadEntry, UnreadResult
-    from .errors import (
-        BusyError,
-        CorruptStoreError,
-        DiskFullError,
-        FieldTooLargeError,
-        ForeignDatabaseError,
-        HostError,
-        InvalidEntryError,
-        InvalidInputError,
-        JournalFieldCollapse,
-        NoStoreError,
-        NotAStoreError,
-        NotFoundError,
-        ReadOnlyStoreError,
-        RecallError,
-        SchemaTooNewError,
-        StoreError,
-        StoreGoneError,
-        UnknownEntryError,
-        WorkspaceError,
-    )
-    from .journal import (
-        AppendResult,
-        CarryReport,
-        Elsewhere,
-        JournalEntry,
-        PendingResult,
-        ReadResult,
-        Scope,
-        WriteResult,
-    )
-    from .store import Store, WorkspaceInfo, open_store
-    from .summaries import ALL_BRANCHES, CoverRange, Summary
+    from .context import WorkspaceInfo as WorkspaceInfo
+    from .context import WorktreeInfo as WorktreeInfo
+    from .cursors import Cursor as Cursor
+    from .cursors import CursorMove as CursorMove
+    from .cursors import UnreadEntry as UnreadEntry
+    from .cursors import UnreadResult as UnreadResult
+    from .errors import BusyError as BusyError
+    from .errors import CorruptStoreError as CorruptStoreError
+    from .errors import DiskFullError as DiskFullError
+    from .errors import FieldTooLargeError as FieldTooLargeError
+    from .errors import ForeignDatabaseError as ForeignDatabaseError
+    from .errors import HostError as HostError
+    from .errors import InvalidEntryError as InvalidEntryError
+    from .errors import InvalidInputError as InvalidInputError
+    from .errors import JournalFieldCollapse as JournalFieldCollapse
+    from .errors import NoStoreError as NoStoreError
+    from .errors import NotAStoreError as NotAStoreError
+    from .errors import NotFoundError as NotFoundError
+    from .errors import ReadOnlyStoreError as ReadOnlyStoreError
+    from .errors import RecallError as RecallError
+    from .errors import SchemaTooNewError as SchemaTooNewError
+    from .errors import StoreError as StoreError
+    from .errors import StoreGoneError as StoreGoneError
+    from .errors import UnknownEntryError as UnknownEntryError
+    from .errors import WorkspaceError as WorkspaceError
+    from .journal import AppendResult as AppendResult
+    from .journal import CarryReport as CarryReport
+    from .journal import JournalEntry as JournalEntry
+    from .journal import PendingResult as PendingResult
+    from .journal import ReadResult as ReadResult
+    from .journal import WriteResult as WriteResult
+    from .scope import Elsewhere as Elsewhere
+    from .scope import Scope as Scope
+    from .store import Store as Store
+    from .store import open_store as open_store
+    from .summaries import ALL_BRANCHES as ALL_BRANCHES
+    from .summaries import CoverRange as CoverRange
+    from .summaries import Summary as Summary

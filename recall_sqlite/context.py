@@ -1,14 +1,19 @@
-"""What every table family needs from the store: the connection and the resolved identity,
-as database keys. Table families get this object and never touch the filesystem."""
+"""What the families know of the store they work on: `StoreContext`, the connection and
+the resolved identity as database keys (families get this object and never touch the
+filesystem), and `WorkspaceInfo`, that identity as hosts and `recall-sqlite where` see it."""
 
 from __future__ import annotations
 
 from _thread import allocate_lock
 
 from . import identity
+from ._record import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from .db import Database
 
 
@@ -61,3 +66,109 @@ class StoreContext:
 
     def worktree_pk_of(self, key: str) -> int | None:
         return identity.worktree_pk(self.db, self.workspace_pk, key)
+
+
+class WorkspaceInfo(Frozen):
+    """The resolved identity of this store: what `recall-sqlite where` prints."""
+
+    __slots__ = (
+        "id",
+        "root",
+        "resolved_by",
+        "weak",
+        "worktree",
+        "worktree_name",
+        "worktree_root",
+        "branch",
+        "db_path",
+        "warnings",
+    )
+    id: str
+    root: Path
+    resolved_by: str
+    weak: bool
+    worktree: str
+    worktree_name: str
+    worktree_root: Path
+    branch: str
+    db_path: Path
+    warnings: tuple[str, ...]
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        root: Path,
+        resolved_by: str,  # noqa: A002 - the field
+        weak: bool,
+        worktree: str,
+        worktree_name: str,
+        worktree_root: Path,
+        branch: str,
+        db_path: Path,
+        warnings: tuple[str, ...],
+    ) -> None:
+        self._set(
+            id=id,
+            root=root,
+            resolved_by=resolved_by,
+            weak=weak,
+            worktree=worktree,
+            worktree_name=worktree_name,
+            worktree_root=worktree_root,
+            branch=branch,
+            db_path=db_path,
+            warnings=warnings,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workspace_id": self.id,
+            "workspace_root": str(self.root),
+            "resolved_by": self.resolved_by,
+            "weak": self.weak,
+            "worktree": self.worktree,
+            "worktree_name": self.worktree_name,
+            "worktree_root": str(self.worktree_root),
+            "branch": self.branch,
+            "db_path": str(self.db_path),
+            "warnings": list(self.warnings),
+        }
+
+
+class WorktreeInfo(Frozen):
+    """A worktree the workspace records: its key, name and root (None: known only from an
+    imported file), whether that root is a directory now, how many sessions reads show in
+    it and how many versions it stores, and whether it is the current one."""
+
+    __slots__ = ("key", "name", "root", "root_exists", "entries", "versions", "current")
+    key: str
+    name: str
+    root: str | None
+    root_exists: bool
+    entries: int
+    versions: int
+    current: bool
+
+    def __init__(
+        self,
+        key: str,
+        name: str,
+        root: str | None,
+        root_exists: bool,
+        entries: int,
+        versions: int,
+        current: bool,
+    ) -> None:
+        self._set(
+            key=key,
+            name=name,
+            root=root,
+            root_exists=root_exists,
+            entries=entries,
+            versions=versions,
+            current=current,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}

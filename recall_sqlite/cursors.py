@@ -43,7 +43,7 @@ from .db import scalar
 from .errors import InvalidInputError
 from .journal.codec import select_list
 from .journal.entry import JournalEntry
-from .journal.family import Journal
+from .journal.journal import Journal
 from .journal.positions import resolve_position
 from .timestamps import utc_now_iso
 

@@ -22,6 +22,7 @@ from .errors import (
     SchemaTooNewError,
     StoreError,
     StoreGoneError,
+    WorkspaceError,
 )
 from .migrations import SCHEMA_VERSION
 
@@ -47,15 +48,15 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
 
 def _private_file(path: Path) -> None:
     """Create the database file 0600 before SQLite does, so it (and the -wal/-shm files
-    SQLite derives from its mode) is never readable by other users; missing directories
-    are created 0700. Nothing is created through a dangling symlink (SQLite would create
-    its target with the umask's mode, wherever it points)."""
+    SQLite derives from its mode) is never readable by other users. Nothing is created
+    through a dangling symlink (SQLite would create its target with the umask's mode,
+    wherever it points) or in a directory that does not exist."""
     if os.path.islink(path) and not os.path.exists(path):
         raise StoreError(f"{path} is a dangling symlink; refusing to create a store through it")
     if not path.parent.is_dir():
-        from .workspace import ensure_private_dir
-
-        ensure_private_dir(path.parent)
+        # The store makes its own data directory before opening; a directory named by
+        # hand (--db) must exist: a typo must not create a tree somewhere.
+        raise WorkspaceError(f"cannot create {path}: the directory {path.parent} does not exist")
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:

@@ -10,24 +10,23 @@ alone, so it can `check` any store against it (doctor, the tests' oracle) and `r
 it (doctor --repair). Nothing derived is the only copy of a fact: every column below can
 be recomputed from the entries.
 
-The dedup rule (synapt 0.30.0's _entry_richness, see schema.sql): within a session the
-head is the version first in (non-auto first, newest, richest, earliest stored); a version
-without a session id is its own head. A session's sid_order is its first stored seq; one
-without a session sorts after every session (seq + 2^60)."""
+The dedup order and the tie order are journal/order.py's: within a session the head is the
+version first in that order; a version without a session id is its own head. A session's
+sid_order is its first stored seq; one without a session sorts after every session."""
 
 from __future__ import annotations
 
 import json
 
 from ._record import Frozen
+from .journal.order import NO_SESSION_ORDER, order_by
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-NO_SESSION_ORDER = 1 << 60
-_ORDER = "auto, ts_us DESC, rich DESC, seq"
+_ORDER = order_by()
 
 
 def expected_entries_sql(where: str) -> str:

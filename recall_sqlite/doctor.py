@@ -15,15 +15,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import derived
+from . import derived, identity
 from ._record import Frozen
-from .errors import RecallError
-from .search import check_index, rebuild_index
+from .errors import RecallError, WorkspaceError
+from .paths import idfile
+from .search.index import check_index, rebuild_index
 from .timestamps import parse_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .store import Store
+    from .context import StoreContext, WorkspaceInfo
+    from .legacy import Legacy
 
 _JSON_OK = (
     "json_valid(done) AND json_valid(decisions) AND json_valid(next_steps)"
@@ -88,16 +90,20 @@ class DoctorReport(Frozen):
         }
 
 
-def doctor(store: Store, *, repair: bool = False) -> DoctorReport:
+def doctor(
+    ctx: StoreContext, info: WorkspaceInfo, legacy: Legacy, *, repair: bool = False
+) -> DoctorReport:
+    """Check the store of `ctx` (the workspace `info` describes; `legacy` finds its synapt
+    stores); with `repair`, rebuild what is derived first."""
     repaired: list[str] = []
     if repair:
-        repaired = _repair(store)
-    return DoctorReport(tuple(_findings(store)), tuple(repaired), str(store.db.path))
+        repaired = _repair(ctx)
+    return DoctorReport(tuple(_findings(ctx, info, legacy)), tuple(repaired), str(ctx.db.path))
 
 
-def _findings(store: Store) -> list[Finding]:
+def _findings(ctx: StoreContext, info: WorkspaceInfo, legacy: Legacy) -> list[Finding]:
     out: list[Finding] = []
-    db = store.db
+    db = ctx.db
     with db.read() as conn:
         problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
         if problems != ["ok"]:
@@ -176,26 +182,20 @@ def _findings(store: Store) -> list[Finding]:
                     {"rows": int(rehome[0][0])},
                 )
             )
-        roots = conn.execute(
-            "SELECT root, first_seen FROM workspace_roots WHERE workspace_id = ?",
-            (store.context.workspace_pk,),
-        ).fetchall()
-        trees = conn.execute(
-            "SELECT key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL",
-            (store.context.workspace_pk,),
-        ).fetchall()
-    out.extend(_identity_findings(store, roots, trees))
-    out.extend(_file_findings(store, roots))
-    out.extend(_legacy_findings(store))
+        roots = identity.root_sightings(conn, ctx.workspace_pk)
+        trees = identity.worktree_roots(conn, ctx.workspace_pk)
+    out.extend(_identity_findings(info, roots, trees))
+    out.extend(_file_findings(ctx, info, roots))
+    out.extend(_legacy_findings(legacy))
     return out
 
 
-def _legacy_findings(store: Store) -> list[Finding]:
+def _legacy_findings(legacy: Legacy) -> list[Finding]:
     """synapt stores of the workspace (the ones `recall-sqlite import` finds) that are not
     wholly imported: reads here would miss their history."""
     try:
-        plan = store.legacy.plan()
-        states = store.legacy.states(plan)
+        plan = legacy.plan()
+        states = legacy.states(plan)
     except RecallError as exc:
         return [Finding("legacy", "warning", f"could not look for synapt stores: {exc}")]
     behind = [
@@ -218,20 +218,18 @@ def _legacy_findings(store: Store) -> list[Finding]:
 
 
 def _identity_findings(
-    store: Store, roots: list[tuple[Any, ...]], trees: list[tuple[Any, ...]]
+    info: WorkspaceInfo, roots: list[tuple[str, str]], trees: list[tuple[str, str]]
 ) -> list[Finding]:
-    from . import workspace as ws
-
     out: list[Finding] = []
-    here = str(store.workspace.root)
-    uuid = store.workspace.id
+    here = str(info.root)
+    uuid = info.id
     for root, _ in roots:
         if root == here:
             continue
         path = Path(root)
         try:
-            carries = path.is_dir() and ws.read_workspace_id(path) == uuid
-        except Exception:  # noqa: BLE001 - an unreadable root is simply not a copy
+            carries = path.is_dir() and idfile.read_workspace_id(path) == uuid
+        except (WorkspaceError, OSError):  # an unreadable root is simply not a copy
             carries = False
         if carries:
             out.append(
@@ -267,10 +265,12 @@ def _identity_findings(
     return out
 
 
-def _file_findings(store: Store, roots: list[tuple[Any, ...]]) -> list[Finding]:
+def _file_findings(
+    ctx: StoreContext, info: WorkspaceInfo, roots: list[tuple[str, str]]
+) -> list[Finding]:
     out: list[Finding] = []
-    path = store.db.path
-    root = store.workspace.root
+    path = ctx.db.path
+    root = info.root
     if path.is_symlink():
         out.append(
             Finding("store_symlink", "warning", f"{path} is a symlink to {os.path.realpath(path)}")
@@ -284,8 +284,8 @@ def _file_findings(store: Store, roots: list[tuple[Any, ...]]) -> list[Finding]:
                 " secret in it) to everyone; `git rm --cached` it",
             )
         )
-    created = _workspace_created(root)
-    first = min((parse_timestamp(str(r[1])) for r in roots), default=None)
+    created = idfile.created_us(root)
+    first = min((parse_timestamp(r[1]) for r in roots), default=None)
     if created is not None and first is not None and first < created - 60_000_000:
         out.append(
             Finding(
@@ -297,16 +297,6 @@ def _file_findings(store: Store, roots: list[tuple[Any, ...]]) -> list[Finding]:
             )
         )
     return out
-
-
-def _workspace_created(root: Path) -> int | None:
-    import json
-
-    try:
-        data = json.loads((root / ".synapt" / "recall" / "workspace.json").read_text("utf-8"))
-        return parse_timestamp(str(data["created_at"]))
-    except Exception:  # noqa: BLE001 - no created_at, no finding
-        return None
 
 
 def _tracked_by_git(root: Path, path: Path) -> bool:
@@ -326,9 +316,9 @@ def _tracked_by_git(root: Path, path: Path) -> bool:
     return res.returncode == 0
 
 
-def _repair(store: Store) -> list[str]:
+def _repair(ctx: StoreContext) -> list[str]:
     done: list[str] = []
-    with store.db.write() as conn:
+    with ctx.db.write() as conn:
         guard = conn.execute("DELETE FROM journal_bulk RETURNING workspace_id").fetchall()
         if guard:
             done.append(f"emptied journal_bulk ({len(guard)} rows)")

@@ -165,3 +165,37 @@ def roots(db: Database, workspace_pk: int) -> list[str]:
             (workspace_pk,),
         )
     ]
+
+
+def uuids_at_root(db: Database, root: str) -> list[str]:
+    """The workspace ids the database records at `root`, most recently seen first."""
+    return [
+        str(u)
+        for (u,) in db.query(
+            "SELECT w.uuid FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
+            " WHERE r.root = ? ORDER BY r.last_seen DESC",
+            (root,),
+        )
+    ]
+
+
+def root_sightings(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
+    """(root, first seen) of every root the workspace was seen at (inside a read)."""
+    return [
+        (str(r), str(f))
+        for r, f in conn.execute(
+            "SELECT root, first_seen FROM workspace_roots WHERE workspace_id = ?",
+            (workspace_pk,),
+        )
+    ]
+
+
+def worktree_roots(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
+    """(key, root) of every worktree with a recorded root (inside a read)."""
+    return [
+        (str(k), str(r))
+        for k, r in conn.execute(
+            "SELECT key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL",
+            (workspace_pk,),
+        )
+    ]

@@ -7,12 +7,13 @@ import os
 from pathlib import Path
 
 from . import identity
-from . import workspace as ws
-from ._record import Frozen
-from .context import StoreContext
+from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .db import Database
 from .errors import NoStoreError, RecallError, StoreError, WorkspaceError
-from .journal.family import Journal
+from .journal.journal import Journal
+from .paths import datadir, idfile
+from .paths.files import ensure_private_dir
+from .paths.resolve import resolve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,84 +23,19 @@ if TYPE_CHECKING:
     from .doctor import DoctorReport
     from .legacy import Legacy
     from .summaries import Summaries
-    from .vectors.family import Vectors
+    from .vectors.vectors import Vectors
 
 DB_ENV = "RECALL_SQLITE_DB"
 
 
-class WorkspaceInfo(Frozen):
-    """The resolved identity of this store: what `recall-sqlite where` prints."""
-
-    __slots__ = (
-        "id",
-        "root",
-        "resolved_by",
-        "weak",
-        "worktree",
-        "worktree_name",
-        "worktree_root",
-        "branch",
-        "db_path",
-        "warnings",
-    )
-    id: str
-    root: Path
-    resolved_by: str
-    weak: bool
-    worktree: str
-    worktree_name: str
-    worktree_root: Path
-    branch: str
-    db_path: Path
-    warnings: tuple[str, ...]
-
-    def __init__(
-        self,
-        *,
-        id: str,
-        root: Path,
-        resolved_by: str,  # noqa: A002 - the field
-        weak: bool,
-        worktree: str,
-        worktree_name: str,
-        worktree_root: Path,
-        branch: str,
-        db_path: Path,
-        warnings: tuple[str, ...],
-    ) -> None:
-        self._set(
-            id=id,
-            root=root,
-            resolved_by=resolved_by,
-            weak=weak,
-            worktree=worktree,
-            worktree_name=worktree_name,
-            worktree_root=worktree_root,
-            branch=branch,
-            db_path=db_path,
-            warnings=warnings,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "workspace_id": self.id,
-            "workspace_root": str(self.root),
-            "resolved_by": self.resolved_by,
-            "weak": self.weak,
-            "worktree": self.worktree,
-            "worktree_name": self.worktree_name,
-            "worktree_root": str(self.worktree_root),
-            "branch": self.branch,
-            "db_path": str(self.db_path),
-            "warnings": list(self.warnings),
-        }
-
-
 class Store:
+    """The composition root: the table families on one connection, and search composed
+    into the journal and summaries families (search/ depends on them, not the reverse)."""
+
     def __init__(self, ctx: StoreContext, info: WorkspaceInfo) -> None:
         self._ctx = ctx
         self.workspace = info
-        self.journal = Journal(ctx)
+        self.journal = Journal(ctx, searcher=self._search_journal)
         self._families: dict[str, Any] = {}
 
     @property
@@ -120,7 +56,9 @@ class Store:
     def summaries(self) -> Summaries:
         from .summaries import Summaries
 
-        family: Summaries = self._family("summaries", Summaries)
+        family: Summaries = self._family(
+            "summaries", lambda ctx: Summaries(ctx, searcher=self._search_summaries)
+        )
         return family
 
     @property
@@ -132,8 +70,8 @@ class Store:
 
     @property
     def vectors(self) -> Vectors:
-        # numpy is imported by vectors.py only, and only when a host asks for vectors.
-        from .vectors.family import Vectors
+        # numpy is loaded by vectors/ only, and only when a host asks for vectors.
+        from .vectors.vectors import Vectors
 
         family: Vectors = self._family("vectors", Vectors)
         return family
@@ -147,11 +85,38 @@ class Store:
         family: Legacy = self._family("legacy", lambda ctx: Legacy(ctx, self.workspace.root))
         return family
 
+    def worktrees(self) -> list[WorktreeInfo]:
+        """Every worktree the workspace records, with its entries and whether its root
+        still exists on disk (a worktree whose directory is gone keeps its history)."""
+        counts = self.journal.counts_by_worktree()
+        return [
+            WorktreeInfo(
+                w.key,
+                w.name,
+                w.root,
+                bool(w.root) and os.path.isdir(w.root or ""),
+                counts.get(w.pk, (0, 0))[1],
+                counts.get(w.pk, (0, 0))[0],
+                w.pk == self._ctx.worktree_pk,
+            )
+            for w in identity.worktrees(self.db, self._ctx.workspace_pk)
+        ]
+
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Check the store (see doctor.py); with `repair`, rebuild what is derived first."""
         from .doctor import doctor
 
-        return doctor(self, repair=repair)
+        return doctor(self._ctx, self.workspace, self.legacy, repair=repair)
+
+    def _search_journal(self, journal: Journal, query: str, n: int, **options: Any) -> Any:
+        from .search.journal import search_journal
+
+        return search_journal(journal, query, n, vectors=lambda: self.vectors, **options)
+
+    def _search_summaries(self, summaries: Summaries, query: str, n: int, **options: Any) -> Any:
+        from .search.summaries import search_summaries
+
+        return search_summaries(summaries, query, n, vectors=lambda: self.vectors, **options)
 
     def close(self) -> None:
         self._ctx.db.close()
@@ -169,7 +134,7 @@ def resolve_db_path(root: Path, db_path: str | os.PathLike[str] | None) -> Path:
     env = os.environ.get(DB_ENV)
     if env:
         return Path(env).expanduser().absolute()
-    return ws.default_db_path(root)
+    return datadir.default_db_path(root)
 
 
 def open_store(
@@ -207,25 +172,25 @@ def _open_store(
     root: str | os.PathLike[str] | None,
     read_only: bool,
 ) -> Store:
-    resolved = ws.resolve(cwd, root=root)
+    resolved = resolve(cwd, root=root)
     for text in (str(resolved.root), resolved.worktree, str(resolved.worktree_root)):
         text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for undecodable bytes
     explicit = db_path is not None or bool(os.environ.get(DB_ENV))
     path = resolve_db_path(resolved.root, db_path)
     warnings = list(resolved.warnings)
     if not explicit:
-        ws.check_data_dir(resolved.root, trusted=resolved.resolved_by == "SYNAPT_RECALL_ROOT")
-    uuid = ws.read_workspace_id(resolved.root)
+        datadir.check_data_dir(resolved.root, trusted=resolved.resolved_by == "SYNAPT_RECALL_ROOT")
+    uuid = idfile.read_workspace_id(resolved.root)
     if uuid is None:
         uuid = _recover_id(path, resolved.root, warnings, restore=not read_only)
     if uuid is None and read_only:
         raise NoStoreError(f"no store yet for {resolved.root} (nothing was created)")
     if not read_only:
         if uuid is None:
-            uuid = ws.ensure_workspace_id(resolved.root)
+            uuid = idfile.ensure_workspace_id(resolved.root)
         if not explicit:
-            ws.ensure_private_dir(path.parent)
-            ws.ensure_gitignore(resolved.root)
+            ensure_private_dir(path.parent)
+            datadir.ensure_gitignore(resolved.root)
     assert uuid is not None
     db = Database(path, read_only=read_only)
     try:
@@ -278,19 +243,15 @@ def _recover_id(path: Path, root: Path, warnings: list[str], *, restore: bool) -
     except StoreError:
         return None
     try:
-        rows = probe.query(
-            "SELECT w.uuid FROM workspace_roots r JOIN workspaces w ON w.id = r.workspace_id"
-            " WHERE r.root = ? ORDER BY r.last_seen DESC",
-            (str(root),),
-        )
+        rows = identity.uuids_at_root(probe, str(root))
     finally:
         probe.close()
     if not rows:
         return None
-    uuid = str(rows[0][0])
+    uuid = rows[0]
     target = root
     if restore:
-        ws.restore_workspace_id(target, uuid)
+        idfile.restore_workspace_id(target, uuid)
         warnings.append(
             f"{target}/.synapt/recall/workspace.json was missing; restored the"
             f" id {uuid} the database records for this root"
@@ -310,6 +271,6 @@ def _recover_id(path: Path, root: Path, warnings: list[str], *, restore: bool) -
 
 def _carries_id(root: Path, uuid: str) -> bool:
     try:
-        return root.is_dir() and ws.read_workspace_id(root) == uuid
+        return root.is_dir() and idfile.read_workspace_id(root) == uuid
     except (WorkspaceError, OSError):
         return False

@@ -25,19 +25,21 @@ import enum
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .checks import require_int, require_text
+from .checks import parse_entry_id, require_int, require_optional_text, require_text
 from .context import StoreContext
 from .db import scalar
 from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
-from .journal.positions import journal_end, parse_entry_id, resolve_position
-from .timestamps import iso_utc, now_us, parse_timestamp
+from .journal.positions import journal_end, resolve_position
+from .timestamps import datetime_us, iso_utc, now_us, parse_timestamp
 
 if TYPE_CHECKING:
-    from .search import Fusion
-    from .search import SummarySearchResult as SearchResult
+    from collections.abc import Callable
+
+    # What the store composes in for `search` (search/ depends on this family).
+    Searcher = Callable[..., Any]
 
 DEFAULT_KIND = "summary"
 DEFAULT_LIMIT = 20
@@ -157,24 +159,10 @@ def _branch_clause(branch: BranchFilter, where: list[str], params: list[Any]) ->
     return _SELECT_ONE_BRANCH
 
 
-def _check_branch_arg(branch: object) -> str | None:
-    if branch is None:
-        return None
-    return require_text("branch", branch)
-
-
-def _optional_text(name: str, value: object) -> str | None:
-    if value is None:
-        return None
-    return require_text(name, value, allow_empty=False)
-
-
 def _instant(name: str, value: object) -> int:
     """since/until as epoch microseconds: an ISO-8601 string (naive = UTC) or a datetime."""
     if isinstance(value, datetime):
-        aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-        delta = aware - datetime(1970, 1, 1, tzinfo=timezone.utc)
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return datetime_us(value)
     if isinstance(value, str):
         try:
             return parse_timestamp(value)
@@ -194,8 +182,13 @@ def _entry_ids(covers: str | Iterable[str]) -> list[bytes]:
 
 
 class Summaries:
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: StoreContext, *, searcher: Searcher | None = None) -> None:
         self._ctx = ctx
+        self._searcher = searcher
+
+    @property
+    def context(self) -> StoreContext:
+        return self._ctx
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -214,9 +207,9 @@ class Summaries:
         InvalidInputError (UnknownEntryError for ids not in this workspace); nothing is
         written then."""
         require_text("text", text, allow_empty=False)
-        branch = _check_branch_arg(branch)
+        branch = require_optional_text("branch", branch)
         require_text("kind", kind, allow_empty=False)
-        author = _optional_text("author", author)
+        author = require_optional_text("author", author, allow_empty=False)
         if (
             covers is not None
             and not isinstance(covers, (CoverRange, str))
@@ -372,15 +365,15 @@ class Summaries:
         include_superseded: bool = False,
         vector: object = None,
         model: str | None = None,
-        fusion: Fusion = "rrf",
-    ) -> SearchResult:
-        """Full-text search of summaries, best first: every scope by default, or one
-        `branch` (None: the workspace-wide ones) with the matches elsewhere counted; current
-        summaries only unless `include_superseded` (see recall_sqlite/search.py)."""
-        from .search import search_summaries
-
-        return search_summaries(
-            self._ctx,
+        fusion: str = "rrf",
+    ) -> Any:
+        """Full-text search of summaries, best first (a SummarySearchResult): every scope
+        by default, or one `branch` (None: the workspace-wide ones) with the matches
+        elsewhere counted; current summaries only unless `include_superseded` (see
+        search/summaries.py)."""
+        if self._searcher is None:
+            raise InvalidInputError("these summaries were built without search (use open_store)")
+        return self._searcher(
             self,
             query,
             n,

@@ -50,11 +50,9 @@ def _parse(text: str) -> int:
             int(frac),
         )
         offset = _offset(m.group("tz"))
-        aware = naive.replace(tzinfo=offset)
-        delta = aware - _EPOCH
+        return datetime_us(naive.replace(tzinfo=offset))
     except (ValueError, OverflowError) as exc:
         raise InvalidEntryError(f"invalid timestamp {text!r}: {exc}") from None
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def _offset(tz: str | None) -> timezone:
@@ -81,3 +79,10 @@ def now_us() -> int:
 
 def utc_now_iso() -> str:
     return iso_utc(now_us())
+
+
+def datetime_us(value: datetime) -> int:
+    """A datetime as epoch microseconds UTC (naive = UTC, as synapt reads it); exact."""
+    aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    delta = aware - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recall_sqlite import synapt_layout as layout
 from recall_sqlite.journal import codec
 from recall_sqlite.journal.entry import JournalEntry
 
@@ -44,9 +45,7 @@ entries = st.builds(
     griptree=TEXT,
     agent_id=TEXT,
     repair=st.booleans(),
-    extra=st.dictionaries(
-        TEXT.filter(lambda k: k not in codec.SYNAPT_FIELDS), JSON_VALUES, max_size=3
-    ),
+    extra=st.dictionaries(TEXT.filter(lambda k: k not in layout.FIELDS), JSON_VALUES, max_size=3),
 )
 UUID = "6f1c0e56-0000-4000-8000-000000000000"
 
@@ -64,10 +63,10 @@ def test_encode_is_the_generic_encoders_answer(e: JournalEntry) -> None:
     )
     assert eid == hashlib.sha256(f"{UUID}\n{text}".encode()).digest()[:16]
     by_col = dict(zip(codec.CONTENT_COLUMNS, row, strict=True))
-    for name in codec.LIST_FIELDS:
+    for name in layout.LIST_FIELDS:
         assert by_col[name] == json.dumps(getattr(e, name), ensure_ascii=False)
         assert json.loads(by_col[name]) == getattr(e, name)
-    for name in codec.BOOL_FIELDS:
+    for name in layout.BOOL_FIELDS:
         assert by_col[name] == int(getattr(e, name))
     assert by_col["extra"] == (codec.canonical_json(e.extra) if e.extra else None)
     assert by_col["rich"] == sum(1 for n in codec.RICH_FIELDS if getattr(e, n))

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
-from recall_sqlite import cli as cli_mod
 from recall_sqlite.cursors import _UNREAD_SQL
 from recall_sqlite.errors import UnknownEntryError
 
 from .conftest import entry, make_workspace
+from .helpers import cli_here
 
 ODD_BRANCHES = ["", "feat/ünïcode-✓", 'it\'s "quoted"', "100%_like", "*", "a\nb", " ", "x" * 300]
 
@@ -562,40 +562,35 @@ TestCursorMachine = CursorMachine.TestCase
 # -- CLI -------------------------------------------------------------------------------------------
 
 
-def _cli(store: Store, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    base = ["--cwd", str(store.workspace.root), "--db", str(store.workspace.db_path)]
-    code = cli_mod.main([*base, *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_cursor_commands(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
     ids = [
         store.journal.append(entry(branch="main", session_id=f"s{i}", focus=f"e{i}")).id
         for i in range(3)
     ]
-    code, out, _ = _cli(
-        store, capsys, "cursor", "unread", "hook", "--branch", "main", "--limit", "2"
+    code, out, _ = cli_here(
+        capsys, store, "cursor", "unread", "hook", "--branch", "main", "--limit", "2"
     )
     assert code == 0 and "2 unread for hook" in out and "Focus: e0" in out
     assert "cursor advance hook --branch main --to 2" in out
-    code, out, _ = _cli(store, capsys, "cursor", "unread", "hook", "--branch", "main", "--json")
+    code, out, _ = cli_here(capsys, store, "cursor", "unread", "hook", "--branch", "main", "--json")
     data = json.loads(out)
     assert [e["id"] for e in data["entries"]] == ids and data["next_position"] == 3
-    code, out, _ = _cli(
-        store, capsys, "cursor", "advance", "hook", "--branch", "main", "--to", ids[1], "--json"
+    code, out, _ = cli_here(
+        capsys, store, "cursor", "advance", "hook", "--branch", "main", "--to", ids[1], "--json"
     )
     assert json.loads(out)["position"] == 2
-    code, out, _ = _cli(store, capsys, "cursor", "advance", "hook", "--branch", "main", "--to", "1")
+    code, out, _ = cli_here(
+        capsys, store, "cursor", "advance", "hook", "--branch", "main", "--to", "1"
+    )
     assert code == 0 and "stays at 2" in out and "never moves back" in out
-    code, out, _ = _cli(store, capsys, "cursor", "show", "hook", "--branch", "main")
+    code, out, _ = cli_here(capsys, store, "cursor", "show", "hook", "--branch", "main")
     assert "position 2 of 3, 1 unread" in out
-    code, out, _ = _cli(store, capsys, "cursor", "show", "--all-branches", "--json")
+    code, out, _ = cli_here(capsys, store, "cursor", "show", "--all-branches", "--json")
     assert [c["consumer"] for c in json.loads(out)["cursors"]] == ["hook"]
-    code, out, _ = _cli(store, capsys, "cursor", "reset", "hook", "--branch", "main")
+    code, out, _ = cli_here(capsys, store, "cursor", "reset", "hook", "--branch", "main")
     assert code == 0 and "2 -> 0" in out
-    code, out, _ = _cli(
-        store, capsys, "cursor", "unread", "hook", "--branch", "main", "--take", "--json"
+    code, out, _ = cli_here(
+        capsys, store, "cursor", "unread", "hook", "--branch", "main", "--take", "--json"
     )
     assert len(json.loads(out)["entries"]) == 3
     assert store.cursors.get("hook", "main").position == 3
@@ -608,14 +603,14 @@ def test_cli_cursor_branch_defaults_to_the_current_branch(
     assert store.workspace.branch == ""
     store.journal.append(entry(branch="", focus="no branch"))
     store.journal.append(entry(branch="main", focus="main"))
-    code, out, _ = _cli(store, capsys, "cursor", "unread", "hook", "--json")
+    code, out, _ = cli_here(capsys, store, "cursor", "unread", "hook", "--json")
     assert [e["focus"] for e in json.loads(out)["entries"]] == ["no branch"]
-    code, out, _ = _cli(store, capsys, "cursor", "advance", "hook", "--to", "2")
+    code, out, _ = cli_here(capsys, store, "cursor", "advance", "hook", "--to", "2")
     assert code == 0 and store.cursors.get("hook", "").position == 2
 
 
 def test_cli_cursor_errors_are_one_line(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _cli(store, capsys, "cursor", "advance", "", "--to", "0")
+    code, out, err = cli_here(capsys, store, "cursor", "advance", "", "--to", "0")
     assert code == 2 and err.count("\n") == 1 and "consumer must not be empty" in err
-    code, out, err = _cli(store, capsys, "cursor", "advance", "c", "--to", "5")
+    code, out, err = cli_here(capsys, store, "cursor", "advance", "c", "--to", "5")
     assert code == 2 and "beyond the end" in err

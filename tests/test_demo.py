@@ -5,7 +5,6 @@ synapt's read_entries returns in the subdirectory; it runs without git and witho
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from recall_sqlite.legacy import demo
+from recall_sqlite import demo
+
+from .helpers import user_env
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 
@@ -27,16 +28,6 @@ READ = """
 from synapt.recall.journal import read_entries
 print(" ".join(e.session_id for e in read_entries(n=1000)))
 """
-
-
-def user_env(home: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_", "GIT_"))
-    }
-    env["HOME"] = str(home)
-    return env
 
 
 def synapt(code: str, *args: str, cwd: Path, home: Path) -> str:

@@ -6,10 +6,7 @@ rules (no overwrite without --force, atomic, 0600, `-o -`)."""
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import Store, open_store
+from recall_sqlite.demo import synapt_line
 from recall_sqlite.errors import InvalidInputError
-from recall_sqlite.journal.codec import SYNAPT_FIELDS
-from recall_sqlite.legacy.demo import synapt_line
+from recall_sqlite.synapt_layout import FIELDS as SYNAPT_FIELDS
 
 from .conftest import make_workspace
+from .helpers import run_cli
 
 journal = pytest.importorskip("synapt.recall.journal")
 
@@ -296,39 +294,27 @@ def test_files_are_private_atomic_and_never_clobbered(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.jsonl", "out.jsonl", "proj"]
 
 
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "GRIPSPACE_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "recall_sqlite.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-
-
 def test_cli_export(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as store:
         store.journal.append({"timestamp": "2026-03-01T10:00:00Z", "session_id": "s", "focus": "f"})
-    r = cli("export", "--format", "synapt", "-o", "-", cwd=root)
+    r = run_cli("export", "--format", "synapt", "-o", "-", cwd=root)
     assert r.returncode == 0, r.stderr
     assert (
         r.stdout == synapt_line(timestamp="2026-03-01T10:00:00Z", session_id="s", focus="f") + "\n"
     )
     assert "Wrote 1 line(s)" in r.stderr  # the report stays out of the data
-    r = cli("export", "-o", "out.jsonl", "--json", cwd=root)
+    r = run_cli("export", "-o", "out.jsonl", "--json", cwd=root)
     assert r.returncode == 0 and json.loads(r.stdout)["lines"] == 1
-    again = cli("export", "-o", "out.jsonl", cwd=root)
+    again = run_cli("export", "-o", "out.jsonl", cwd=root)
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "--force" in again.stderr
     assert "Traceback" not in again.stderr
-    assert cli("export", "-o", "out.jsonl", "--force", cwd=root).returncode == 0
-    bad = cli("export", "--worktree", "nope", "-o", "x", cwd=root)
+    assert run_cli("export", "-o", "out.jsonl", "--force", cwd=root).returncode == 0
+    bad = run_cli("export", "--worktree", "nope", "-o", "x", cwd=root)
     assert bad.returncode == 2 and "unknown worktree" in bad.stderr
-    both = cli("export", "--worktree", ".", "--all-worktrees", "-o", "x", cwd=root)
+    both = run_cli("export", "--worktree", ".", "--all-worktrees", "-o", "x", cwd=root)
     assert both.returncode == 2
-    nd = cli("export", "--format", "ndjson", "--all-worktrees", "-o", "-", cwd=root)
+    nd = run_cli("export", "--format", "ndjson", "--all-worktrees", "-o", "-", cwd=root)
     assert nd.returncode == 0 and json.loads(nd.stdout)["worktree"] == "."
-    nowhere = cli("export", "-o", "-", cwd=tmp_path)  # no store here: one line, exit 1
+    nowhere = run_cli("export", "-o", "-", cwd=tmp_path)  # no store here: one line, exit 1
     assert nowhere.returncode == 1 and nowhere.stderr.count("\n") == 1

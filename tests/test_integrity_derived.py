@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import derived, open_store
-from recall_sqlite.journal.family import BULK_MIN_ROWS
+from recall_sqlite.journal.journal import BULK_MIN_ROWS
 
 from .conftest import make_workspace
 
@@ -239,7 +239,7 @@ def test_doctor_finds_and_repairs_a_tampered_search_index(tmp_path: Path) -> Non
 
 
 def test_doctor_names_synapt_stores_not_yet_imported(tmp_path: Path) -> None:
-    from recall_sqlite.legacy.demo import synapt_line
+    from recall_sqlite.demo import synapt_line
 
     root = tmp_path / "ws"
     (root / ".grip").mkdir(parents=True)

@@ -24,12 +24,9 @@ from recall_sqlite.errors import (
 )
 
 from .conftest import make_workspace
+from .helpers import run_cli
 
 CLI = [sys.executable, "-m", "recall_sqlite.cli"]
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60)
 
 
 def _write(root: Path, focus: str = "hello") -> str:
@@ -40,23 +37,23 @@ def _write(root: Path, focus: str = "hello") -> str:
 def test_a_read_on_a_fresh_workspace_creates_nothing(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     for argv in (["journal", "read"], ["journal", "pending"], ["where"], ["doctor"]):
-        res = _cli("--cwd", str(root), *argv)
+        res = run_cli("--cwd", str(root), *argv)
         assert res.returncode == 0, res.stderr
         assert "no store yet" in res.stdout.lower()
     assert not (root / ".synapt").exists()
     with pytest.raises(NoStoreError):
         open_store(root, read_only=True)
     assert not (root / ".synapt").exists()
-    res = _cli("--cwd", str(root), "--db", str(tmp_path / "missing" / "x.db"), "journal", "read")
+    res = run_cli("--cwd", str(root), "--db", str(tmp_path / "missing" / "x.db"), "journal", "read")
     assert res.returncode == 0 and not (tmp_path / "missing").exists()
 
 
 def test_read_only_flag_reads_and_refuses_writes(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     _write(root)
-    res = _cli("--read-only", "--cwd", str(root), "journal", "read", "--json")
+    res = run_cli("--read-only", "--cwd", str(root), "journal", "read", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["total"] == 1
-    res = _cli("--read-only", "--cwd", str(root), "journal", "write", "--focus", "x")
+    res = run_cli("--read-only", "--cwd", str(root), "journal", "write", "--focus", "x")
     assert res.returncode == 1 and "read-only" in res.stderr and res.stderr.count("\n") == 1
 
 
@@ -74,7 +71,7 @@ def test_a_store_on_unwritable_media_opens_read_only(tmp_path: Path) -> None:
     try:
         with open_store(root, read_only=True) as s:
             assert s.journal.read().total == 1
-        res = _cli("--cwd", str(root), "journal", "read", "--json")
+        res = run_cli("--cwd", str(root), "journal", "read", "--json")
         assert res.returncode == 0 and json.loads(res.stdout)["total"] == 1, res.stderr
     finally:
         for p, m in modes.items():
@@ -101,7 +98,7 @@ def test_read_only_bind_mount(tmp_path: Path) -> None:
             pytest.skip("the bind mount is not read-only here")
         with open_store(ro, read_only=True) as s:
             assert s.journal.read().total == 1
-        res = _cli("--cwd", str(ro), "journal", "read", "--json")
+        res = run_cli("--cwd", str(ro), "journal", "read", "--json")
         assert res.returncode == 0 and json.loads(res.stdout)["total"] == 1, res.stderr
     finally:
         subprocess.run(["umount", str(ro)], capture_output=True)
@@ -131,7 +128,7 @@ def test_a_reader_answers_while_a_write_lock_is_held(tmp_path: Path) -> None:
         # The busy timeout is 10 s: an open that waited on the lock could not get near this.
         assert time.monotonic() - started < 0.1 * 10
         started = time.monotonic()
-        res = _cli("--cwd", str(root), "journal", "read", "--json")
+        res = run_cli("--cwd", str(root), "journal", "read", "--json")
         assert res.returncode == 0 and json.loads(res.stdout)["total"] == 1
         assert time.monotonic() - started < 5
     finally:
@@ -163,7 +160,7 @@ def test_a_symlinked_data_dir_leaving_the_workspace_is_refused(tmp_path: Path) -
     with pytest.raises(WorkspaceError, match="outside the workspace"):
         open_store(root)
     assert list(elsewhere.iterdir()) == []
-    res = _cli("--cwd", str(root), "journal", "write", "--focus", "x")
+    res = run_cli("--cwd", str(root), "journal", "write", "--focus", "x")
     assert res.returncode == 2 and "outside the workspace" in res.stderr
     # set explicitly, it is the user's choice
     os.environ["SYNAPT_RECALL_ROOT"] = str(root)
@@ -188,14 +185,21 @@ def test_created_directories_are_private_and_gitignored(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     old = os.umask(0)
     try:
-        with open_store(root, db_path=tmp_path / "a" / "b" / "x.db"):
-            pass
         _write(root)
     finally:
         os.umask(old)
-    for d in (tmp_path / "a", tmp_path / "a" / "b", root / ".synapt", root / ".synapt" / "recall"):
+    for d in (root / ".synapt", root / ".synapt" / "recall"):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
     assert (root / ".synapt" / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_a_database_named_in_a_missing_directory_creates_nothing(tmp_path: Path) -> None:
+    # A typo in --db must not make a directory tree somewhere (the store makes only its
+    # own data directory).
+    root = make_workspace(tmp_path)
+    with pytest.raises(WorkspaceError, match="does not exist"):
+        open_store(root, db_path=tmp_path / "a" / "b" / "x.db")
+    assert not (tmp_path / "a").exists()
 
 
 def test_a_store_deleted_under_the_host_refuses_writes(tmp_path: Path) -> None:
@@ -214,7 +218,7 @@ def test_a_zero_byte_store_is_not_recreated_silently(tmp_path: Path) -> None:
     os.utime(db, (time.time() - 3600, time.time() - 3600))
     with pytest.raises(CorruptStoreError, match="0 bytes"):
         open_store(root, db_path=db)
-    res = _cli("--cwd", str(root), "--db", str(db), "journal", "write", "--focus", "x")
+    res = run_cli("--cwd", str(root), "--db", str(db), "journal", "write", "--focus", "x")
     assert res.returncode == 1 and res.stderr.count("\n") == 1
 
 
@@ -232,13 +236,13 @@ def test_the_copy_warning_says_histories_merge(tmp_path: Path) -> None:
 def test_doctor_cli_exit_codes(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     _write(root)
-    res = _cli("--cwd", str(root), "doctor", "--json")
+    res = run_cli("--cwd", str(root), "doctor", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["ok"] is True
     shell = apsw.Connection(str(root / ".synapt" / "recall" / "recall-sqlite.db"))
     shell.execute("UPDATE journal_counts_wt SET heads = 7")
     shell.close()
-    res = _cli("--cwd", str(root), "doctor", "--json")
+    res = run_cli("--cwd", str(root), "doctor", "--json")
     data = json.loads(res.stdout)
     assert res.returncode == 1 and not data["ok"] and data["findings"][0]["kind"] == "counts_wt"
-    res = _cli("--cwd", str(root), "doctor", "--repair")
+    res = run_cli("--cwd", str(root), "doctor", "--repair")
     assert res.returncode == 0 and "repaired:" in res.stdout

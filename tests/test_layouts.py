@@ -6,7 +6,6 @@ and a read from any directory must then see the whole history of its worktree.""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +15,8 @@ from typing import Any
 import pytest
 
 from recall_sqlite.legacy import make_plan, survey
+
+from .helpers import git, new_repo, user_env
 
 pytest.importorskip("synapt")
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
@@ -27,16 +28,6 @@ e = JournalEntry(timestamp=sys.argv[1], session_id=sys.argv[2], focus=sys.argv[3
                  branch=sys.argv[4], next_steps=[f"next after {sys.argv[3]}"])
 print(append_entry(e))
 """
-
-
-def user_env(home: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_"))
-    }
-    env["HOME"] = str(home)
-    return env
 
 
 class Writer:
@@ -65,24 +56,6 @@ class Writer:
         self.files.add(Path(out.stdout.strip()))
         self.written.setdefault(cwd, []).append(sid)
         return sid
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
-def new_repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "commit", "-q", "--allow-empty", "-m", "init")
-    return path
 
 
 def cli(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
@@ -340,7 +313,7 @@ def test_a_wrong_map_is_undone_by_re_homing(plain: Layout) -> None:
     assert {(s["action"], s["worktree"]) for s in moved} == {("rehomed", "@pgit-feat")}
     assert (fixed["moved"], fixed["stayed"]) == (2, 1)
     assert any("1 left where another source" in s["note"] for s in moved)
-    from recall_sqlite.cli.legacy import format_import
+    from recall_sqlite.cli.import_ import format_import
 
     assert "Re-homed: 2 entry version(s) moved" in format_import(fixed)
     text = cli("import", "--map", "pgit-feat=@pgit-feat", cwd=root, home=home).stdout

@@ -6,18 +6,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from recall_sqlite import Store, open_store
+from recall_sqlite.demo import synapt_line
 from recall_sqlite.legacy import discover, parse_mapping, survey
-from recall_sqlite.legacy.demo import synapt_line
 
 from .conftest import make_workspace
+from .helpers import run_cli
 
 CORPUS = Path(__file__).parent / "legacy_corpus"
 
@@ -107,12 +106,12 @@ def test_paths_without_journals_are_reported_not_raised(tmp_path: Path) -> None:
 def test_every_corpus_line_gets_its_expected_fate(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from recall_sqlite.journal import entry as entry_mod
+    from recall_sqlite import limits as limits_mod
 
     expected = json.loads((CORPUS / "malformed.expected.json").read_text())
     # The journal's field limit (RECALL_SQLITE_MAX_FIELD_BYTES, read once per process),
     # lowered like the line limit so a field over it fits in a small corpus.
-    monkeypatch.setattr(entry_mod, "_limit", [expected["max_field_bytes"]])
+    monkeypatch.setattr(limits_mod, "_field_limit", [expected["max_field_bytes"]])
     src = tmp_path / "malformed.jsonl"
     shutil.copy(CORPUS / "malformed.jsonl", src)
     before = src.read_bytes()
@@ -395,35 +394,13 @@ def test_verify_deep_accepts_a_forgotten_entry_and_nothing_comes_back(
 # -- CLI -------------------------------------------------------------------------------
 
 
-def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k
-        not in (
-            "SYNAPT_RECALL_ROOT",
-            "GRIPSPACE_ROOT",
-            "SYNAPT_RECALL_WORKTREE",
-            "RECALL_SQLITE_DB",
-        )
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "recall_sqlite.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-
-
 def test_cli_survey_writes_nothing_then_import_and_verify(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     a, _ = overlapping(root)
     before = sorted(p for p in root.rglob("*"))
-    refused = cli("survey", str(root), cwd=tmp_path)  # another workspace than the cwd's
+    refused = run_cli("survey", str(root), cwd=tmp_path)  # another workspace than the cwd's
     assert refused.returncode == 2 and f"--cwd {root}" in refused.stderr
-    s = cli("survey", str(root), "--json", cwd=root)
+    s = run_cli("survey", str(root), "--json", cwd=root)
     assert s.returncode == 0, s.stderr
     assert sorted(p for p in root.rglob("*")) == before  # no db, no workspace.json
     sd = json.loads(s.stdout)
@@ -435,27 +412,27 @@ def test_cli_survey_writes_nothing_then_import_and_verify(tmp_path: Path) -> Non
         sd["sessions_in_several_buckets"],
         sd["sessions_with_differing_versions"],
     ) == (4, 2, 1)
-    i = cli("--cwd", str(root), "import", str(root / ".synapt" / "recall"), "--json")
+    i = run_cli("--cwd", str(root), "import", str(root / ".synapt" / "recall"), "--json")
     assert i.returncode == 0, i.stderr
     d = json.loads(i.stdout)
     assert (d["lines_total"], d["imported"], d["duplicates"], d["quarantined"]) == (7, 5, 1, 1)
     assert Path(d["database"]) == root / ".synapt/recall/recall-sqlite.db"
-    v = cli("verify", "--json", cwd=root / ".synapt")
+    v = run_cli("verify", "--json", cwd=root / ".synapt")
     assert v.returncode == 0 and json.loads(v.stdout)["ok"] is True
-    again = cli("survey", str(root), "--json", cwd=root)  # reads the store now it exists
+    again = run_cli("survey", str(root), "--json", cwd=root)  # reads the store now it exists
     assert again.returncode == 0, again.stderr
     assert {b["import_state"] for b in json.loads(again.stdout)["buckets"]} == {"imported"}
     with a.open("a") as fh:
         fh.write(line("15:00", "s9") + "\n")
-    v = cli("verify", str(root), cwd=root)
+    v = run_cli("verify", str(root), cwd=root)
     assert v.returncode == 1 and "NOT OK" in v.stdout
-    nothing = cli("import", str(tmp_path / "nothing-here"), cwd=tmp_path)
+    nothing = run_cli("import", str(tmp_path / "nothing-here"), cwd=tmp_path)
     assert nothing.returncode == 1 and "does not exist" in nothing.stdout
     assert not (tmp_path / ".synapt").exists()  # no store minted for nothing
 
 
 def test_cli_demo_runs_with_no_setup(tmp_path: Path) -> None:
-    r = cli("demo", str(tmp_path / "demo"), "--json", cwd=tmp_path)
+    r = run_cli("demo", str(tmp_path / "demo"), "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["verify"]["ok"] is True
@@ -465,5 +442,5 @@ def test_cli_demo_runs_with_no_setup(tmp_path: Path) -> None:
     assert d["read_from_subdir"]["total"] == 5 and d["survey"]["sessions"] == 7
     assert d["read_from_subdir"]["worktree"] == "."
     assert d["reimport"]["imported"] == 0
-    text = cli("demo")
+    text = run_cli("demo")
     assert text.returncode == 0 and "the whole history" in text.stdout

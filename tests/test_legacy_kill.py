@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_sqlite import open_store
-from recall_sqlite.legacy.demo import synapt_line
+from recall_sqlite.demo import synapt_line
 
 from .conftest import make_workspace
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import open_store
-from recall_sqlite.legacy.demo import synapt_line
+from recall_sqlite.demo import synapt_line
 from recall_sqlite.legacy.lines import Bad, classify, inspect
 
 from .conftest import make_workspace

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import InvalidEntryError, JournalEntry, open_store
-from recall_sqlite.journal.family import Journal
-from recall_sqlite.legacy.demo import synapt_line
+from recall_sqlite.demo import synapt_line
+from recall_sqlite.journal.journal import Journal
 from recall_sqlite.legacy.lines import Bad, Parsed, classify
 
 synapt_journal = __import__("synapt.recall.journal", fromlist=["append_entry"])
@@ -280,7 +280,7 @@ def test_survey_fast_path_agrees_with_the_parser(e: dict[str, Any], variant: str
         "compact": {"separators": (",", ":")},
         "sorted": {"sort_keys": True},
     }.get(variant, {})
-    from recall_sqlite.journal.codec import SYNAPT_FIELDS
+    from recall_sqlite.synapt_layout import FIELDS as SYNAPT_FIELDS
 
     e = {name: e[name] for name in SYNAPT_FIELDS}  # synapt's field order
     try:
@@ -297,13 +297,13 @@ def test_survey_fast_path_agrees_with_the_parser(e: dict[str, Any], variant: str
     elif variant == "upper-hex-2":
         raw = raw.replace(b"\\ue000", b"\\uE000")
     fast = lr.inspect(raw, True)
-    saved = lr._SYNAPT_LINE
-    lr._SYNAPT_LINE = re.compile(rb"(?!)")
+    saved = lr.layout.line_pattern
+    lr.layout.line_pattern = lambda: re.compile(rb"(?!)")  # type: ignore[assignment]
     try:
         slow = lr.inspect(raw, True)
         slow_canonical = lr.inspect(canonical, True)
     finally:
-        lr._SYNAPT_LINE = saved
+        lr.layout.line_pattern = saved  # type: ignore[assignment]
     assert fast == slow
     # one content, one key, whichever way it was serialised
     assert slow == slow_canonical

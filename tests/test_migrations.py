@@ -179,7 +179,7 @@ def test_a_failing_step_leaves_the_previous_version(
 def test_migrated_store_is_searchable(frozen: Path, tmp_path: Path) -> None:
     """Rows written before the search index existed are indexed by the step: a search
     finds exactly the shown entries (and current summaries) that hold the words."""
-    from recall_sqlite.search import check_index
+    from recall_sqlite.search.index import check_index
 
     root, db, _ = _migrated(frozen, tmp_path)
     for where in (root, root / "desk"):

@@ -10,12 +10,13 @@ import itertools
 import pytest
 
 from recall_sqlite import Store
-from recall_sqlite.journal.family import ENTRY_COLUMNS, _walk_sql
+from recall_sqlite.journal.journal import ENTRY_COLUMNS, _walk_sql
+from recall_sqlite.scope import Keys
 
 from .conftest import entry
 
 
-def _plan(store: Store, sql: str, params: tuple[object, ...]) -> str:
+def _plan(store: Store, sql: str, params: object) -> str:
     return " | ".join(str(r[3]) for r in store.db.query("EXPLAIN QUERY PLAN " + sql, params))
 
 
@@ -46,11 +47,8 @@ def test_newest_n_walks_its_head_index(
 ) -> None:
     if analyzed:
         filled.db.query("ANALYZE")
-    params: list[object] = [1] if all_worktrees else [1, 1]
-    if by_branch:
-        params.append("main")
-    params.append(5)
-    plan = _plan(filled, _walk_sql(all_worktrees, by_branch, meaningful), tuple(params))
+    k = Keys(1, None if all_worktrees else 1, "main" if by_branch else None, meaningful)
+    plan = _plan(filled, _walk_sql(k.shown_sql("")), {**k.params(), "n": 5})
     index = "journal_heads_" + ("ws" if all_worktrees else "wt") + ("_branch" if by_branch else "")
     assert f"USING INDEX {index} " in plan + " ", plan
     assert "TEMP B-TREE" not in plan, plan

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from recall_sqlite import open_store
 
 from .conftest import entry, make_workspace
+from .helpers import git
 
 
 def test_subdirectory_and_root_are_one_workspace(tmp_path: Path) -> None:
@@ -51,33 +52,16 @@ def test_equal_basenames_in_one_shared_database_never_mix(tmp_path: Path) -> Non
             assert s.journal.pending_next_steps(all_worktrees=True).sessions_considered == 1
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        env={
-            "GIT_AUTHOR_NAME": "t",
-            "GIT_AUTHOR_EMAIL": "t@t",
-            "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@t",
-            "PATH": "/usr/bin:/bin:/usr/local/bin",
-            "HOME": str(cwd),
-        },
-    )
-
-
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 def test_linked_git_worktree_is_same_workspace_other_worktree(tmp_path: Path) -> None:
     main = tmp_path / "repo"
     main.mkdir()
-    _git(main, "init", "-q", "-b", "main")
+    git(main, "init", "-q", "-b", "main")
     (main / "f").write_text("x")
-    _git(main, "add", "f")
-    _git(main, "commit", "-qm", "init")
+    git(main, "add", "f")
+    git(main, "commit", "-qm", "init")
     linked = tmp_path / "repo-feature"
-    _git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
+    git(main, "worktree", "add", "-q", "-b", "feature", str(linked))
 
     with open_store(main) as sm, open_store(linked / ".") as sl:
         assert sm.workspace.id == sl.workspace.id

@@ -14,7 +14,8 @@ import apsw
 import pytest
 
 from recall_sqlite import RecallError, Store, open_store
-from recall_sqlite.search import check_index, parse_query, rebuild_index
+from recall_sqlite.search.index import check_index, rebuild_index
+from recall_sqlite.search.query import parse_query
 
 from .conftest import entry, make_workspace
 

@@ -15,12 +15,12 @@ import pytest
 
 import recall_sqlite.summaries as summaries_mod
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
-from recall_sqlite import cli as cli_mod
 from recall_sqlite.errors import UnknownEntryError
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange
 from recall_sqlite.timestamps import parse_timestamp
 
 from .conftest import entry, make_workspace
+from .helpers import cli_here
 
 ISO_US = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$")
 
@@ -394,20 +394,13 @@ def test_bad_read_arguments_are_typed_errors(store: Store, call: Any) -> None:
 # -- CLI -------------------------------------------------------------------------------------------
 
 
-def _cli(store: Store, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    base = ["--cwd", str(store.workspace.root), "--db", str(store.workspace.db_path)]
-    code = cli_mod.main([*base, *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_summary_commands(
     store: Store, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     a = _append(store, focus="a", session_id="a")
-    code, out, _ = _cli(
-        store,
+    code, out, _ = cli_here(
         capsys,
+        store,
         "summary",
         "add",
         "first",
@@ -420,34 +413,34 @@ def test_cli_summary_commands(
     )
     assert code == 0 and "Summary stored." in out and "covers 1 entry" in out
     monkeypatch.setattr("sys.stdin", __import__("io").StringIO("from stdin"))
-    code, out, _ = _cli(
-        store, capsys, "summary", "add", "-", "--branch", "main", "--range", "1:1", "--json"
+    code, out, _ = cli_here(
+        capsys, store, "summary", "add", "-", "--branch", "main", "--range", "1:1", "--json"
     )
     second = json.loads(out)
     assert second["text"] == "from stdin" and second["covers_range"] == [1, 1]
-    code, out, _ = _cli(store, capsys, "summary", "latest", "--branch", "main")
+    code, out, _ = cli_here(capsys, store, "summary", "latest", "--branch", "main")
     assert "from stdin" in out and "current" in out and "scope: branch 'main'" in out
-    code, out, _ = _cli(store, capsys, "summary", "list", "--branch", "main", "--json")
+    code, out, _ = cli_here(capsys, store, "summary", "list", "--branch", "main", "--json")
     listed = json.loads(out)
     assert [s["text"] for s in listed] == ["from stdin", "first"]
     assert listed[1]["superseded_by"] == second["id"]
-    code, out, _ = _cli(store, capsys, "summary", "list")
+    code, out, _ = cli_here(capsys, store, "summary", "list")
     assert "No summaries." in out and "--all-branches" in out
     _append(store, focus="b", session_id="b")
-    code, out, _ = _cli(store, capsys, "summary", "list", "--stale", "--json")
+    code, out, _ = cli_here(capsys, store, "summary", "list", "--stale", "--json")
     assert [s["id"] for s in json.loads(out)] == [second["id"]]
-    code, out, _ = _cli(store, capsys, "summary", "remove", str(second["id"]))
+    code, out, _ = cli_here(capsys, store, "summary", "remove", str(second["id"]))
     assert code == 0 and f"Removed summary #{second['id']}" in out
-    code, out, _ = _cli(store, capsys, "summary", "latest", "--branch", "main", "--json")
+    code, out, _ = cli_here(capsys, store, "summary", "latest", "--branch", "main", "--json")
     assert json.loads(out)["text"] == "first"
 
 
 def test_cli_summary_errors_are_one_line(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _cli(store, capsys, "summary", "add", "  ")
+    code, _, err = cli_here(capsys, store, "summary", "add", "  ")
     assert code == 2 and err.count("\n") == 1 and "text must not be empty" in err
-    code, _, err = _cli(store, capsys, "summary", "add", "x", "--covers", "ab" * 16)
+    code, _, err = cli_here(capsys, store, "summary", "add", "x", "--covers", "ab" * 16)
     assert code == 2 and "not in this workspace" in err
-    code, _, err = _cli(store, capsys, "summary", "latest", "--branch", "b", "--all-branches")
+    code, _, err = cli_here(capsys, store, "summary", "latest", "--branch", "b", "--all-branches")
     assert code == 2 and "not both" in err
     assert store.db.query("SELECT count(*) FROM summaries")[0][0] == 0
 

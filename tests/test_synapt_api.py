@@ -3,6 +3,8 @@ synapt 0.30.0 over the same history, and errors through synapt's own paths."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -150,15 +152,48 @@ def test_the_api_answers_as_stock_synapt_over_the_same_history(
 def test_a_bucket_path_names_its_worktree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None
 ) -> None:
-    root = make_workspace(tmp_path, "ws")  # a gr2 workspace with a desk "api"
+    root = make_workspace(tmp_path, "ws")  # a gr2 workspace with a repository "api" in it
     subprocess.run(["git", "init", "-q", str(root / "api")], check=True)
     monkeypatch.chdir(root / "api")
-    sj.append_entry(E("2026-01-01T09:00:00Z", session_id="x", focus="in api"))
+    # Stock synapt keeps one bucket per gr2 desk (the nearest .grip): the store keeps
+    # the repository as a worktree of its own, and mirrors it where synapt reads.
+    shared = root / ".synapt/recall/worktrees/ws/journal.jsonl"
+    assert sj.append_entry(E("2026-01-01T09:00:00Z", session_id="x", focus="in api")) == shared
     monkeypatch.chdir(root)
-    sj.append_entry(E("2026-01-01T10:00:00Z", session_id="y", focus="at root"))
+    assert sj.append_entry(E("2026-01-01T10:00:00Z", session_id="y", focus="at root")) == shared
     assert [e.focus for e in sj.read_entries()] == ["at root"]
+    # A bucket path named after the repository still selects it.
     bucket = root / ".synapt/recall/worktrees/api/journal.jsonl"
     assert [e.focus for e in sj.read_entries(bucket)] == ["in api"]
+    # Its entries are in this very bucket for synapt: not "newer elsewhere".
+    assert sj.newer_journal_elsewhere(sj._journal_path(), "2026-01-01T08:00:00Z") is None
+
+
+def test_a_linked_worktree_is_mirrored_and_named_where_synapt_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, activated: None
+) -> None:
+    main = git_repo(tmp_path / "repo")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    subprocess.run(
+        ["git", "-C", str(main), "commit", "-q", "--allow-empty", "-m", "i"], check=True, env=env
+    )
+    linked = tmp_path / "repo-feat"
+    subprocess.run(
+        ["git", "-C", str(main), "worktree", "add", "-q", str(linked)], check=True, env=env
+    )
+    # What stock synapt reads from the linked worktree's root: the main checkout's store,
+    # a bucket named after the worktree's directory (never the store's key `@repo-feat`).
+    bucket = main / ".synapt/recall/worktrees/repo-feat/journal.jsonl"
+    monkeypatch.chdir(linked)
+    assert sj.append_entry(E("2026-01-01T09:00:00Z", session_id="x", focus="in feat")) == bucket
+    assert [json.loads(line)["focus"] for line in bucket.read_text().splitlines()] == ["in feat"]
+    monkeypatch.chdir(main)
     found = sj.newer_journal_elsewhere(sj._journal_path(), "2026-01-01T08:00:00Z")
     assert found == (bucket, "2026-01-01T09:00:00Z")
     assert sj.newer_journal_elsewhere(sj._journal_path(), "2026-01-01T09:00:00Z") is None

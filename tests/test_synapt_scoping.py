@@ -13,6 +13,8 @@ import pytest
 
 from recall_sqlite import open_store
 
+from .helpers import git
+
 BIN = Path(sys.executable).parent
 STOCK = [str(BIN / "synapt")]
 ACTIVATED = [str(BIN / "recall-sqlite"), "synapt"]
@@ -27,15 +29,6 @@ def run(cmd: list[str], cwd: Path, *args: str, stdin: str = "") -> subprocess.Co
         text=True,
         timeout=120,
         env=os.environ.copy(),
-    )
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
     )
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from recall_sqlite import open_store
 
+from .helpers import git
+
 BIN = Path(sys.executable).parent
 STOCK = [str(BIN / "synapt")]
 # The activated CLI in a child that also says whether the importer was loaded.
@@ -24,15 +26,6 @@ PROBE = (
     "print('LEGACY-LOADED' if 'recall_sqlite.legacy' in sys.modules else 'LEGACY-NOT')\n"
     "sys.exit(rc)\n"
 )
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
-from recall_sqlite.cli import main as cli_main
 from recall_sqlite.vectors import (
     InvalidOwnerError,
     InvalidVectorError,
@@ -28,9 +27,10 @@ from recall_sqlite.vectors import (
     UnknownModelError,
     UnknownOwnerError,
 )
-from recall_sqlite.vectors import family as vmod
+from recall_sqlite.vectors import matrix as vmod
 
 from .conftest import make_workspace
+from .helpers import cli_here
 
 M = "mini"
 _created = itertools.count(1)
@@ -830,7 +830,7 @@ def test_journal_path_and_cli_import_no_numpy(tmp_path: Path) -> None:
         import recall_sqlite
         import recall_sqlite.cli._common as c, recall_sqlite.cli as cli
         from recall_sqlite.vectors import Owner, InvalidVectorError
-        c.build_parser(list(dict.fromkeys(cli.FAMILIES.values())))
+        c.build_parser(list(dict.fromkeys(cli.COMMANDS.values())))
         s = recall_sqlite.open_store({str(root)!r})
         s.journal.append({{"timestamp": "2026-01-01T00:00:00Z", "focus": "x"}})
         s.journal.read()
@@ -851,12 +851,6 @@ def test_journal_path_and_cli_import_no_numpy(tmp_path: Path) -> None:
 
 
 # -- search_like and the CLI -------------------------------------------------------------
-
-
-def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli_main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_search_like_leaves_the_owner_itself_out(ws: Store) -> None:
@@ -888,7 +882,7 @@ def test_cli_vectors_stats_and_search_like(
         )
         s.vectors.put_many([("entry", e) for e in eids], [[1, 0], [1, 0.2], [0, 1]], model=M)
         s.vectors.put(("summary", add_summary(s, None)), [1, 0.1], model=M)
-    code, out, _ = _cli(capsys, "--cwd", str(root), "vectors", "stats", "--json")
+    code, out, _ = cli_here(capsys, None, "--cwd", str(root), "vectors", "stats", "--json")
     data = json.loads(out)
     assert code == 0 and data["total"] == 4
     assert data["models"] == [
@@ -903,17 +897,28 @@ def test_cli_vectors_stats_and_search_like(
             "wrong_dim": 0,
         }
     ]
-    code, out, _ = _cli(capsys, "--cwd", str(root), "vectors", "stats")
+    code, out, _ = cli_here(capsys, None, "--cwd", str(root), "vectors", "stats")
     assert code == 0 and M in out and "orphans" in out
-    code, out, _ = _cli(
-        capsys, "--cwd", str(root), "vectors", "search", "--like", eids[0], "-k", "1", "--json"
+    code, out, _ = cli_here(
+        capsys,
+        None,
+        "--cwd",
+        str(root),
+        "vectors",
+        "search",
+        "--like",
+        eids[0],
+        "-k",
+        "1",
+        "--json",
     )
     data = json.loads(out)
     assert code == 0 and [h["owner"]["id"] for h in data["hits"]] == [eids[1]]
     assert data["hits"][0]["focus"] == "focus 1" and data["like"] == eids[0]
     assert data["scope"]["kinds"] == ["entry"]
-    code, out, _ = _cli(
+    code, out, _ = cli_here(
         capsys,
+        None,
         "--cwd",
         str(root),
         "vectors",
@@ -927,10 +932,12 @@ def test_cli_vectors_stats_and_search_like(
         M,
     )
     assert code == 0 and "focus 1" in out and eids[1][:12] in out
-    code, _, err = _cli(capsys, "--cwd", str(root), "vectors", "search", "--like", "0" * 32)
+    code, _, err = cli_here(
+        capsys, None, "--cwd", str(root), "vectors", "search", "--like", "0" * 32
+    )
     assert code == 2 and "no entry" in err and "Traceback" not in err
-    code, _, err = _cli(
-        capsys, "--cwd", str(root), "vectors", "search", "--like", eids[0], "--model", "nope"
+    code, _, err = cli_here(
+        capsys, None, "--cwd", str(root), "vectors", "search", "--like", eids[0], "--model", "nope"
     )
     assert code == 2 and "nope" in err
 

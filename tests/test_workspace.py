@@ -19,18 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recall_sqlite import workspace as wsmod
 from recall_sqlite.errors import WorkspaceError
-from recall_sqlite.workspace import (
-    RESOLVED_BY,
-    data_dir,
-    default_db_path,
-    ensure_private_dir,
-    ensure_workspace_id,
-    read_branch,
-    read_workspace_id,
-    resolve,
-)
+from recall_sqlite.paths import idfile as wsmod
+from recall_sqlite.paths.datadir import data_dir, default_db_path
+from recall_sqlite.paths.files import ensure_private_dir
+from recall_sqlite.paths.git import read_branch
+from recall_sqlite.paths.idfile import ensure_workspace_id, read_workspace_id
+from recall_sqlite.paths.resolve import RESOLVED_BY, resolve
+
+from .helpers import git
 
 # --------------------------------------------------------------------------- helpers
 
@@ -213,27 +210,13 @@ def test_unresolvable_griptree(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- git
 
 
-def _git(cwd: Path, *args: str) -> None:
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(cwd),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
-
-
 @pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
 def test_real_git_main_and_linked_worktree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     main = (tmp_path / "proj").resolve()
     mkdirs(main / "src")
-    _git(main, "init", "-q", "-b", "main")
-    _git(main, "commit", "-q", "--allow-empty", "-m", "init")
-    _git(main, "worktree", "add", "-q", "../wt-feature", "-b", "feature/x")
+    git(main, "init", "-q", "-b", "main")
+    git(main, "commit", "-q", "--allow-empty", "-m", "init")
+    git(main, "worktree", "add", "-q", "../wt-feature", "-b", "feature/x")
     linked = (tmp_path / "wt-feature").resolve()
     mkdirs(linked / "pkg")
     env = env_for(tmp_path)
@@ -254,7 +237,7 @@ def test_real_git_main_and_linked_worktree(tmp_path: Path, monkeypatch: pytest.M
     assert m.warnings == f.warnings == ()
 
     monkeypatch.undo()
-    _git(main, "checkout", "-q", "--detach")
+    git(main, "checkout", "-q", "--detach")
     assert read_branch(main) == ""
     assert resolve(main, env=env).branch == ""
     assert read_branch(linked) == "feature/x"

@@ -1,9 +1,10 @@
 """The `recall-sqlite` command. Thin: every command is one library call plus formatting.
 User mistakes print one line on stderr and exit 2; never a traceback.
 
-One module per command family; the parser is built with only the family a command line
-names (a hook's `journal read` never imports summaries, vectors or the legacy import), and
-with all of them only for help or a command it does not know.
+One module per command, named after it (`import_` for `import`); the parser is built with
+only the module a command line names (a hook's `journal read` never imports summaries,
+vectors or the legacy import), and with all of them only for help or a command it does not
+know.
 """
 
 from __future__ import annotations
@@ -12,17 +13,17 @@ import sys
 from collections.abc import Sequence
 
 # command -> the module of this package that registers it
-FAMILIES: dict[str, str] = {
+COMMANDS: dict[str, str] = {
     "where": "where",
     "journal": "journal",
-    "summary": "summaries",
-    "cursor": "cursors",
+    "summary": "summary",
+    "cursor": "cursor",
     "vectors": "vectors",
-    "survey": "legacy",
-    "import": "legacy",
-    "verify": "legacy",
-    "demo": "legacy",
-    "worktree": "worktrees",
+    "survey": "survey",
+    "import": "import_",
+    "verify": "verify",
+    "demo": "demo",
+    "worktree": "worktree",
     "export": "export",
     "doctor": "doctor",
 }
@@ -59,6 +60,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._common import run
 
     command = command_of(args)
-    family = FAMILIES.get(command or "")
-    families = [family] if family else list(dict.fromkeys(FAMILIES.values()))
-    return run(args, families)
+    module = COMMANDS.get(command or "")
+    return run(args, [module] if module else list(COMMANDS.values()))

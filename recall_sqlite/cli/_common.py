@@ -10,9 +10,10 @@ import importlib
 import json
 import os
 import sys
+import time
 
-from ..checks import INT64_MAX
 from ..errors import RecallError, UsageError
+from ..limits import INT64_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ nonneg_int = _int_at_least(0)
 positive_int = _int_at_least(1)
 
 
-def build_parser(families: Sequence[str]) -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str]) -> argparse.ArgumentParser:
     parser = Parser(
         prog="recall-sqlite",
         description="Session memory of coding agents in one SQLite database per workspace.",
@@ -207,22 +208,77 @@ def build_parser(families: Sequence[str]) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     jp = json_parent()
-    for name in families:
+    for name in modules:
         importlib.import_module(f"{__package__}.{name}").register(sub, jp)
     return parser
+
+
+def search_marks() -> tuple[str, str]:
+    """Bold on a terminal; `**` markers where the output is piped (still readable)."""
+    if sys.stdout.isatty():
+        return "\x1b[1m", "\x1b[0m"
+    return "**", "**"
+
+
+def nothing_found(terms: Any, what: str) -> str:
+    if not terms:
+        return "Nothing to search for: the query has no words."
+    return f"No {what} in scope match {' '.join(str(t) for t in terms)}."
+
+
+# -- what the migration commands share (survey, import, verify) -------------------------
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr, drawn only on a terminal and never with --json."""
+
+    def __init__(self, args: argparse.Namespace, label: str) -> None:
+        self.on = not getattr(args, "json", False) and sys.stderr.isatty()
+        self.label = label
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.on or (now - self._last < 0.1 and done < total):
+            return
+        self._last = now
+        frac = done / total if total else 1.0
+        width = 30
+        filled = int(frac * width)
+        sys.stderr.write(
+            f"\r{self.label} [{'#' * filled}{'-' * (width - filled)}]"
+            f" {frac:4.0%} {done / 2**20:8.1f}/{total / 2**20:.1f} MiB"
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.on:
+            sys.stderr.write("\r" + " " * 79 + "\r")
+            sys.stderr.flush()
+
+
+def mapping_of(args: argparse.Namespace) -> dict[str, str]:
+    """--map BUCKET=WORKTREE options as a mapping."""
+    from ..legacy.assign import parse_mapping
+
+    return parse_mapping(args.map)
+
+
+def problem_lines(data: dict[str, Any]) -> list[str]:
+    return [f"  ! {p['path']}: {p['reason']}" for p in data.get("problems", [])]
 
 
 REPORT = "please report it, with the command line, to the recall-sqlite issue tracker"
 
 
-def run(argv: Sequence[str], families: Sequence[str]) -> int:
+def run(argv: Sequence[str], modules: Sequence[str]) -> int:
     # Stored text may hold characters the terminal's encoding cannot show (a lone
     # surrogate from a legacy file): print them escaped instead of failing half way.
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
-        args = build_parser(families).parse_args(argv)
+        args = build_parser(modules).parse_args(argv)
         handler: Callable[[argparse.Namespace], int] = args.func
         return handler(args)
     except RecallError as exc:

@@ -1,4 +1,4 @@
-"""`recall-sqlite journal write | read | pending | forget`: the session journal."""
+"""`recall-sqlite journal write | read | pending | search | forget`: the session journal."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from ._common import (
     emit,
     format_entry,
     nonneg_int,
+    nothing_found,
     open_for_read,
     open_from_args,
+    search_marks,
 )
 
 TYPE_CHECKING = False
@@ -121,6 +123,61 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_journal_search(args: argparse.Namespace) -> int:
+    with open_from_args(args) as store:
+        result = store.journal.search(
+            " ".join(args.query),
+            args.n,
+            branch=args.branch,
+            all_worktrees=args.all_worktrees,
+            meaningful=args.meaningful,
+        )
+        data = result.to_dict()  # inside: snippets are read on first use
+    open_, close = search_marks()
+    body: list[str] = []
+    for hit, e in zip(result.hits, data["entries"], strict=True):
+        head = f"## {e['timestamp']}  [{e['worktree']}"
+        head += f" @ {e['branch']}]" if e["branch"] else "]"
+        lines = [
+            head,
+            f"id {e['id']}"
+            + (f"  session {e['session_id']}" if e["session_id"] else "")
+            + f"  score {hit.score:.3g}",
+        ]
+        if e["focus"] and hit.field != "focus":
+            lines.append(f"Focus: {e['focus']}")
+        label = (hit.field or "text").replace("_", " ")
+        lines.append(f"{label}: {hit.snippet.marked(open_, close)}")
+        body.append("\n".join(lines))
+    if not body:
+        body.append(nothing_found(result.query.terms, "journal entries"))
+    body.append(
+        describe_elsewhere(data["scope"], data["total"], len(data["entries"]), data["elsewhere"])
+    )
+    emit(args, data, "\n\n".join(body))
+    return 0
+
+
+def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
+    s = journal_subparsers.add_parser(
+        "search",
+        parents=[json_parent],
+        help="full-text search, best first, one version per session",
+        description='Every word must match; "a phrase" in double quotes and a prefix* keep '
+        "their meaning, anything else typed is searched as words.",
+    )
+    s.add_argument(
+        "query",
+        nargs="+",
+        help="the words to look for (put -- before a query that starts with '-')",
+    )
+    s.add_argument("-n", type=nonneg_int, default=10)
+    s.add_argument("--branch")
+    s.add_argument("--all-worktrees", action="store_true")
+    s.add_argument("--meaningful", action="store_true")
+    s.set_defaults(func=cmd_journal_search)
+
+
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     journal = sub.add_parser("journal", help="the session journal")
     jsub = journal.add_subparsers(dest="journal_command", metavar="ACTION")
@@ -146,8 +203,6 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p = jsub.add_parser("pending", parents=[jp], help="unresolved next steps")
     p.add_argument("--all-worktrees", action="store_true")
     p.set_defaults(func=cmd_journal_pending)
-    from .search import add_journal_search
-
     add_journal_search(jsub, jp)
     f = jsub.add_parser(
         "forget", parents=[jp], help="remove entry versions for good (every byte of them)"

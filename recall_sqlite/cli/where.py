@@ -29,8 +29,8 @@ def cmd_where(args: argparse.Namespace) -> int:
 
 
 def _no_store(args: argparse.Namespace) -> int:
+    from ..paths.resolve import resolve
     from ..store import resolve_db_path
-    from ..workspace import resolve
 
     r = resolve(args.cwd)
     db = resolve_db_path(r.root, args.db)

@@ -1,29 +1,32 @@
 """The journal family: entry versions with synapt 0.30.0's semantics.
 
-codec.py     the one definition of an entry row (fields, canonical JSON, ids, columns)
+codec.py     the one definition of an entry row (canonical JSON, ids, columns, decoding)
+order.py     the dedup order and the tie order of sessions, defined once
 entry.py     JournalEntry: validation, and building entries from rows
-family.py    Journal (`store.journal`): append, read, latest, pending, write
-results.py   what its calls return (scope, total, elsewhere: never a silent partial answer)
+journal.py   Journal (`store.journal`): append, read, latest, pending, write
+results.py   what its calls return (with scope, total, elsewhere: see scope.py)
 bulk.py      batch inserts with the state row-by-row inserts leave
 carry.py     carry-forward of unresolved next steps
+forget.py    forget: remove entry versions and every byte of them
 positions.py journal positions (insertion seqs) as cursors and summaries take them
 """
 
 from __future__ import annotations
 
 from .carry import CarryReport
+from .codec import is_meaningful, rich_count
 from .entry import JournalEntry
-from .family import Journal
-from .results import AppendResult, Elsewhere, PendingResult, ReadResult, Scope, WriteResult
+from .journal import Journal
+from .results import AppendResult, PendingResult, ReadResult, WriteResult
 
 __all__ = [
     "AppendResult",
     "CarryReport",
-    "Elsewhere",
     "Journal",
     "JournalEntry",
     "PendingResult",
     "ReadResult",
-    "Scope",
     "WriteResult",
+    "is_meaningful",
+    "rich_count",
 ]

@@ -23,9 +23,7 @@ from typing import Any, NamedTuple
 
 from ..errors import StoreError
 from .codec import ROW_COLUMNS
-
-# sid_order of an entry without a session: after every session (schema.sql, 2^60).
-NO_SESSION_ORDER = 1 << 60
+from .order import NO_SESSION_ORDER, py_key
 
 
 class Stored(NamedTuple):
@@ -154,7 +152,7 @@ def _stored_heads(
             " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq",
             (names, ws),
         ):
-            head = _Head((auto, -ts, -rich), seq)
+            head = _Head(py_key(auto, ts, rich), seq)
             if hws == 1:
                 heads_of.setdefault((0, ws, sid), []).append(head)
             if hwt == 1:
@@ -190,7 +188,7 @@ def _replay(
             _add(counts, (1, ws, wt, br), 1, mean)
             continue
         out.sid_order[k] = first.setdefault((ws, sid), seq)
-        key = (int(r[i_auto]), -int(r[i_ts]), -int(r[i_rich]))
+        key = py_key(r[i_auto], r[i_ts], r[i_rich])
         for phase, scope, count in (
             (0, (0, ws, sid), (0, ws, br)),
             (1, (1, ws, wt, sid), (1, ws, wt, br)),

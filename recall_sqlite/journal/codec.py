@@ -10,39 +10,15 @@ from __future__ import annotations
 
 import json
 
+from .. import synapt_layout as layout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-# synapt 0.30.0's JournalEntry fields, in its order (its append_entry writes them so).
-SYNAPT_FIELDS = (
-    "timestamp",
-    "session_id",
-    "branch",
-    "focus",
-    "done",
-    "decisions",
-    "next_steps",
-    "files_modified",
-    "git_log",
-    "auto",
-    "enriched",
-    "griptree",
-    "agent_id",
-    "repair",
-)
-TEXT_FIELDS = ("session_id", "branch", "focus", "griptree", "agent_id")
-LIST_FIELDS = ("done", "decisions", "next_steps", "files_modified", "git_log")
-BOOL_FIELDS = ("auto", "enriched", "repair")
 # The fields synapt's _entry_richness counts, and its "rich content".
 RICH_FIELDS = ("focus", "done", "decisions", "next_steps")
-# Each field's empty value: what a missing key and a JSON null mean.
-EMPTY: dict[str, Any] = {
-    **{n: "" for n in TEXT_FIELDS},
-    **{n: [] for n in LIST_FIELDS},
-    **{n: False for n in BOOL_FIELDS},
-}
 
 
 def rich_count(
@@ -201,7 +177,7 @@ SELECT_COLUMNS = (
 )
 SELECT_INDEX = {name: i for i, name in enumerate(SELECT_COLUMNS)}
 # The order of the values inside the `lists` column.
-LISTS_ORDER = (*LIST_FIELDS, "extra")
+LISTS_ORDER = (*layout.LIST_FIELDS, "extra")
 
 
 def select_list(alias: str = "") -> str:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from .. import synapt_layout as layout
 from .._record import Record
 from ..checks import require_text
 from ..errors import FieldTooLargeError, InvalidEntryError, JournalFieldCollapse
+from ..limits import FIELD_BYTES_ENV, MAX_NESTING, max_field_bytes
 from ..timestamps import parse_timestamp
 from . import codec
 from .carry import is_collapsed
@@ -18,25 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
-# Deeper nesting in `extra` is refused: json and every reader recurse per level.
-MAX_EXTRA_DEPTH = 64
-
-
-_limit: list[int] = []
-
-
-def _max_field_bytes() -> int:
-    """The largest text field (or list field, items together), in UTF-8 bytes: 1 MiB, or
-    RECALL_SQLITE_MAX_FIELD_BYTES (read once per process: validation is on every write).
-    Every read prints the fields it shows, so a 20 MB focus pasted by mistake would cost
-    every session start."""
-    if not _limit:
-        import os
-
-        value = os.environ.get("RECALL_SQLITE_MAX_FIELD_BYTES", "")
-        _limit.append(max(1, int(value)) if value.isdigit() else 1 << 20)
-    return _limit[0]
-
 
 def _check_size(name: str, chars: int, text: str | list[str], limit: int) -> None:
     # Characters first: a UTF-8 character is at most 4 bytes, so short text needs no encode.
@@ -45,7 +28,7 @@ def _check_size(name: str, chars: int, text: str | list[str], limit: int) -> Non
     size = len(text.encode()) if isinstance(text, str) else sum(len(t.encode()) for t in text)
     if size > limit:
         raise FieldTooLargeError(
-            f"{name} is {size} bytes; the limit is {limit} bytes (RECALL_SQLITE_MAX_FIELD_BYTES)"
+            f"{name} is {size} bytes; the limit is {limit} bytes ({FIELD_BYTES_ENV})"
         )
 
 
@@ -53,7 +36,7 @@ class JournalEntry(Record):
     """One journal entry version: synapt's fields, plus the store's `id` and `worktree`,
     plus `extra` (fields synapt does not know, kept verbatim from legacy files)."""
 
-    __slots__ = (*codec.SYNAPT_FIELDS, "extra", "id", "worktree")
+    __slots__ = (*layout.FIELDS, "extra", "id", "worktree")
     timestamp: str
     session_id: str
     branch: str
@@ -128,7 +111,7 @@ class JournalEntry(Record):
 
     def synapt_dict(self) -> dict[str, Any]:
         """synapt's own field names and values only (what synapt's append_entry writes)."""
-        return {name: _copy(getattr(self, name)) for name in codec.SYNAPT_FIELDS}
+        return {name: _copy(getattr(self, name)) for name in layout.FIELDS}
 
     def to_dict(self) -> dict[str, Any]:
         d = self.synapt_dict()
@@ -140,7 +123,7 @@ class JournalEntry(Record):
 
     def copy(self) -> JournalEntry:
         return JournalEntry(
-            **{name: _copy(getattr(self, name)) for name in codec.SYNAPT_FIELDS},
+            **{name: _copy(getattr(self, name)) for name in layout.FIELDS},
             extra=dict(self.extra) if isinstance(self.extra, dict) else self.extra,
         )
 
@@ -156,7 +139,7 @@ class JournalEntry(Record):
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         for key, value in data.items():
-            if key in codec.SYNAPT_FIELDS:
+            if key in layout.FIELDS:
                 values[key] = value
             else:
                 extra[str(key)] = value
@@ -166,18 +149,18 @@ class JournalEntry(Record):
 
     def validate(self, *, allow_collapsed: bool = True) -> None:
         """Check types and text in place; None becomes the field's empty value."""
-        limit = _max_field_bytes()
+        limit = max_field_bytes()
         _check_text("timestamp", self.timestamp)
         _check_size("timestamp", len(self.timestamp), self.timestamp, limit)
         parse_timestamp(self.timestamp)
-        for name in codec.TEXT_FIELDS:
+        for name in layout.TEXT_FIELDS:
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, "")
             else:
                 _check_text(name, value)
                 _check_size(name, len(value), value, limit)
-        for name in codec.LIST_FIELDS:
+        for name in layout.LIST_FIELDS:
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, [])
@@ -192,7 +175,7 @@ class JournalEntry(Record):
                 chars += len(item)
             _check_size(name, chars, list(value), limit)
             setattr(self, name, list(value))
-        for name in codec.BOOL_FIELDS:
+        for name in layout.BOOL_FIELDS:
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, False)
@@ -311,9 +294,9 @@ def _check_text(name: str, value: object) -> None:
 
 def _check_nested(name: str, value: object, depth: int) -> None:
     """Every string in `extra` storable, and the nesting bounded (checked iteratively
-    deep enough to refuse, never by recursing past MAX_EXTRA_DEPTH)."""
-    if depth > MAX_EXTRA_DEPTH:
-        raise InvalidEntryError(f"{name} is nested more than {MAX_EXTRA_DEPTH} levels deep")
+    deep enough to refuse, never by recursing past MAX_NESTING)."""
+    if depth > MAX_NESTING:
+        raise InvalidEntryError(f"{name} is nested more than {MAX_NESTING} levels deep")
     if isinstance(value, str):
         _check_text(name, value)
     elif isinstance(value, dict):

@@ -17,9 +17,8 @@ import contextlib
 import apsw
 
 from .._record import Frozen
-from ..checks import require_text
+from ..checks import parse_entry_id, require_text
 from ..errors import InvalidInputError, UnknownEntryError
-from .positions import parse_entry_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

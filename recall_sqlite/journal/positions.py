@@ -3,24 +3,13 @@ before everything) or an entry id, checked against this workspace and the journa
 
 from __future__ import annotations
 
-from ..checks import require_int, require_text
+from ..checks import parse_entry_id, require_int
 from ..context import StoreContext
 from ..errors import InvalidInputError, UnknownEntryError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-def parse_entry_id(value: object) -> bytes:
-    text = require_text("entry id", value)
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError:
-        raw = b""
-    if len(raw) != 16:
-        raise InvalidInputError(f"not an entry id (32 hex digits): {text!r}")
-    return raw
 
 
 def journal_end(conn: Any) -> int:

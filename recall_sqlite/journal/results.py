@@ -1,10 +1,11 @@
 """What journal calls return. Every read result says its scope and how many matching
-entries lie outside it, so a partial answer is never silent. (Records, not dataclasses:
-see _record.py.)"""
+entries lie outside it (scope.py), so a partial answer is never silent. (Records, not
+dataclasses: see _record.py.)"""
 
 from __future__ import annotations
 
 from .._record import Frozen
+from ..scope import Elsewhere, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -12,53 +13,6 @@ if TYPE_CHECKING:
 
     from .carry import CarryReport
     from .entry import JournalEntry
-
-
-class Scope(Frozen):
-    __slots__ = ("workspace_id", "worktree", "branch", "meaningful")
-    workspace_id: str
-    worktree: str | None  # None = every worktree of the workspace
-    branch: str | None  # None = every branch
-    meaningful: bool
-
-    def __init__(
-        self, workspace_id: str, worktree: str | None, branch: str | None, meaningful: bool = False
-    ) -> None:
-        self._set(
-            workspace_id=workspace_id, worktree=worktree, branch=branch, meaningful=meaningful
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "workspace_id": self.workspace_id,
-            "worktree": self.worktree,
-            "branch": self.branch,
-            "meaningful": self.meaningful,
-        }
-
-    def describe(self) -> str:
-        where = "all worktrees" if self.worktree is None else f"worktree {self.worktree}"
-        branch = "all branches" if self.branch is None else f"branch {self.branch or '(none)'}"
-        kind = ", meaningful only" if self.meaningful else ""
-        return f"{where}, {branch}{kind}"
-
-
-class Elsewhere(Frozen):
-    """Matching entries outside the scope: never a silent partial answer."""
-
-    __slots__ = ("other_worktrees", "other_branches")
-    other_worktrees: int
-    other_branches: int
-
-    def __init__(self, other_worktrees: int = 0, other_branches: int = 0) -> None:
-        self._set(other_worktrees=other_worktrees, other_branches=other_branches)
-
-    def to_dict(self) -> dict[str, int]:
-        return {"other_worktrees": self.other_worktrees, "other_branches": self.other_branches}
-
-    @property
-    def total(self) -> int:
-        return self.other_worktrees + self.other_branches
 
 
 class ReadResult(Frozen):

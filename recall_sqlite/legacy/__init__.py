@@ -1,7 +1,7 @@
 """Migrating synapt's legacy JSONL journal buckets into the store.
 
-walk.py      every data directory and checkout of a workspace, nested and linked (filesystem)
-discover.py  the journal files of a data directory, a bucket dir or given by path
+find.py      every data directory and checkout of a workspace, nested and linked, and the
+             journal files of a path given by hand (filesystem; synapt_layout's rules)
 assign.py    the one rule: which worktree a store's rows belong to, and why
 plan.py      the stores the paths select, their bookkeeping keys and assignments
 lock.py      one import of a workspace at a time
@@ -11,7 +11,7 @@ survey.py    characterise buckets, writing nothing
 sources.py   the per-file import bookkeeping import and verify share
 importer.py  import every line, chunk by chunk, resumable after a kill
 verify.py    check an import against the files as they are now
-family.py    `store.legacy`: the above for the store's workspace
+legacy.py    `store.legacy`: the above for the store's workspace
 export.py    write the store back out: a synapt bucket, or ndjson for other tools
 demo.py      `recall-sqlite demo`: the layout synapt 0.30.0 writes, migrated
 """
@@ -19,13 +19,12 @@ demo.py      `recall-sqlite demo`: the layout synapt 0.30.0 writes, migrated
 from __future__ import annotations
 
 from .assign import Assignment, KnownWorktree, assign, parse_mapping
-from .discover import Bucket, Discovery, Problem, discover, owning_root
-from .family import Legacy
+from .find import Bucket, Checkout, Discovery, Problem, Walk, discover, owning_root, walk
 from .importer import ImportReport, SourceResult
+from .legacy import Legacy
 from .plan import Plan, PlannedStore, make_plan
 from .survey import BucketSurvey, SurveyReport, survey
 from .verify import SourceCheck, VerifyReport
-from .walk import Checkout, Walk, walk
 
 __all__ = [
     "Assignment",

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from .. import identity
+from .. import synapt_layout as layout
 from ..context import StoreContext
 from ..errors import InvalidInputError, StoreError
-from ..journal import codec
 from ..journal.entry import JournalEntry
-from ..journal.family import Journal
+from ..journal.journal import Journal
 from ..timestamps import iso_utc, parse_timestamp
 
 ExportFormat = Literal["synapt", "ndjson"]
@@ -36,7 +36,6 @@ FORMATS: tuple[ExportFormat, ...] = ("synapt", "ndjson")
 # What a path of "-" means: standard output.
 STDOUT = "-"
 
-_synapt_encode = json.JSONEncoder().encode  # json.dumps' defaults: what synapt writes
 _ndjson_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
@@ -73,16 +72,15 @@ class ExportReport:
 
 
 def synapt_record(e: JournalEntry) -> str:
-    """One line as synapt 0.30.0's append_entry writes it: json.dumps of its dataclass
-    fields in their order, default separators, ASCII escapes (no newline)."""
-    return _synapt_encode({name: getattr(e, name) for name in codec.SYNAPT_FIELDS})
+    """One line as synapt 0.30.0's append_entry writes it (no newline)."""
+    return layout.line(e.synapt_dict())
 
 
 def ndjson_record(e: JournalEntry, workspace_id: str) -> str:
     """One entry for other tools: the store's id, workspace and worktree, the timestamp as
     written and as a UTC instant, every synapt field and the unknown legacy ones."""
     d: dict[str, Any] = {"id": e.id, "workspace_id": workspace_id, "worktree": e.worktree}
-    for name in codec.SYNAPT_FIELDS:
+    for name in layout.FIELDS:
         d[name] = getattr(e, name)
         if name == "timestamp":
             d["timestamp_utc"] = iso_utc(parse_timestamp(e.timestamp))

@@ -22,10 +22,11 @@ from .. import identity
 from ..context import StoreContext
 from ..errors import ImportConflict, RecallError
 from ..journal.bulk import bulk_insert
+from ..limits import MAX_LINE_BYTES
 from ..timestamps import now_us, utc_now_iso
 from .assign import KnownWorktree
-from .discover import Problem, file_size
-from .lines import FORGOTTEN, MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, classify, too_long
+from .find import Problem, file_size
+from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, classify, too_long
 from .lock import run_lock
 from .plan import Plan, PlannedStore
 from .rehome import rehome
@@ -508,7 +509,7 @@ class _Chunker:
             # Rows already stored are looked up, not re-inserted: a conflicting INSERT
             # still burns an AUTOINCREMENT seq, and seqs must not depend on where an
             # earlier, killed run stopped. The new rows go in as one batch that leaves the
-            # state row-by-row inserts would (journal_bulk.py).
+            # state row-by-row inserts would (journal/bulk.py).
             old: dict[bytes, int] = {}
             new: dict[bytes, int] = {}
             if rows:

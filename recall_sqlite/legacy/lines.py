@@ -14,18 +14,22 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import IO, Any, NamedTuple
 
+from .. import synapt_layout as layout
 from ..errors import FieldTooLargeError, InvalidEntryError
 from ..journal import codec
-from ..journal.codec import BOOL_FIELDS, LIST_FIELDS, SYNAPT_FIELDS
-from ..journal.entry import JournalEntry, _max_field_bytes
+from ..journal.entry import JournalEntry
+from ..limits import (
+    MAX_INSTANT_US,
+    MAX_LINE_BYTES,
+    MAX_NESTING,
+    MIN_INSTANT_US,
+    max_field_bytes,
+)
 from ..timestamps import parse_timestamp
 
-# A synapt entry is a few KiB at most; a line far beyond that is damage or not a journal,
-# and parsing it would hold hundreds of MiB of objects. Such lines are quarantined whole.
-MAX_LINE_BYTES = 16 * 1024 * 1024
 _BLOCK = 1 << 20
 
 # Quarantine reasons: stable codes that scripts and the survey group by (details vary).
@@ -44,46 +48,14 @@ TOO_DEEP = "too-deep"
 # Not a property of the line: its entry was forgotten (journal forget), before or after
 # the import; the record keeps no byte of it (schema.sql, quarantine).
 FORGOTTEN = "forgotten"
-REASONS = (
-    BLANK,
-    INVALID_UTF8,
-    TRUNCATED,
-    INVALID_JSON,
-    NOT_AN_OBJECT,
-    MISSING_TIMESTAMP,
-    BAD_TIMESTAMP,
-    WRONG_TYPE,
-    BAD_TEXT,
-    INVALID_ENTRY,
-    TOO_LONG,
-    TOO_DEEP,
-    FORGOTTEN,
-)
-
-# Nesting beyond this in a line's unknown fields is damage, not data: it is kept verbatim in
-# the quarantine, because stored it would make every later read of the entry recurse past
-# Python's limit (json.dumps/loads of the `extra` column).
-MAX_DEPTH = 64
-# Instants every reader can print: datetime covers years 1-9999, and an entry whose UTC
-# instant falls outside them (year 1 with a positive offset) breaks iso_utc() and every
-# report that shows its date.
-_MIN_US = (
-    datetime(1, 1, 1, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)
-) // timedelta(microseconds=1)
-_MAX_US = (
-    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
-    - datetime(1970, 1, 1, tzinfo=timezone.utc)
-) // timedelta(microseconds=1)
-
-_FIELD_SET = frozenset(SYNAPT_FIELDS)
+_FIELD_SET = frozenset(layout.FIELDS)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _strict_loads = json.JSONDecoder().decode
 # The C scanner without decode()'s Python wrapper; failures go through decode() again for
 # its exact message. Lines are stripped of ASCII whitespace first, so a value that does not
 # end at the end of the text is "Extra data" exactly when decode() would say so.
 _scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # present, not in typeshed
-# synapt's own timestamps: datetime.now(timezone.utc).isoformat(), or with Z.
-_SYNAPT_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z)\Z")
+_SYNAPT_TS = re.compile(layout.TIMESTAMP + r"\Z")
 
 
 # -- lines ---------------------------------------------------------------------------------
@@ -243,7 +215,7 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tupl
     # A field can be over the journal's size limit only if the line is: its decoded UTF-8
     # is never longer than its JSON text. Such a line takes the validator, which refuses
     # it, instead of the fast path, which does not look at sizes.
-    return value, _escapes_clean(text) and len(stripped) <= _max_field_bytes()
+    return value, _escapes_clean(text) and len(stripped) <= max_field_bytes()
 
 
 _DAYS: dict[str, int | None] = {}
@@ -291,7 +263,7 @@ _EMPTY: list[str] = []
 
 def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
     """_plain + _fast_us in one pass, for the hot loops: every synapt field's value in
-    SYNAPT_FIELDS order plus the epoch us, or None for anything not plainly synapt's."""
+    layout.FIELDS order plus the epoch us, or None for anything not plainly synapt's."""
     if not _FIELD_SET.issuperset(obj):
         return None
     g = obj.get
@@ -402,11 +374,11 @@ def _validated(
     """(every synapt field with its value, the unknown fields or None, epoch us) or Bad."""
     f = _fast_fields(obj) if clean else None
     if f is not None:
-        # f is the 14 fields in SYNAPT_FIELDS order, then the epoch us
-        return dict(zip(SYNAPT_FIELDS, f[:14], strict=True)), None, f[14]
+        # f is the 14 fields in layout.FIELDS order, then the epoch us
+        return dict(zip(layout.FIELDS, f[:14], strict=True)), None, f[14]
     depth = _depth(obj)
-    if depth > MAX_DEPTH:
-        return Bad(TOO_DEEP, f"nested {depth} levels deep (the limit is {MAX_DEPTH})")
+    if depth > MAX_NESTING:
+        return Bad(TOO_DEEP, f"nested {depth} levels deep (the limit is {MAX_NESTING})")
     try:
         e = JournalEntry.from_mapping(obj)
         ts_us = parse_timestamp(e.timestamp)
@@ -418,7 +390,7 @@ def _validated(
         # The validator's own checks raise InvalidEntryError; anything else is a value
         # it could not even look at. Quarantined, never a traceback.
         return Bad(INVALID_ENTRY, f"entry refused: {exc}")
-    if not _MIN_US <= ts_us <= _MAX_US:
+    if not MIN_INSTANT_US <= ts_us <= MAX_INSTANT_US:
         return Bad(BAD_TIMESTAMP, f"timestamp {e.timestamp!r} is outside years 1-9999 UTC")
     return e.synapt_dict(), (e.extra or None), ts_us
 
@@ -431,7 +403,7 @@ def _depth(obj: Any) -> int:
         value, level = stack.pop()
         if level > deepest:
             deepest = level
-            if deepest > MAX_DEPTH:
+            if deepest > MAX_NESTING:
                 return deepest
         children = value.values() if type(value) is dict else value
         stack.extend((c, level + 1) for c in children if type(c) in (dict, list))
@@ -455,39 +427,9 @@ def not_an_object(obj: Any) -> Bad:
 Seen = tuple[int, str, str, int, bool, bool]
 
 
-# A line exactly as synapt's append_entry writes it: json.dumps(asdict(entry)) with default
-# settings (its field order, ", " and ": ", ASCII escapes). Such a line needs no JSON parse
-# for the survey: this pattern proves its shape and types, _CANONICAL_ESCAPE that every
-# escape is valid and the one json.dumps itself would write (so equal content means equal
-# bytes), and neither admits a NUL or a lone surrogate. Anything else takes the parser.
-_JSTR = rb'"[^"\\\x00-\x1f\x7f-\xff]*(?:\\.[^"\\\x00-\x1f\x7f-\xff]*)*"'
-_JLIST = rb"\[(?:" + _JSTR + rb"(?:, " + _JSTR + rb")*)?\]"
-# The groups the survey reads from such a line.
-_CAPTURED = frozenset({"timestamp", "session_id", "branch", "auto", "enriched"})
-_SYNAPT_TS_BYTES = rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z)"
-
-
-def _field_pattern(name: str) -> bytes:
-    if name == "timestamp":
-        value = b'"(?P<timestamp>' + _SYNAPT_TS_BYTES + b')"'
-    elif name in LIST_FIELDS:
-        value = _JLIST
-    else:
-        value = rb"(?:true|false)" if name in BOOL_FIELDS else _JSTR
-        if name in _CAPTURED:
-            value = b"(?P<" + name.encode() + b">" + value + b")"
-    return b'"' + name.encode() + b'": ' + value
-
-
-# The whole line, field by field in the codec's (synapt's) order, as json.dumps writes it.
-_SYNAPT_LINE = re.compile(rb"\{" + b", ".join(_field_pattern(n) for n in SYNAPT_FIELDS) + rb"\}")
-# A backslash not starting an escape json.dumps(ensure_ascii=True) writes: \u0000, surrogates,
-# \/, upper-case hex, escaped printable ASCII. (It may also flag the second backslash of
-# an escaped backslash: that only sends a valid line to the parser.)
-_NONCANONICAL_ESCAPE = re.compile(
-    rb'\\(?!["\\bfnrt]|u(?:000[1-7bef]|001[0-9a-f]|007f|00[89a-f][0-9a-f]'
-    rb"|0[1-9a-f][0-9a-f]{2}|[1-9a-c][0-9a-f]{3}|d[0-7][0-9a-f]{2}|[ef][0-9a-f]{3}))"
-)
+# A line exactly as synapt's append_entry writes it needs no JSON parse for the survey:
+# synapt_layout.line_pattern() proves its shape and types, noncanonical_escape() that equal
+# content means equal bytes.
 
 
 def _unquote(token: bytes) -> str:
@@ -497,17 +439,14 @@ def _unquote(token: bytes) -> str:
     return token[1:-1].decode("ascii")
 
 
-def _synapt_bytes(full: dict[str, Any]) -> bytes:
-    """The line synapt would write for these field values (the survey's content key)."""
-    return json.dumps({name: full[name] for name in SYNAPT_FIELDS}).encode()
-
-
 def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> Seen | Bad:
     if stripped is None:
         stripped = data.strip()
     # (A line longer than the field limit may hold a field over it: the parser decides.)
-    m = _SYNAPT_LINE.fullmatch(stripped) if len(stripped) <= _max_field_bytes() else None
-    if m is not None and (b"\\" not in stripped or _NONCANONICAL_ESCAPE.search(stripped) is None):
+    m = layout.line_pattern().fullmatch(stripped) if len(stripped) <= max_field_bytes() else None
+    if m is not None and (
+        b"\\" not in stripped or layout.noncanonical_escape().search(stripped) is None
+    ):
         us = _fast_us(m.group("timestamp").decode("ascii"))
         if us is not None:
             return (
@@ -528,7 +467,8 @@ def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> See
     if isinstance(valid, Bad):
         return valid
     full, extra, ts_us = valid
-    canon = _synapt_bytes(full)
+    # The line synapt would write for these values: the survey's content key.
+    canon = layout.line(full).encode()
     key = hash(canon) if extra is None else hash((canon, codec.canonical_json(extra)))
     return key, full["session_id"], full["branch"], ts_us, full["auto"], full["enriched"]
 

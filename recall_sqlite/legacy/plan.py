@@ -16,11 +16,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import workspace as ws
+from .. import synapt_layout as layout
 from ..errors import InvalidInputError, WorkspaceError
+from ..paths.resolve import resolve
 from .assign import Assignment, KnownWorktree, assign
-from .discover import Bucket, Problem, _buckets_in_data_dir, discover
-from .walk import Checkout, Walk, data_dir_at, identity_env, walk
+from .find import (
+    Bucket,
+    Checkout,
+    Problem,
+    Walk,
+    buckets_in_data_dir,
+    data_dir_at,
+    discover,
+    walk,
+)
 
 
 @dataclass(frozen=True)
@@ -136,7 +145,7 @@ def as_mapping(mapping: object) -> dict[str, str]:
 
 def resolve_root(cwd: str | os.PathLike[str] | None) -> Path:
     """The workspace the current directory (or --cwd) resolves to: the import's target."""
-    return ws.resolve(cwd, env=identity_env()).root
+    return resolve(cwd, env=layout.neutral_env()).root
 
 
 def make_plan(
@@ -178,7 +187,7 @@ def make_plan(
 
     seen: set[Path] = set()
     for d in found.data_dirs:
-        for b in _buckets_in_data_dir(d.path, plan.problems):
+        for b in buckets_in_data_dir(d.path, plan.problems):
             b = Bucket(b.path, b.name, b.layout, d.owner)
             if b.path not in seen:
                 seen.add(b.path)
@@ -235,7 +244,7 @@ def _refuse_foreign(p: Path, root: Path) -> None:
     if not os.path.exists(p):  # False also for a path too long or with a NUL
         return
     try:
-        w = ws.resolve(p if p.is_dir() else p.parent, env=identity_env())
+        w = resolve(p if p.is_dir() else p.parent, env=layout.neutral_env())
     except WorkspaceError:
         return
     if w.weak or w.root == root:

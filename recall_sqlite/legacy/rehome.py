@@ -25,7 +25,6 @@ of the touched sessions in both worktrees."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, NamedTuple
 
 from .. import derived, identity
@@ -113,41 +112,3 @@ def _move(conn: Any, ws_pk: int, target_pk: int, moving: list[Any]) -> None:
     # always its own head, and since_seq brings the moved ones back into the rebuild.
     derived.rebuild(conn, ws_pk, sessions=sessions, since_seq=min(loose) - 1 if loose else None)
     conn.execute("DELETE FROM journal_rehome WHERE workspace_id = ?", (ws_pk,))
-
-
-def worktree_list(ctx: StoreContext) -> list[dict[str, Any]]:
-    """Every worktree the workspace records: key, name, root, the entry versions and the
-    sessions shown in it, the import sources filed under it, and whether its root still
-    exists on disk."""
-    counts = {
-        int(w): (int(n), int(h))
-        for w, n, h in ctx.db.query(
-            "SELECT worktree_id, count(*), coalesce(sum(head_wt), 0) FROM journal_entries"
-            " WHERE workspace_id = ? GROUP BY worktree_id",
-            (ctx.workspace_pk,),
-        )
-    }
-    sources = {
-        int(w): int(n)
-        for w, n in ctx.db.query(
-            "SELECT worktree_id, count(*) FROM import_sources WHERE workspace_id = ?"
-            " AND superseded = 0 GROUP BY worktree_id",
-            (ctx.workspace_pk,),
-        )
-    }
-    out: list[dict[str, Any]] = []
-    for w in identity.worktrees(ctx.db, ctx.workspace_pk):
-        versions, shown = counts.get(w.pk, (0, 0))
-        out.append(
-            {
-                "key": w.key,
-                "name": w.name,
-                "root": w.root,
-                "root_exists": bool(w.root) and os.path.isdir(w.root or ""),
-                "entries": shown,
-                "versions": versions,
-                "sources": sources.get(w.pk, 0),
-                "current": w.pk == ctx.worktree_pk,
-            }
-        )
-    return out

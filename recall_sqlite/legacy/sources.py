@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import identity
 from ..db import Database
 
 
@@ -96,13 +97,15 @@ def recorded_keys(ctx: Any) -> set[str]:
 
 def recorded_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
     """source key -> the key of the worktree its rows are in."""
+    keys = {w.pk: w.key for w in identity.worktrees(db, workspace_pk)}
     return {
-        str(p): str(k)
-        for p, k in db.query(
-            "SELECT s.path, t.key FROM import_sources s JOIN worktrees t ON t.id = s.worktree_id"
-            " WHERE s.workspace_id = ? AND s.superseded = 0",
+        str(p): keys[int(w)]
+        for p, w in db.query(
+            "SELECT path, worktree_id FROM import_sources"
+            " WHERE workspace_id = ? AND superseded = 0",
             (workspace_pk,),
         )
+        if int(w) in keys
     }
 
 
@@ -128,3 +131,15 @@ def states(db: Database, workspace_pk: int, path_of: Callable[[str], Path]) -> d
         else:
             out[key] = "imported; file changed since"
     return out
+
+
+def sources_by_worktree(db: Database, workspace_pk: int) -> dict[int, int]:
+    """worktrees.id -> how many imported files (current versions) are filed under it."""
+    return {
+        int(w): int(n)
+        for w, n in db.query(
+            "SELECT worktree_id, count(*) FROM import_sources WHERE workspace_id = ?"
+            " AND superseded = 0 GROUP BY worktree_id",
+            (workspace_pk,),
+        )
+    }

@@ -11,9 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import synapt_layout as layout
+from ..errors import WorkspaceError
+from ..limits import MAX_LINE_BYTES
+from ..paths.resolve import resolve
 from ..timestamps import iso_utc
-from .discover import Bucket, Problem, file_size
-from .lines import MAX_LINE_BYTES, TOO_LONG, Bad, LineReader, inspect
+from .find import Bucket, Problem, file_size
+from .lines import TOO_LONG, Bad, LineReader, inspect
 from .plan import Plan, as_paths, make_plan
 
 Progress = Callable[[int, int], None]
@@ -291,19 +295,15 @@ class _Found:
 def _root_for(paths: list[str]) -> Path:
     """The workspace the paths lie in when they agree on one (the library's convenience;
     the CLI always passes the current directory's), else the current directory's."""
-    from .. import workspace as ws
-    from ..errors import WorkspaceError
-    from .walk import identity_env
-
     roots: set[Path] = set()
     for p in paths:
         q = Path(os.path.abspath(p))
         try:
-            w = ws.resolve(q if q.is_dir() else q.parent, env=identity_env())
+            w = resolve(q if q.is_dir() else q.parent, env=layout.neutral_env())
         except WorkspaceError:
             continue
         if not w.weak:
             roots.add(w.root)
     if len(roots) == 1:
         return roots.pop()
-    return ws.resolve(None, env=identity_env()).root
+    return resolve(None, env=layout.neutral_env()).root

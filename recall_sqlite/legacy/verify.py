@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import StoreContext
-from .discover import Problem, file_size
+from ..limits import MAX_LINE_BYTES
+from .find import Problem, file_size
 from .importer import CHUNK_LINES, pid_alive
 from .lines import (
     FORGOTTEN,
     INVALID_JSON,
-    MAX_LINE_BYTES,
     TOO_LONG,
     TRUNCATED,
     Bad,

@@ -14,7 +14,7 @@ SQL = """
 -- Full-text search of entries and summaries (FTS5, in every SQLite this package ships and
 -- in the stock sqlite3 3.40 shell). Both indexes are external-content: they hold only the
 -- inverted index, never a second copy of the text, so the file grows by the index alone.
--- Triggers keep them right for every writer: row-by-row inserts, journal_bulk.py (which
+-- Triggers keep them right for every writer: row-by-row inserts, journal/bulk.py (which
 -- stands aside only from the head trigger), imports and the shell.
 
 -- What the entry index tokenizes: the JSON lists decoded into their items, one per line,
@@ -41,7 +41,7 @@ SELECT e.seq, e.focus,
 -- is decided by the head flags, as for reads, so a version that gains or loses head status
 -- needs no index write. remove_diacritics 2: "cafe" finds "café". FTS5's own 'rebuild'
 -- command cannot read a content view that calls json_each (SQLite reports "no such table"),
--- so a rebuild is 'delete-all' and an INSERT ... SELECT from the view (recall_sqlite/search.py).
+-- so a rebuild is 'delete-all' and an INSERT ... SELECT from the view (search/index.py).
 CREATE VIRTUAL TABLE journal_fts USING fts5(
     focus, done, decisions, next_steps, files_modified,
     content = 'journal_fts_content', content_rowid = 'seq',

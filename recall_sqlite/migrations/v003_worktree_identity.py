@@ -10,15 +10,73 @@
 
 No schema change: the columns keep their types, only their values are re-keyed. The step
 reads the `.git` file of each recorded worktree root (no subprocess) and is otherwise SQL.
+Self-contained: the git reading below is a frozen copy of what v3's code did, so a later
+change of the live path code cannot change what this step does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
-from .. import workspace as ws
+
+def _gitdir_of(dotgit: Path) -> Path | None:
+    try:
+        text = dotgit.read_bytes()[: 64 * 1024].decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.splitlines()
+    line = lines[0].strip() if lines else ""
+    if not line.startswith("gitdir:") or not line[len("gitdir:") :].strip():
+        return None
+    target = Path(line[len("gitdir:") :].strip())
+    if not target.is_absolute():
+        target = dotgit.parent / target
+    try:
+        return target.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _linked_admin(checkout: Path) -> tuple[Path, str] | None:
+    """(main checkout, git's administrative name) of a linked worktree, else None."""
+    dotgit = checkout / ".git"
+    if not dotgit.is_file():
+        return None
+    gitdir = _gitdir_of(dotgit)
+    if gitdir is None:
+        return None
+    try:
+        value = (gitdir / "commondir").read_text(encoding="utf-8").splitlines()[0].strip()
+    except (OSError, UnicodeDecodeError, IndexError):
+        return None
+    if not value:
+        return None
+    common = Path(value) if os.path.isabs(value) else gitdir / value
+    with contextlib.suppress(OSError, RuntimeError):
+        common = common.resolve()
+    if common.name != ".git" or gitdir.parent.name != "worktrees":
+        return None
+    return common.parent, gitdir.name
+
+
+def _worktree_key(wt_root: Path, ws_root: Path) -> str:
+    """v3's key of a checkout: '.', `@<name>` / `<main>@<name>` for a linked worktree, else
+    the path relative to the root (absolute outside it)."""
+    if wt_root == ws_root:
+        return "."
+    admin = _linked_admin(wt_root)
+    if admin is not None:
+        main, name = admin
+        if main == ws_root:
+            return f"@{name}"
+        if main.is_relative_to(ws_root):
+            return f"{main.relative_to(ws_root).as_posix()}@{name}"
+    if wt_root.is_relative_to(ws_root):
+        return wt_root.relative_to(ws_root).as_posix()
+    return wt_root.as_posix()
 
 
 def migrate(conn: Any) -> None:
@@ -50,7 +108,7 @@ def _rekey_worktrees(conn: Any, workspace_pk: int, roots: list[Path]) -> list[tu
         (workspace_pk,),
     ).fetchall():
         wt_root = Path(str(root))
-        admin = ws.linked_admin(wt_root) if wt_root.is_dir() else None
+        admin = _linked_admin(wt_root) if wt_root.is_dir() else None
         main = next(
             (
                 r
@@ -61,7 +119,7 @@ def _rekey_worktrees(conn: Any, workspace_pk: int, roots: list[Path]) -> list[tu
         )
         new = str(key)
         if admin is not None and main is not None:
-            new = ws.worktree_key(wt_root, main)
+            new = _worktree_key(wt_root, main)
             if new != key and new not in keys:
                 conn.execute("UPDATE worktrees SET key = ? WHERE id = ?", (new, pk))
                 keys.discard(str(key))

@@ -18,8 +18,8 @@ import synapt.recall.journal as sj
 from .. import JournalEntry, Store
 from ..errors import HostError, InvalidInputError, RecallError
 from .lazy import dedup, read_versions
-from .paths import Target, target_of_dir, target_of_path, worktree_bucket
-from .stores import mirror_append, store_for
+from .paths import Target, mirror_of, target_of_dir, target_of_path
+from .stores import marker_path, mirror_append, store_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,8 +63,8 @@ def to_synapt(e: JournalEntry) -> Any:
 
 @_answering
 def _journal_path(project_dir: Path | None = None) -> Path:
-    """The worktree's canonical bucket in the workspace's own data directory (from any
-    subdirectory; a linked worktree's bucket lies in its main checkout's data directory)."""
+    """The worktree's mirror: the bucket stock synapt reads from the worktree's root (from
+    any subdirectory of it)."""
     target, _ = target_of_dir(project_dir)
     return target.journal
 
@@ -93,7 +93,7 @@ def append_entry(entry: Any, path: Path | None = None, allow_collapsed: bool = F
     store, target = opened
     record = entry.to_dict()
     store.journal.append(record, allow_collapsed=True)
-    mirror_append(target.journal, record)
+    mirror_append(target.journal, record, marker_path(store.workspace.root))
     return target.journal
 
 
@@ -196,12 +196,12 @@ _PAGE = 64
 @_answering
 def newer_journal_elsewhere(path: Path, newest: str | None) -> Any:
     """The newest entry of another worktree newer than `newest`, named by that worktree's
-    canonical bucket: the store says how many entries lie in other worktrees, so the
-    common answer (none) costs one read and nothing is left unread."""
+    mirror: the store says how many entries lie in other worktrees, so the common answer
+    (none) costs one read and nothing is left unread."""
     opened = _open(path)
     if opened is None:
         return ORIGINAL["newer_journal_elsewhere"](path, newest)
-    store, _ = opened
+    store, target = opened
     unparsable = datetime.min.replace(tzinfo=timezone.utc)
     floor: datetime | None = None
     if newest is not None:
@@ -214,6 +214,7 @@ def newer_journal_elsewhere(path: Path, newest: str | None) -> Any:
     if store.journal.read(0).elsewhere.other_worktrees == 0:
         return None
     own, n = store.workspace.worktree, _PAGE
+    roots = {t.key: t.root for t in store.worktrees()}
     while True:
         entries = store.journal.read(n, all_worktrees=True).entries
         for e in entries:
@@ -222,16 +223,13 @@ def newer_journal_elsewhere(path: Path, newest: str | None) -> Any:
             when = sj._timestamp_order(e.timestamp)
             if floor is not None and when <= floor:
                 return None
-            bucket = worktree_bucket(store.workspace.root, e.worktree or ".")
-            return (
-                store.workspace.root
-                / ".synapt"
-                / "recall"
-                / "worktrees"
-                / bucket
-                / "journal.jsonl",
-                e.timestamp,
-            )
+            root = roots.get(e.worktree or ".")
+            if root is None:
+                continue  # known only from an imported file: synapt has no bucket to name
+            mirror = mirror_of(Path(root))
+            if mirror == target.journal:
+                continue  # synapt keeps that worktree in this very bucket (a gr2 desk)
+            return mirror, e.timestamp
         if len(entries) < n:
             return None
         n *= 4

@@ -24,7 +24,8 @@ def _pin_data_root() -> None:
         return
     from synapt.recall.core import project_data_dir
 
-    from ..workspace import data_dir, resolve
+    from ..paths.datadir import data_dir
+    from ..paths.resolve import resolve
 
     root = resolve(None).root
     if project_data_dir().absolute() != data_dir(root).absolute():

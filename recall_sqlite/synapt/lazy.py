@@ -9,13 +9,12 @@ fields and fetch their lists from the store when first looked at (`LazyEntry`), 
 dedup of an untouched read is the store's own head of each session (schema.sql keeps it
 with synapt's `_entry_richness` rule), in synapt's order.
 
-This module uses `store.db.query` and `store.context` directly (the journal family offers no
-"scalars of every version" read); it imports synapt and is imported only on activation."""
+It reads through the journal's public face (`version_rows`, `version_lists`); it imports
+synapt and is imported only on activation."""
 
 from __future__ import annotations
 
 import gc
-import json
 from itertools import compress
 from operator import attrgetter, is_
 from typing import Any
@@ -23,10 +22,11 @@ from typing import Any
 import synapt.recall.journal as sj
 
 from .. import Store
+from .. import synapt_layout as layout
 from ..errors import HostError, RecallError
-from ..journal import codec
+from ..journal import rich_count
 
-LIST_FIELDS = codec.LIST_FIELDS
+LIST_FIELDS = layout.LIST_FIELDS
 # The scalar fields, as named in synapt and in journal_entries (the same names).
 SCALAR_FIELDS = (
     "timestamp",
@@ -47,12 +47,6 @@ _LOADED_KEYS = len(SCALAR_FIELDS) + len(LIST_FIELDS)
 # the read is fetched in one statement (a caller that looks at every entry pays about what
 # decoding them all up front would have cost, one that looks at a few pays for a few).
 SINGLE_LOADS = 64
-_LISTS_AT = codec.SELECT_INDEX["lists"]
-_SELECT = codec.select_list()
-_SCALARS_SQL = (
-    f"SELECT seq, head_wt, rich, {', '.join(SCALAR_FIELDS)} FROM journal_entries"
-    " WHERE workspace_id = ? AND worktree_id = ? ORDER BY seq"
-)
 # What the dedup looks at besides the lists' emptiness (synapt's _entry_richness and its
 # session key); kept per read to notice entries changed between the read and the dedup.
 _DEDUP_FIELDS = ("session_id", "timestamp", "auto", "focus")
@@ -114,35 +108,22 @@ class _Source:
         self.singles = 0
 
     def load(self, i: int) -> None:
+        single = self.singles < SINGLE_LOADS
         try:
-            if self.singles < SINGLE_LOADS:
+            if single:
                 self.singles += 1
-                rows = self.store.db.query(
-                    f"SELECT {_SELECT} FROM journal_entries WHERE seq = ?", (self.seqs[i],)
-                )
-                if not rows:
-                    raise HostError(f"recall-sqlite store: entry #{self.seqs[i]} is gone")
-                self._fill([i], [rows[0][_LISTS_AT]])
-                return
-            ctx = self.store.context
-            rows = self.store.db.query(
-                f"SELECT {_SELECT} FROM journal_entries WHERE workspace_id = ? AND"
-                " worktree_id = ? ORDER BY seq",
-                (ctx.workspace_pk, ctx.worktree_pk),
-            )
-        except HostError:
-            raise
+                by_seq = self.store.journal.version_lists([self.seqs[i]])
+            else:
+                by_seq = self.store.journal.version_lists()
         except RecallError as exc:
             raise HostError(f"recall-sqlite store: {exc}") from None
-        by_seq = {r[0]: r[_LISTS_AT] for r in rows}
-        todo = [j for j, e in enumerate(self.entries) if _ROW in e.__dict__]
+        todo = [i] if single else [j for j, e in enumerate(self.entries) if _ROW in e.__dict__]
         missing = [self.seqs[j] for j in todo if self.seqs[j] not in by_seq]
         if missing:
             raise HostError(f"recall-sqlite store: entry #{missing[0]} is gone")
         self._fill(todo, [by_seq[self.seqs[j]] for j in todo])
 
-    def _fill(self, indexes: list[int], lists: list[str]) -> None:
-        decoded = json.loads(f"[{','.join(lists)}]")
+    def _fill(self, indexes: list[int], decoded: list[list[Any]]) -> None:
         for i, values in zip(indexes, decoded, strict=True):
             d = self.entries[i].__dict__
             # A list the caller assigned before loading is the caller's.
@@ -177,13 +158,12 @@ class _Snapshot:
 
 def read_versions(store: Store) -> Versions:
     """Every stored version of the store's worktree, oldest first, as synapt entries."""
-    ctx = store.context
     # The cyclic collector would run dozens of times over the 100k tuples and entries made
     # here (none of them garbage): that was half the cost of building them.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        rows = store.db.query(_SCALARS_SQL, (ctx.workspace_pk, ctx.worktree_pk))
+        rows = store.journal.version_rows(SCALAR_FIELDS)
         return _build(store, rows)
     finally:
         if collecting:
@@ -254,7 +234,7 @@ def dedup(entries: Any) -> list[Any] | None:
         e = items[i]
         if (
             sizes[i] != _LOADED_KEYS
-            or codec.rich_count(e.focus, e.done, e.decisions, e.next_steps) != snap.rich[i]
+            or rich_count(e.focus, e.done, e.decisions, e.next_steps) != snap.rich[i]
         ):
             return None
     return _heads_in_synapt_order(items, sids, snap.heads)

@@ -4,7 +4,8 @@ process, the first-use import of the workspace's synapt journals, and the JSONL 
 Mirror: synapt code that opens the journal file itself (the index build, enrich, export,
 the dashboard) and callers that test `path.exists()` before asking keep working because
 every entry written through the adapter is also appended, one way, to the worktree's
-canonical bucket. The store is the truth; the mirror is never read back by the adapter,
+mirror (synapt/paths.py: the bucket stock synapt reads from that worktree's root). The
+store is the truth; the mirror is never read back by the adapter,
 only re-imported (its lines come back as duplicates), so a line appended by a stock synapt
 process reaches the store on the next activated start."""
 
@@ -17,13 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import Store, open_store
+from .. import synapt_layout as layout
 from ..errors import RecallError
-from ..workspace import Workspace, resolve
-from .paths import JOURNAL, canonical_journal, worktree_bucket
+from ..paths.resolve import Workspace, resolve
+from .paths import mirror_of
 
-# synapt's data directories inside a workspace root (legacy/discover.py has the same list;
-# not imported from there, because loading recall_sqlite.legacy costs ~8 ms per start).
-_DATA_DIRS = (".synapt/recall", ".synapse/recall", ".synapse-recall")
 # The adapter's state beside the store: the stores of the workspace as they were when last
 # found wholly imported, so an unchanged start checks them by stat alone.
 MARKER = "recall-sqlite-synapt.json"
@@ -78,7 +77,7 @@ def ensure_imported(store: Store, w: Workspace) -> None:
     holds no new journal, imports nothing and does not load recall_sqlite.legacy; anything
     else runs the whole check again. (A store nested below a subdirectory *after* the last
     check is found by the next whole check, `recall-sqlite verify` or `doctor`.)"""
-    marker = w.root / ".synapt" / "recall" / MARKER
+    marker = _marker(w)
     files = _read_state(marker).get("files")
     if isinstance(files, dict) and _unchanged(files, w.root):
         return
@@ -93,14 +92,16 @@ def ensure_imported(store: Store, w: Workspace) -> None:
                 f"{s.path}: {s.note or s.action}" for s in report.sources if s.action == "failed"
             ]
             raise RecallError("importing synapt's journals failed: " + "; ".join(problems))
-        canonical = {_canonical_for_key(w, k.key) for k in plan.worktrees}
+        mirrors = _mirrors(store)
         fill = {
             s.worktree
             for s in report.sources
-            if s.imported and Path(s.path).resolve() not in canonical
+            if s.imported
+            and s.worktree in mirrors
+            and Path(s.path).resolve() != mirrors[s.worktree].resolve()
         }
         for key in sorted(fill):
-            fill_mirror(store, w, key)
+            fill_mirror(store, w, key, mirrors[key])
     snapshot: dict[str, list[int]] = {}
     for p in plan.everything:
         got = _stat(p.path.resolve())
@@ -119,19 +120,11 @@ def _stat(path: Path) -> tuple[int, int] | None:
 
 def _own_journals(root: Path) -> list[Path]:
     found: list[Path] = []
-    for rel in _DATA_DIRS:
-        d = root / rel
-        if (d / JOURNAL).is_file():
-            found.append(d / JOURNAL)
+    for rel in layout.DATA_DIRS:
         try:
-            names = os.listdir(d / "worktrees")
+            found += [f for f, _, _ in layout.journals_in(root / rel)]
         except OSError:
             continue
-        found += [
-            d / "worktrees" / n / JOURNAL
-            for n in names
-            if (d / "worktrees" / n / JOURNAL).is_file()
-        ]
     return found
 
 
@@ -160,37 +153,46 @@ def _update_state(marker: Path, **changes: Any) -> None:
     os.replace(tmp, marker)
 
 
-def _canonical_for_key(w: Workspace, key: str) -> Path:
-    return (
-        w.root / ".synapt" / "recall" / "worktrees" / worktree_bucket(w.root, key) / JOURNAL
-    ).resolve()
+def marker_path(root: Path) -> Path:
+    """Where the adapter keeps its state for the workspace at `root`."""
+    return layout.data_dir(root) / MARKER
+
+
+def _marker(w: Workspace) -> Path:
+    return marker_path(w.root)
+
+
+def _mirrors(store: Store) -> dict[str, Path]:
+    """worktree key -> its mirror, for the worktrees whose root exists."""
+    return {
+        t.key: mirror_of(Path(t.root))
+        for t in store.worktrees()
+        if t.root is not None and t.root_exists
+    }
 
 
 # -- the mirror --------------------------------------------------------------------------
 
 
-def mirror_append(path: Path, record: dict[str, Any]) -> None:
+def mirror_append(path: Path, record: dict[str, Any], marker: Path) -> None:
     """Append one entry to the mirror as synapt's append_entry would (same line, same
-    lock), creating the bucket directory inside the workspace's own data directory.
+    lock), creating the bucket directory as needed.
 
-    When the file was as the last whole check recorded it, it is recorded again after this
-    line, so the next start does not re-import the mirror's own lines; checked and recorded
-    under synapt's lock, so a line another synapt process appended is never taken for
-    imported."""
-    from synapt.recall._filelock import lock_exclusive
-
+    When the file was as the last whole check recorded it (`marker`), it is recorded again
+    after this line, so the next start does not re-import the mirror's own lines; checked
+    and recorded under synapt's lock, so a line another synapt process appended is never
+    taken for imported."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    marker = path.parent.parent.parent / MARKER
     real = str(path.resolve())
     with open(path, "a", encoding="utf-8") as f:
-        lock_exclusive(f)
+        layout.lock(f)
         files = _read_state(marker).get("files")
         known = (
             isinstance(files, dict)
             and files.get(real) is not None
             and tuple(files[real]) == _stat(Path(real))
         )
-        f.write(json.dumps(record) + "\n")
+        f.write(layout.line(record) + "\n")
         f.flush()
         if known:
             assert isinstance(files, dict)
@@ -198,10 +200,9 @@ def mirror_append(path: Path, record: dict[str, Any]) -> None:
             _update_state(marker, files={**files, real: [st.st_size, st.st_mtime_ns]})
 
 
-def fill_mirror(store: Store, w: Workspace, key: str) -> int:
-    """Append to a worktree's canonical bucket the versions synapt would show that it
-    lacks (entries imported from nested buckets). Returns how many lines were added."""
-    path = _canonical_for_key(w, key)
+def fill_mirror(store: Store, w: Workspace, key: str, path: Path) -> int:
+    """Append to a worktree's mirror (`path`) the versions it lacks (entries imported from
+    nested buckets). Returns how many lines were added."""
     present: set[str] = set()
     if path.exists():
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -213,7 +214,7 @@ def fill_mirror(store: Store, w: Workspace, key: str) -> int:
     for e in store.journal.versions(worktree=key):
         record = e.synapt_dict()
         if json.dumps(record, sort_keys=True) not in present:
-            mirror_append(path, record)
+            mirror_append(path, record, _marker(w))
             added += 1
     return added
 
@@ -223,7 +224,3 @@ def _canon_line(line: str) -> str:
         return json.dumps(json.loads(line), sort_keys=True)
     except ValueError:
         return line
-
-
-def mirror_path_for(w: Workspace) -> Path:
-    return canonical_journal(w)

@@ -1,32 +1,29 @@
 """The local vector table (`store.vectors`): embeddings hosts store for entries and
 summaries, searched by exact cosine, scoped like journal reads.
 
-owner.py   Owner: what a vector belongs to (no numpy)
-stats.py   what the table holds per model (SQL only, no numpy)
-family.py  Vectors: put, get, delete, search, stats (imports numpy)
+owner.py     Owner: what a vector belongs to; the kinds of owner (no numpy)
+stats.py     what the table holds per model (SQL only, no numpy)
+results.py   what the family returns (no numpy)
+validate.py  vectors as numpy sees them: checked, float32, normalised
+matrix.py    the per-scope matrix cache and its catch-up from the change log
+vectors.py   Vectors: put, get, delete, search, stats
 
-`from recall_sqlite.vectors import Owner` does not load numpy; the names that need it load
-family.py on first use (PEP 562).
+`from recall_sqlite.vectors import Owner` does not load numpy; `Vectors` and
+`DEFAULT_CACHE_BYTES` load it on first use (PEP 562).
 """
 
 from __future__ import annotations
 
 import importlib
 
+from ..errors import InvalidOwnerError, InvalidVectorError, UnknownModelError, UnknownOwnerError
 from .owner import KINDS, Owner, OwnerKind, OwnerLike
+from .results import CacheInfo, Hit, PutResult, SearchResult, SearchScope
 from .stats import ModelStats, VectorStats, vector_stats
 
 TYPE_CHECKING = False
-_FAMILY = (
-    "Vectors",
-    "PutResult",
-    "SearchScope",
-    "Hit",
-    "SearchResult",
-    "CacheInfo",
-    "DEFAULT_CACHE_BYTES",
-)
-_ERRORS = ("InvalidVectorError", "InvalidOwnerError", "UnknownOwnerError", "UnknownModelError")
+# The names that need numpy, loaded on first use.
+_NUMPY = ("Vectors", "DEFAULT_CACHE_BYTES")
 
 __all__ = [
     "DEFAULT_CACHE_BYTES",
@@ -51,29 +48,13 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    if name in _FAMILY:
-        value = getattr(importlib.import_module(".family", __name__), name)
-    elif name in _ERRORS:
-        value = getattr(importlib.import_module("..errors", __name__), name)
-    else:
+    if name not in _NUMPY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(".vectors", __name__), name)
     globals()[name] = value
     return value
 
 
 if TYPE_CHECKING:
-    from ..errors import (
-        InvalidOwnerError,
-        InvalidVectorError,
-        UnknownModelError,
-        UnknownOwnerError,
-    )
-    from .family import (
-        DEFAULT_CACHE_BYTES,
-        CacheInfo,
-        Hit,
-        PutResult,
-        SearchResult,
-        SearchScope,
-        Vectors,
-    )
+    from .vectors import DEFAULT_CACHE_BYTES as DEFAULT_CACHE_BYTES
+    from .vectors import Vectors as Vectors

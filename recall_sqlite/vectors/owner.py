@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from ..errors import InvalidOwnerError
+from ..errors import InvalidInputError, InvalidOwnerError
 
 OwnerKind = Literal["entry", "summary"]
 KINDS: tuple[OwnerKind, ...] = ("entry", "summary")
@@ -79,3 +80,22 @@ class Owner:
 
 
 OwnerLike: TypeAlias = "Owner | tuple[str, str | int]"
+
+
+def check_kinds(kinds: object) -> tuple[OwnerKind, ...]:
+    """`kinds` as a search takes it (None: both; one kind; a list of kinds), checked."""
+    if kinds is None:
+        return KINDS
+    items = [kinds] if isinstance(kinds, str) else kinds
+    if not isinstance(items, Iterable):
+        raise InvalidInputError(
+            f"kinds must be 'entry', 'summary' or a list of them, got {kinds!r}"
+        )
+    chosen = set()
+    for item in items:
+        if item not in KINDS:
+            raise InvalidInputError(f"unknown owner kind {item!r} (use 'entry' or 'summary')")
+        chosen.add(item)
+    if not chosen:
+        raise InvalidInputError("kinds is empty: nothing could match")
+    return tuple(k for k in KINDS if k in chosen)

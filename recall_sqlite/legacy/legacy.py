@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import IO
 
 from .. import identity
-from .. import workspace as ws
 from ..context import StoreContext
 from ..errors import WorkspaceError
+from ..limits import MAX_LINE_BYTES
+from ..paths import idfile
 from .assign import KnownWorktree
 from .export import ExportFormat, ExportReport, export
 from .importer import CHUNK_LINES, Importer, ImportReport
-from .lines import MAX_LINE_BYTES
 from .plan import Plan, as_mapping, as_paths, make_plan
-from .sources import recorded_worktrees, states
+from .sources import recorded_worktrees, sources_by_worktree, states
 from .survey import SurveyReport, survey
 from .verify import Verifier, VerifyReport
 
@@ -42,7 +42,10 @@ class Legacy:
         roots = identity.roots(self._ctx.db, self._ctx.workspace_pk)
         for r in roots:
             try:
-                if Path(r).is_dir() and ws.read_workspace_id(Path(r)) == self._ctx.workspace_uuid:
+                if (
+                    Path(r).is_dir()
+                    and idfile.read_workspace_id(Path(r)) == self._ctx.workspace_uuid
+                ):
                     return Path(r)
             except WorkspaceError:
                 continue
@@ -74,6 +77,12 @@ class Legacy:
             mapping=mapping,
             cwd=cwd,
         )
+
+    def sources_by_worktree(self) -> dict[str, int]:
+        """worktree key -> how many imported files are filed under it."""
+        keys = {w.pk: w.key for w in identity.worktrees(self._ctx.db, self._ctx.workspace_pk)}
+        counts = sources_by_worktree(self._ctx.db, self._ctx.workspace_pk)
+        return {keys[pk]: n for pk, n in counts.items() if pk in keys}
 
     def states(self, plan: Plan) -> dict[str, str]:
         """source key -> a short import state from size and mtime (no reading)."""

@@ -12,7 +12,9 @@ from functools import cache
 
 import apsw
 
-from ..checks import require_int, require_text
+from .. import scope
+from .. import synapt_layout as layout
+from ..checks import require_int
 from ..context import StoreContext
 from ..db import translate_any
 from ..errors import InvalidEntryError
@@ -20,26 +22,37 @@ from ..timestamps import now_us
 from . import codec
 from .carry import is_collapsed, merge_carried_forward, step_key
 from .entry import JournalEntry
-from .results import AppendResult, Elsewhere, PendingResult, ReadResult, Scope, WriteResult
+from .order import READ_ORDER
+from .results import AppendResult, PendingResult, ReadResult, WriteResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
-    from ..search import EntrySearchResult, Fusion
     from .forget import ForgetReport
 
+    # What the store composes in for `search` (search/ depends on this family, never the
+    # reverse): called with the journal, the query and search's own arguments.
+    Searcher = Callable[..., Any]
+
 ENTRY_COLUMNS = codec.select_list()
-# From this many rows on, append_many writes through journal_bulk.py (measured break-even).
+# The scalar columns version_rows may be asked for (a whitelist: they go into SQL text).
+_SCALAR_FIELDS = frozenset(("timestamp", *layout.TEXT_FIELDS, *layout.BOOL_FIELDS))
+# From this many rows on, append_many writes through bulk.py (measured break-even).
 BULK_MIN_ROWS = 32
 # How many heads synapt's pending_next_steps looks at.
 PENDING_WINDOW = 20
 
 
 class Journal:
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: StoreContext, *, searcher: Searcher | None = None) -> None:
         self._ctx = ctx
+        self._searcher = searcher
+
+    @property
+    def context(self) -> StoreContext:
+        return self._ctx
 
     # -- writing ----------------------------------------------------------------------
 
@@ -69,7 +82,7 @@ class Journal:
             if len(rows) < BULK_MIN_ROWS:
                 return [_insert(conn, r) for r in rows]
             # Same state as the loop above (burnt seqs of duplicates included), without
-            # the per-row trigger: see journal_bulk.py.
+            # the per-row trigger: see bulk.py.
             from .bulk import bulk_insert
 
             stored = bulk_insert(conn, rows, burn_duplicates=True)
@@ -177,22 +190,18 @@ class Journal:
         in the current worktree (or the whole workspace), optionally one branch; with how
         many match in scope and how many match outside it."""
         require_int("n", n, minimum=0, error=InvalidEntryError)
-        if branch is not None:
-            require_text("branch", branch, error=InvalidEntryError)
-        if not isinstance(all_worktrees, bool) or not isinstance(meaningful, bool):
-            raise InvalidEntryError("all_worktrees and meaningful must be true or false")
+        k = scope.keys(self._ctx, branch, all_worktrees, meaningful, error=InvalidEntryError)
         # No explicit transaction: the counts are read after the rows and heads are never
         # deleted, so a concurrent append can only make `total` larger, never smaller than
         # what is shown; and a read stays two statements (this is the hot path).
         with self._ctx.db.lock:
             conn = self._ctx.db.conn
             try:
-                rows = self._walk(conn, n, branch, all_worktrees, meaningful)
-                total, elsewhere = self._counts(conn, branch, all_worktrees, meaningful)
+                rows = self._walk(conn, k, n)
+                total, elsewhere = self._counts(conn, k)
             except (apsw.Error, UnicodeDecodeError) as exc:
                 raise translate_any(exc, self._ctx.db.path) from None
-        scope = self._scope(branch, all_worktrees, meaningful)
-        return ReadResult(self.entries_from_rows(rows), scope, total, elsewhere)
+        return ReadResult(self.entries_from_rows(rows), k.public(self._ctx), total, elsewhere)
 
     def latest(
         self, meaningful: bool = False, *, branch: str | None = None, all_worktrees: bool = False
@@ -209,16 +218,15 @@ class Journal:
         """Unresolved next steps across the newest sessions (synapt's window of 20), newest
         wording first; a step is resolved when any version of a session in that window
         lists it as done."""
+        k = scope.keys(self._ctx, None, all_worktrees, False)
         with self._ctx.db.read() as conn:
-            heads = self.entries_from_rows(
-                self._walk(conn, PENDING_WINDOW, None, all_worktrees, False)
-            )
+            heads = self.entries_from_rows(self._walk(conn, k, PENDING_WINDOW))
             sessions = {e.session_id for e in heads}
             done_keys: set[str] = set()
             for sid in sessions:
                 for items in self._raw_done(conn, sid, all_worktrees):
                     done_keys.update(step_key(i) for i in items if i and i.strip())
-            _, elsewhere = self._counts(conn, None, all_worktrees, False)
+            _, elsewhere = self._counts(conn, k)
         seen: set[str] = set()
         pending: list[str] = []
         for e in heads:
@@ -232,8 +240,7 @@ class Journal:
                     continue
                 pending.append(step)
                 seen.add(key)
-        scope = self._scope(None, all_worktrees, False)
-        return PendingResult(pending, scope, len(sessions), elsewhere)
+        return PendingResult(pending, k.public(self._ctx), len(sessions), elsewhere)
 
     def versions(
         self,
@@ -258,6 +265,59 @@ class Journal:
             sql += " AND session_id = ?"
             params.append(session_id)
         return self.entries_from_rows(self._ctx.db.query(sql + " ORDER BY seq", params))
+
+    def version_rows(self, fields: Sequence[str]) -> list[tuple[Any, ...]]:
+        """(position, shown, richness, *fields) of every stored version in the current
+        worktree, oldest insertion first: `shown` 1 for the version reads show of its
+        session, `richness` how many of focus/done/decisions/next_steps it has. `fields`
+        are scalar fields (not the lists, see version_lists). For hosts that rebuild a
+        journal file's view cheaply (synapt's adapter)."""
+        bad = [f for f in fields if f not in _SCALAR_FIELDS]
+        if bad:
+            raise InvalidEntryError(f"not scalar entry fields: {bad}")
+        ctx = self._ctx
+        return ctx.db.query(
+            f"SELECT seq, head_wt, rich{''.join(', ' + f for f in fields)} FROM journal_entries"
+            " WHERE workspace_id = ? AND worktree_id = ? ORDER BY seq",
+            (ctx.workspace_pk, ctx.worktree_pk),
+        )
+
+    def version_lists(self, positions: Sequence[int] | None = None) -> dict[int, list[Any]]:
+        """position -> [done, decisions, next_steps, files_modified, git_log, extra] of the
+        given versions of the current worktree (None: all of them)."""
+        ctx = self._ctx
+        lists = codec.SELECT_INDEX["lists"]
+        sql = f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE workspace_id = ?"
+        params: list[Any] = [ctx.workspace_pk]
+        if positions is None:
+            sql += " AND worktree_id = ?"
+            params.append(ctx.worktree_pk)
+        else:
+            sql += " AND seq IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps([require_int("position", p) for p in positions]))
+        rows = ctx.db.query(sql, params)
+        if not rows:
+            return {}
+        try:
+            decoded = json.loads(f"[{','.join(r[lists] for r in rows)}]")
+        except (ValueError, RecursionError):
+            raise InvalidEntryError(
+                "a stored entry's list or extra column is not valid JSON"
+                " (run `recall-sqlite doctor`)"
+            ) from None
+        return {int(r[0]): d for r, d in zip(rows, decoded, strict=True)}
+
+    def counts_by_worktree(self) -> dict[int, tuple[int, int]]:
+        """worktrees.id -> (versions stored, sessions shown) of every worktree of the
+        workspace that holds entries."""
+        return {
+            int(w): (int(n), int(h))
+            for w, n, h in self._ctx.db.query(
+                "SELECT worktree_id, count(*), coalesce(sum(head_wt), 0) FROM journal_entries"
+                " WHERE workspace_id = ? GROUP BY worktree_id",
+                (self._ctx.workspace_pk,),
+            )
+        }
 
     def session_ids(self, *, all_worktrees: bool = False) -> set[str]:
         """The session ids stored in scope (entries without one are not a session)."""
@@ -286,14 +346,14 @@ class Journal:
         meaningful: bool = False,
         vector: object = None,
         model: str | None = None,
-        fusion: Fusion = "rrf",
-    ) -> EntrySearchResult:
-        """Full-text search, best first, scoped as `read` (see recall_sqlite/search.py);
-        with `vector` and `model`, fused with the vector ranking of the same scope."""
-        from ..search import search_journal
-
-        return search_journal(
-            self._ctx,
+        fusion: str = "rrf",
+    ) -> Any:
+        """Full-text search, best first, scoped as `read` (an EntrySearchResult: hits,
+        scope, total, elsewhere); with `vector` and `model`, fused with the vector ranking
+        of the same scope (see search/journal.py)."""
+        if self._searcher is None:
+            raise InvalidEntryError("this journal was built without search (use open_store)")
+        return self._searcher(
             self,
             query,
             n,
@@ -319,56 +379,14 @@ class Journal:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _scope(self, branch: str | None, all_worktrees: bool, meaningful: bool) -> Scope:
-        ctx = self._ctx
-        return Scope(
-            ctx.workspace_uuid, None if all_worktrees else ctx.worktree_key, branch, meaningful
-        )
-
-    def _walk(
-        self, conn: Any, n: int, branch: str | None, all_worktrees: bool, meaningful: bool
-    ) -> list[tuple[Any, ...]]:
-        ctx = self._ctx
-        params: list[Any] = [ctx.workspace_pk]
-        if not all_worktrees:
-            params.append(ctx.worktree_pk)
-        if branch is not None:
-            params.append(branch)
-        params.append(n)
-        rows: list[tuple[Any, ...]] = conn.execute(
-            _walk_sql(all_worktrees, branch is not None, meaningful), params
-        ).fetchall()
+    def _walk(self, conn: Any, k: scope.Keys, n: int) -> list[tuple[Any, ...]]:
+        params = k.params()
+        params["n"] = n
+        rows: list[tuple[Any, ...]] = conn.execute(_walk_sql(k.shown_sql("")), params).fetchall()
         return rows
 
-    def _counts(
-        self, conn: Any, branch: str | None, all_worktrees: bool, meaningful: bool
-    ) -> tuple[int, Elsewhere]:
-        ctx = self._ctx
-        col = "meaningful" if meaningful else "heads"
-        total = other_wt = other_br = 0
-        if all_worktrees:
-            for b, c in conn.execute(
-                f"SELECT branch, {col} FROM journal_counts_ws WHERE workspace_id = ?",
-                (ctx.workspace_pk,),
-            ):
-                if branch is None or b == branch:
-                    total += c
-                else:
-                    other_br += c
-        else:
-            for wt, b, c in conn.execute(
-                f"SELECT worktree_id, branch, {col} FROM journal_counts_wt WHERE workspace_id = ?",
-                (ctx.workspace_pk,),
-            ):
-                on_branch = branch is None or b == branch
-                if wt == ctx.worktree_pk:
-                    if on_branch:
-                        total += c
-                    else:
-                        other_br += c
-                elif on_branch:
-                    other_wt += c
-        return total, Elsewhere(other_wt, other_br)
+    def _counts(self, conn: Any, k: scope.Keys) -> tuple[int, scope.Elsewhere]:
+        return scope.totals(conn.execute(k.counts_sql(), k.params()))
 
     def _previous_meaningful(self, conn: Any, current_session_id: str) -> JournalEntry | None:
         ctx = self._ctx
@@ -381,7 +399,7 @@ class Journal:
         sql = (
             f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
             " WHERE workspace_id = ? AND worktree_id = ?"
-            f" AND head_wt = 1 AND meaningful = 1{skip} ORDER BY ts_us DESC, sid_order LIMIT 1"
+            f" AND head_wt = 1 AND meaningful = 1{skip} ORDER BY {READ_ORDER} LIMIT 1"
         )
         rows = conn.execute(sql, params).fetchall()
         return self.entry_from_row(rows[0]) if rows else None
@@ -404,17 +422,10 @@ class Journal:
 
 
 @cache
-def _walk_sql(all_worktrees: bool, by_branch: bool, meaningful: bool) -> str:
+def _walk_sql(shown: str) -> str:
     """The "newest n" statement of one scope shape: a walk of one partial head index."""
-    where = ["workspace_id = ?"]
-    where += ["head_ws = 1"] if all_worktrees else ["worktree_id = ?", "head_wt = 1"]
-    if by_branch:
-        where.append("branch = ?")
-    if meaningful:
-        where.append("meaningful = 1")
     return (
-        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {' AND '.join(where)}"
-        " ORDER BY ts_us DESC, sid_order LIMIT ?"
+        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {shown} ORDER BY {READ_ORDER} LIMIT :n"
     )
 
 

@@ -15,10 +15,9 @@ if TYPE_CHECKING:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..legacy.rehome import worktree_list
-
     with open_from_args(args, read_only=True) as store:
-        rows = worktree_list(store.context)
+        sources = store.legacy.sources_by_worktree()
+        rows = [{**w.to_dict(), "sources": sources.get(w.key, 0)} for w in store.worktrees()]
     head = ("KEY", "NAME", "ENTRIES", "VERSIONS", "SOURCES", "ROOT")
     table = [head] + [
         (

@@ -1,4 +1,4 @@
-"""Path -> workspace / worktree / branch, from the filesystem alone.
+"""Path -> workspace / worktree / branch, from the filesystem alone (DESIGN's identity rules).
 
 No SQL and no subprocess: hooks call this on every tool use, so it must be cheap and must
 not depend on a `git` binary being on PATH. Every answer says how it was reached
@@ -11,37 +11,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
-from ._record import Frozen
-from .errors import WorkspaceError
+from .._record import Frozen
+from ..errors import WorkspaceError
+from .files import read_small
+from .git import common_dir, linked_admin, read_branch, read_gitdir_pointer
+from .idfile import workspace_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
     from typing import Final
-
-__all__ = [
-    "RESOLVED_BY",
-    "Workspace",
-    "data_dir",
-    "linked_admin",
-    "default_db_path",
-    "ensure_private_dir",
-    "check_data_dir",
-    "ensure_gitignore",
-    "ensure_workspace_id",
-    "linked_worktrees",
-    "read_branch",
-    "read_workspace_id",
-    "resolve",
-    "worktree_key",
-    "restore_workspace_id",
-]
 
 RESOLVED_BY: Final = (
     "argument",
@@ -53,18 +35,9 @@ RESOLVED_BY: Final = (
     "directory",
 )
 
-WORKSPACE_FILE: Final = "workspace.json"
-DB_FILE: Final = "recall-sqlite.db"
-
-# Marker/pointer files are tiny; a cap keeps a hostile or mistaken multi-GB file from
-# stalling a hook.
-_SMALL_FILE_LIMIT: Final = 64 * 1024
 # Bounds the directory scan done for a linked griptree so a huge directory cannot make
 # resolution slow.
 _GRIPTREE_SCAN_LIMIT: Final = 1024
-_NIL_UUIDS: Final = frozenset(
-    {"00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff"}
-)
 
 
 class Workspace(Frozen):
@@ -178,64 +151,7 @@ def _walk_up(start: Path, home: _Home) -> Iterator[Path]:
         current = current.parent
 
 
-def _read_small(path: Path) -> str | None:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(_SMALL_FILE_LIMIT + 1)
-    except OSError:
-        return None
-    if len(data) > _SMALL_FILE_LIMIT:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def _first_line(text: str) -> str:
-    lines = text.splitlines()
-    return lines[0].strip() if lines else ""
-
-
-def _read_gitdir_pointer(dotgit_file: Path) -> Path | None:
-    """The directory a `.git` *file* points at (`gitdir: <path>`), relative paths being
-    relative to the file's own directory, as git reads them."""
-    text = _read_small(dotgit_file)
-    if text is None:
-        return None
-    line = _first_line(text)
-    if not line.startswith("gitdir:"):
-        return None
-    value = line[len("gitdir:") :].strip()
-    if not value:
-        return None
-    target = Path(value)
-    if not target.is_absolute():
-        target = dotgit_file.parent / target
-    try:
-        return target.resolve()
-    except (OSError, RuntimeError):
-        return None
-
-
-def _common_dir(gitdir: Path) -> tuple[Path, bool]:
-    """(common git dir, whether gitdir is a linked worktree's private dir)."""
-    text = _read_small(gitdir / "commondir")
-    if text is None:
-        return gitdir, False
-    value = _first_line(text)
-    if not value:
-        return gitdir, False
-    common = Path(value)
-    if not common.is_absolute():
-        common = gitdir / common
-    try:
-        return common.resolve(), True
-    except (OSError, RuntimeError):
-        return common, True
-
-
-def _is_checkout_root(directory: Path) -> bool:
+def is_checkout_root(directory: Path) -> bool:
     return (
         os.path.lexists(directory / ".git")
         or (directory / ".grip").is_dir()
@@ -260,10 +176,10 @@ def _griptree_parent(griptree: Path, home: _Home) -> Path | None:
         dotgit = child / ".git"
         if not dotgit.is_file():
             continue
-        gitdir = _read_gitdir_pointer(dotgit)
+        gitdir = read_gitdir_pointer(dotgit)
         if gitdir is None:
             continue
-        common, linked = _common_dir(gitdir)
+        common, linked = common_dir(gitdir)
         if not linked:
             # No commondir file: fall back to the conventional `<repo>/.git/worktrees/<n>`.
             common = next((p for p in (gitdir, *gitdir.parents) if p.name == ".git"), gitdir)
@@ -302,7 +218,7 @@ def _griptree_declared_parents(griptree: Path) -> Iterator[Path]:
     itself, not its parent)."""
     keys = ("mainWorkspace", "main_workspace", "parent", "gripspace_root", "gripspaceRoot")
     for source in (griptree / ".griptree", griptree / ".gitgrip" / "griptree.json"):
-        text = _read_small(source)
+        text = read_small(source)
         if text is None:
             continue
         try:
@@ -371,7 +287,7 @@ def _git_root(start: Path, home: _Home, warnings: list[str]) -> tuple[Path, bool
 
 
 def _linked_main_root(checkout: Path, dotgit: Path, warnings: list[str]) -> Path:
-    gitdir = _read_gitdir_pointer(dotgit)
+    gitdir = read_gitdir_pointer(dotgit)
     if gitdir is None:
         warnings.append(
             f"{dotgit} is not a readable 'gitdir: <path>' pointer; "
@@ -384,7 +300,7 @@ def _linked_main_root(checkout: Path, dotgit: Path, warnings: list[str]) -> Path
             f"using {checkout} as the workspace root"
         )
         return checkout
-    common, linked = _common_dir(gitdir)
+    common, linked = common_dir(gitdir)
     if not linked:
         # A separated git dir (submodule, --separate-git-dir) is its own repository whose
         # checkout is right here.
@@ -494,7 +410,7 @@ def _find_root(
     # Without git, a subdirectory of a directory that already has a workspace id is part of
     # that workspace: its legacy stores were imported there, and a read from it must see them.
     for directory in _walk_up(cwd, home):
-        if (directory / ".synapt" / "recall" / WORKSPACE_FILE).is_file():
+        if workspace_file(directory).is_file():
             warnings.append(
                 f"no workspace marker (.grip/, .gitgrip/), git checkout or SYNAPT_RECALL_ROOT "
                 f"found above {cwd}; using {directory}, which has a workspace id, as a weak "
@@ -512,12 +428,12 @@ def _worktree_root(cwd: Path, root: Path, home: _Home, warnings: list[str]) -> P
     if cwd == root or cwd.is_relative_to(root):
         current = cwd
         while current != root:
-            if not home.is_home(current) and _is_checkout_root(current):
+            if not home.is_home(current) and is_checkout_root(current):
                 return current
             current = current.parent
         return root
     for directory in _walk_up(cwd, home):
-        if _is_checkout_root(directory):
+        if is_checkout_root(directory):
             return directory
     warnings.append(
         f"{cwd} is outside the workspace root {root} and not inside any checkout; "
@@ -579,22 +495,6 @@ def resolve(
     )
 
 
-def linked_admin(checkout: Path) -> tuple[Path, str] | None:
-    """(main checkout, git's administrative name) when `checkout` is a linked worktree
-    (`.git` file -> `<main>/.git/worktrees/<name>`), else None. The name is what
-    `git worktree move` keeps, so it, not the path, is the worktree's identity."""
-    dotgit = checkout / ".git"
-    if not dotgit.is_file():
-        return None
-    gitdir = _read_gitdir_pointer(dotgit)
-    if gitdir is None:
-        return None
-    common, linked = _common_dir(gitdir)
-    if not linked or common.name != ".git" or gitdir.parent.name != "worktrees":
-        return None
-    return common.parent, gitdir.name
-
-
 def worktree_key(wt_root: Path, ws_root: Path) -> str:
     """The key a checkout is recorded under: '.' for the workspace root, `<main>@<name>`
     for a linked git worktree (`@<name>` when its main checkout is the root; <name> is
@@ -612,312 +512,3 @@ def worktree_key(wt_root: Path, ws_root: Path) -> str:
     if wt_root.is_relative_to(ws_root):
         return wt_root.relative_to(ws_root).as_posix()
     return wt_root.as_posix()
-
-
-def linked_worktrees(main: Path) -> list[Path]:
-    """The linked worktrees git records for the main checkout `main` (from
-    `.git/worktrees/*/gitdir`, which git keeps current); only those that exist."""
-    admin = main / ".git" / "worktrees"
-    out: list[Path] = []
-    try:
-        names = sorted(e.name for e in os.scandir(admin) if e.is_dir(follow_symlinks=False))
-    except OSError:
-        return out
-    for name in names:
-        try:
-            text = (admin / name / "gitdir").read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not text:
-            continue
-        dotgit = Path(text)
-        if not dotgit.is_absolute():
-            dotgit = admin / name / dotgit
-        wt = dotgit.parent
-        if wt.is_dir():
-            out.append(Path(os.path.abspath(wt)))
-    return out
-
-
-def read_branch(worktree_root: Path) -> str:
-    """The branch checked out at `worktree_root`, read from HEAD; "" when detached,
-    not a git checkout, or unreadable."""
-    dotgit = Path(worktree_root) / ".git"
-    gitdir: Path | None
-    if dotgit.is_dir():
-        gitdir = dotgit
-    elif dotgit.is_file():
-        gitdir = _read_gitdir_pointer(dotgit)
-    else:
-        gitdir = None
-    if gitdir is None:
-        return ""
-    text = _read_small(gitdir / "HEAD")
-    if text is None:
-        return ""
-    line = _first_line(text)
-    if not line.startswith("ref:"):
-        return ""
-    ref = line[len("ref:") :].strip()
-    prefix = "refs/heads/"
-    if not ref.startswith(prefix):
-        return ""
-    name = ref[len(prefix) :]
-    # Reftable repositories leave this placeholder in HEAD; the real ref is in the table.
-    if name == ".invalid":
-        return ""
-    return name
-
-
-# --------------------------------------------------------------------------- data dir & id
-
-
-def data_dir(root: Path) -> Path:
-    return Path(root) / ".synapt" / "recall"
-
-
-def default_db_path(root: Path) -> Path:
-    return data_dir(root) / DB_FILE
-
-
-def ensure_private_dir(path: Path) -> None:
-    """`mkdir -p`, every directory it creates private to the user (0o700 regardless of
-    umask); directories that already exist are left as they are."""
-    path = Path(path)
-    missing: list[Path] = []
-    current = path
-    while not current.exists():
-        if os.path.islink(current):
-            raise WorkspaceError(f"cannot create directory {current}: dangling symlink")
-        if os.path.lexists(current):
-            break  # another process created it between the two checks
-        missing.append(current)
-        if current == current.parent:
-            break
-        current = current.parent
-    if not missing and not path.is_dir():
-        raise WorkspaceError(f"{path} exists and is not a directory")
-    for directory in reversed(missing):
-        try:
-            os.mkdir(directory, 0o700)
-        except FileExistsError:
-            # A concurrent process created it first: fine if it is a directory, and its
-            # mode is that process's business.
-            if not directory.is_dir():
-                raise WorkspaceError(f"{directory} exists and is not a directory") from None
-            continue
-        except OSError as exc:
-            raise WorkspaceError(f"cannot create directory {directory}: {exc}") from exc
-        try:
-            os.chmod(directory, 0o700)
-        except OSError as exc:
-            raise WorkspaceError(f"cannot make {directory} private: {exc}") from exc
-
-
-def check_data_dir(root: Path, *, trusted: bool = False) -> None:
-    """Refuse a `.synapt`, `.synapt/recall` or store file that is a symlink leading out of
-    the workspace: a repository can carry one (into another user's world-writable
-    directory, or into /etc for a root process), and entries would be written and read
-    there. `trusted`: the root was set explicitly (SYNAPT_RECALL_ROOT), like `--db`."""
-    if trusted:
-        return
-    try:
-        real_root = os.path.realpath(root)
-    except (OSError, ValueError):
-        return
-    for path in (root / ".synapt", data_dir(root), default_db_path(root)):
-        if not os.path.islink(path):
-            continue
-        target = os.path.realpath(path)
-        if target != real_root and not target.startswith(real_root + os.sep):
-            raise WorkspaceError(
-                f"{path} is a symlink to {target}, outside the workspace; refusing to keep "
-                "memory there (set SYNAPT_RECALL_ROOT or --db to choose a place explicitly)"
-            )
-
-
-_GITIGNORE = "# recall-sqlite: session memory can hold secrets; never commit it\n*\n"
-
-
-def ensure_gitignore(root: Path) -> None:
-    """`.synapt/.gitignore` ignoring everything, so `git add -A` does not publish the store."""
-    target = Path(root) / ".synapt" / ".gitignore"
-    if os.path.lexists(target) or not target.parent.is_dir():
-        return
-    with contextlib.suppress(OSError):
-        _write_private(target, _GITIGNORE.encode(), exclusive=True)
-
-
-def restore_workspace_id(root: Path, uuid: str) -> None:
-    """Write back a workspace id the database recorded for this root (workspace.json was
-    deleted). Atomic like a mint; a file that appeared meanwhile wins."""
-    path = _workspace_file(root)
-    ensure_private_dir(path.parent)
-    payload = (
-        json.dumps(
-            {
-                "workspace_id": uuid,
-                "restored_at": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-            },
-            indent=2,
-        )
-        + "\n"
-    ).encode()
-    tmp = path.parent / f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
-    try:
-        _write_private(tmp, payload, exclusive=True)
-        with contextlib.suppress(FileExistsError):
-            os.link(tmp, path)
-    except OSError as exc:
-        raise WorkspaceError(f"cannot restore {path}: {exc}") from exc
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
-def _workspace_file(root: Path) -> Path:
-    return data_dir(root) / WORKSPACE_FILE
-
-
-def _corrupt(path: Path, why: str) -> WorkspaceError:
-    return WorkspaceError(
-        f"{path} is corrupt ({why}); it holds this workspace's identity, so it is not "
-        "replaced automatically: fix it, or move it aside to mint a new id (entries "
-        "stored under the old id then no longer belong to this workspace)"
-    )
-
-
-def read_workspace_id(root: Path) -> str | None:
-    """The workspace id recorded under `root`, or None if none was minted yet. Never
-    writes. Raises WorkspaceError for an unreadable or corrupt workspace.json."""
-    path = _workspace_file(root)
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(_SMALL_FILE_LIMIT + 1)
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
-        # A file where `.synapt` or `recall` should be: nothing minted, and creating one
-        # will fail loudly in ensure_private_dir.
-        return None
-    except OSError as exc:
-        raise WorkspaceError(f"cannot read {path}: {exc}") from exc
-    if len(raw) > _SMALL_FILE_LIMIT:
-        raise _corrupt(path, f"larger than {_SMALL_FILE_LIMIT} bytes")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise _corrupt(path, f"not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise _corrupt(path, f"expected a JSON object, found {type(data).__name__}")
-    value = data.get("workspace_id")
-    if not isinstance(value, str):
-        raise _corrupt(path, "no string 'workspace_id'")
-    # Canonical text only, so one id never has two spellings in the database.
-    if not _CANONICAL_UUID.match(value) or value in _NIL_UUIDS:
-        raise _corrupt(path, f"workspace_id {value!r} is not a canonical lowercase UUID")
-    return value
-
-
-# The stdlib uuid module imports platform and costs milliseconds at import; a version-4 UUID
-# is 122 random bits with fixed version/variant bits, so it is built here directly.
-_CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
-
-
-def _uuid4() -> str:
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40
-    b[8] = (b[8] & 0x3F) | 0x80
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def ensure_workspace_id(root: Path) -> str:
-    """The workspace id recorded under `root`, minting and publishing one atomically if
-    there is none. Processes racing here all return the same id."""
-    path = _workspace_file(root)
-    for _ in range(5):
-        existing = read_workspace_id(root)
-        if existing is not None:
-            return existing
-        minted = _mint(path)
-        if minted is not None:
-            return minted
-        winner = _read_winner(root)
-        if winner is not None:
-            return winner
-        # The winner's file vanished again (someone deleting it): try once more.
-    raise WorkspaceError(f"could not establish a workspace id at {path}: it keeps disappearing")
-
-
-def _mint(path: Path) -> str | None:
-    """Publish a new id at `path`; None if another process published first."""
-    directory = path.parent
-    ensure_private_dir(directory)
-    new_id = _uuid4()
-    created_at = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-    payload = (
-        json.dumps({"workspace_id": new_id, "created_at": created_at}, indent=2) + "\n"
-    ).encode("utf-8")
-    tmp = directory / f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
-    try:
-        _write_private(tmp, payload, exclusive=True)
-        try:
-            # link() publishes a complete file and fails if one exists, so readers never
-            # see a partial file and a racing minter never overwrites the winner.
-            os.link(tmp, path)
-        except FileExistsError:
-            return None
-        except (OSError, NotImplementedError):
-            # Filesystems without hard links: exclusive create is still race-free for
-            # the winner; losers tolerate a briefly partial file in _read_winner.
-            try:
-                _write_private(path, payload, exclusive=True)
-            except FileExistsError:
-                return None
-    except OSError as exc:
-        raise WorkspaceError(f"cannot write {path}: {exc}") from exc
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    _fsync_dir(directory)
-    return new_id
-
-
-def _write_private(path: Path, payload: bytes, *, exclusive: bool) -> None:
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
-    fd = os.open(path, flags, 0o600)
-    try:
-        if sys.platform != "win32":
-            os.fchmod(fd, 0o600)  # the umask may have removed bits; make it exact
-        view = memoryview(payload)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(directory: Path) -> None:
-    if sys.platform == "win32":
-        return
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _read_winner(root: Path) -> str | None:
-    # Only the no-hard-link fallback can expose a half-written file, and only for the
-    # few milliseconds the winner spends writing it.
-    deadline = time.monotonic() + 2.0
-    while True:
-        try:
-            return read_workspace_id(root)
-        except WorkspaceError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(0.02)

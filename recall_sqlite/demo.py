@@ -7,10 +7,9 @@ synapt 0.30.0, run from a plain git repository, keeps its data root in the direc
 ran from (unless that directory holds `.git`) and names the bucket after the repository;
 a linked worktree gets a bucket named after its directory in the main checkout's store,
 and its subdirectories get nested stores of their own. `WRITES` lists which session was
-written from which directory and `STORES` where synapt puts each (tests/test_demo.py runs
-synapt itself in the same layout and compares). The lines are written byte for byte as
-synapt's `append_entry` writes them (`json.dumps(asdict(entry))`: its field order,
-default separators, ASCII escapes), so the demo needs nothing installed but this package;
+written from which directory; synapt_layout says where synapt puts each and writes the
+line as synapt's `append_entry` does (tests/test_demo.py runs synapt itself in the same
+layout and compares), so the demo needs nothing installed but this package;
 with `git` missing it writes a minimal valid `.git` (and linked-worktree metadata) itself.
 """
 
@@ -28,13 +27,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError
-from ..journal.codec import EMPTY, SYNAPT_FIELDS
-from ..timestamps import parse_timestamp
+from . import synapt_layout as layout
+from .errors import InvalidInputError
+from .timestamps import parse_timestamp
 
 REPO = "proj"
 LINKED = "proj-feat"
-# Where a user stood (relative to the demo directory) -> the store synapt 0.30.0 writes.
+# Where a user stood (relative to the demo directory) -> the store synapt 0.30.0 writes
+# there (what synapt_layout computes and the demo uses; the tests hold the three equal).
 STORES = {
     "proj": "proj/.synapt/recall/worktrees/proj/journal.jsonl",
     "proj/server": "proj/server/.synapt/recall/worktrees/proj/journal.jsonl",
@@ -48,10 +48,10 @@ SUBDIR = "proj/server"
 
 def synapt_line(**fields: Any) -> str:
     """One journal line exactly as synapt's append_entry writes it (without the newline)."""
-    unknown = set(fields) - set(SYNAPT_FIELDS)
-    if unknown:
-        raise InvalidInputError(f"not synapt journal fields: {sorted(unknown)}")
-    return json.dumps({name: fields.get(name, EMPTY.get(name, "")) for name in SYNAPT_FIELDS})
+    try:
+        return layout.line(fields)
+    except ValueError as exc:
+        raise InvalidInputError(str(exc)) from None
 
 
 def _ts(hours: float) -> str:
@@ -266,17 +266,19 @@ def make_repo(base: Path, *, use_git: bool | None = None) -> bool:
 
 def build(base: Path, *, use_git: bool | None = None) -> DemoWorkspace:
     """Write the demo workspace under `base`: the repository (`make_repo`) and, for each of
-    `WRITES`, the line synapt 0.30.0 appends to the store of the directory it ran from."""
+    `WRITES` in order, the line synapt 0.30.0 appends to the journal it uses from the
+    directory the write ran in (synapt_layout.journal_for: a store made by one write is
+    where synapt looks on the next)."""
     used = make_repo(base, use_git=use_git)
-    texts: dict[str, str] = {}
+    env = layout.neutral_env()
+    stores: dict[str, Path] = {}
     for w in WRITES:
+        path = layout.journal_for(base / w.cwd, env)
+        stores[os.path.relpath(path, base.resolve())] = path
         line = synapt_line(**w.fields)
-        rel = STORES[w.cwd]
-        texts[rel] = texts.get(rel, "") + (line[: len(line) // 2] if w.cut else line + "\n")
-    stores = {rel: base / rel for rel in texts}
-    for rel, text in texts.items():
-        stores[rel].parent.mkdir(parents=True, exist_ok=True)
-        stores[rel].write_bytes(text.encode("utf-8"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as f:
+            f.write((line[: len(line) // 2] if w.cut else line + "\n").encode("utf-8"))
     main = {w.fields["session_id"] for w in WRITES if not w.cwd.startswith(LINKED)}
     linked = {w.fields["session_id"] for w in WRITES if w.cwd.startswith(LINKED)}
     return DemoWorkspace(
@@ -308,7 +310,7 @@ def before_from_subdir(demo: DemoWorkspace) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - another synapt must not break the demo
             by = f"recall-sqlite's reading of that store (synapt failed: {exc!r:.80})"
     if sids is None:
-        path = demo.subdir / ".synapt/recall/worktrees" / REPO / "journal.jsonl"
+        path = layout.journal_for(demo.subdir, layout.neutral_env())
         newest: dict[str, int] = {}
         for raw in path.read_text(encoding="utf-8").splitlines():
             try:
@@ -378,8 +380,8 @@ def demo_dir(target: str | None, keep: bool) -> Iterator[Path]:
 
 def run(base: Path, *, use_git: bool | None = None) -> dict[str, Any]:
     """Build the workspace under `base` and migrate it; returns every step's result."""
-    from ..store import open_store
-    from .survey import survey
+    from .legacy.survey import survey
+    from .store import open_store
 
     with neutral_env():
         demo = build(base, use_git=use_git)

@@ -1,4 +1,4 @@
-"""`recall-sqlite summary add|latest|list|remove`: summaries with store-assigned times."""
+"""`recall-sqlite summary add|latest|list|remove|search`: summaries with store-assigned times."""
 
 from __future__ import annotations
 
@@ -134,6 +134,61 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_summary_search(args: argparse.Namespace) -> int:
+    if args.all_branches and args.branch is not None:
+        raise cli.UsageError("give --branch or --all-branches, not both")
+    if args.workspace_wide and args.branch is not None:
+        raise cli.UsageError("give --branch or --workspace-wide, not both")
+    branch = None if args.workspace_wide else (ALL_BRANCHES if args.branch is None else args.branch)
+    with cli.open_from_args(args) as store:
+        result = store.summaries.search(
+            " ".join(args.query),
+            args.n,
+            branch=branch,
+            kind=args.kind,
+            include_superseded=args.superseded,
+        )
+        data = result.to_dict()  # inside: snippets are read on first use
+    open_, close = cli.search_marks()
+    body = [
+        format_summary(h.summary).split("\n", 1)[0]
+        + f"  score {h.score:.3g}\n"
+        + h.snippet.marked(open_, close)
+        for h in result.hits
+    ]
+    if not body:
+        body.append(cli.nothing_found(result.query.terms, "summaries"))
+    line = f"{len(result.hits)} of {result.total} in scope ({result.scope.describe()})"
+    if result.elsewhere.other_branches:
+        line += (
+            f"; {result.elsewhere.other_branches} more in other scopes"
+            " (drop --branch to see every scope)"
+        )
+    body.append(line)
+    cli.emit(args, data, "\n\n".join(body))
+    return 0
+
+
+def add_summary_search(summary_subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
+    s = summary_subparsers.add_parser(
+        "search", parents=[json_parent], help="full-text search of summaries, best first"
+    )
+    s.add_argument(
+        "query",
+        nargs="+",
+        help="the words to look for (put -- before a query that starts with '-')",
+    )
+    s.add_argument("-n", type=cli.nonneg_int, default=10)
+    s.add_argument("--branch", help="one branch's summaries ('' = none); default: every scope")
+    s.add_argument(
+        "--workspace-wide", action="store_true", help="only the workspace-wide summaries"
+    )
+    s.add_argument("--all-branches", action="store_true", help="every scope (the default)")
+    s.add_argument("--kind")
+    s.add_argument("--superseded", action="store_true", help="include superseded summaries")
+    s.set_defaults(func=cmd_summary_search)
+
+
 def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     summary = subparsers.add_parser("summary", help="summaries of the journal")
     sub = summary.add_subparsers(dest="summary_command", metavar="ACTION")
@@ -188,6 +243,4 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     )
     remove.add_argument("id", type=cli.positive_int)
     remove.set_defaults(func=cmd_remove)
-    from .search import add_summary_search
-
     add_summary_search(sub, json_parent)

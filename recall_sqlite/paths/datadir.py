@@ -1,0 +1,61 @@
+"""The store's data directory inside a workspace (`<root>/.synapt/recall/`): where the
+database lives by default, keeping it private, refusing one that a symlink leads out of
+the workspace, and the `.gitignore` that keeps `git add -A` from publishing it.
+
+(synapt keeps its own journals in the same directory; where synapt puts what is
+synapt_layout.py's business, not this module's.)"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from ..errors import WorkspaceError
+from .files import write_private
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
+DB_FILE: Final = "recall-sqlite.db"
+_GITIGNORE = "# recall-sqlite: session memory can hold secrets; never commit it\n*\n"
+
+
+def data_dir(root: Path) -> Path:
+    return Path(root) / ".synapt" / "recall"
+
+
+def default_db_path(root: Path) -> Path:
+    return data_dir(root) / DB_FILE
+
+
+def check_data_dir(root: Path, *, trusted: bool = False) -> None:
+    """Refuse a `.synapt`, `.synapt/recall` or store file that is a symlink leading out of
+    the workspace: a repository can carry one (into another user's world-writable
+    directory, or into /etc for a root process), and entries would be written and read
+    there. `trusted`: the root was set explicitly (SYNAPT_RECALL_ROOT), like `--db`."""
+    if trusted:
+        return
+    try:
+        real_root = os.path.realpath(root)
+    except (OSError, ValueError):
+        return
+    for path in (root / ".synapt", data_dir(root), default_db_path(root)):
+        if not os.path.islink(path):
+            continue
+        target = os.path.realpath(path)
+        if target != real_root and not target.startswith(real_root + os.sep):
+            raise WorkspaceError(
+                f"{path} is a symlink to {target}, outside the workspace; refusing to keep "
+                "memory there (set SYNAPT_RECALL_ROOT or --db to choose a place explicitly)"
+            )
+
+
+def ensure_gitignore(root: Path) -> None:
+    """`.synapt/.gitignore` ignoring everything, so `git add -A` does not publish the store."""
+    target = Path(root) / ".synapt" / ".gitignore"
+    if os.path.lexists(target) or not target.parent.is_dir():
+        return
+    with contextlib.suppress(OSError):
+        write_private(target, _GITIGNORE.encode(), exclusive=True)

@@ -1,0 +1,163 @@
+"""Searching journal entries (`store.journal.search`): one scoped statement over the matches.
+
+Scope is exactly `Journal.read`'s (scope.py): the shown versions of the scope's basis, in
+one pass over the matches, give the `n` best in scope (bm25 with the schema's column
+weights, ties newest first as reads order) and, on every row, how many matches lie in scope
+and in each category elsewhere, counted as reads count them. With `vector` and `model`, the
+vector ranking of the same scope is fused in (fusion.py); numpy is loaded only then."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from .. import scope
+from ..checks import require_int
+from ..journal.journal import ENTRY_COLUMNS
+from ..journal.order import READ_ORDER
+from .fusion import FUSION_DEPTH, Candidate, Fusion, check_hybrid, rank, vector_ranking
+from .query import parse_query
+from .results import EntryHit, EntrySearchResult
+from .snippets import deferred, entry_snippet
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..journal.entry import JournalEntry
+    from ..journal.journal import Journal
+
+
+@cache
+def _sql(k_shape: tuple[bool, bool, bool], category: str, basis: str) -> str:
+    """Every match among the basis's shown versions with its category, the counts of each
+    category over all of them (window sums) and, first, the best in scope. `k_shape` only
+    keys the cache. CROSS JOIN: the index drives and each match is one primary-key probe;
+    the planner must never walk a head index and probe the index per entry instead."""
+    return f"""
+SELECT seq, score, cat, sum(cat = 0) OVER (), sum(cat = 1) OVER (), sum(cat = 2) OVER (),
+       ts_us, sid_order
+  FROM (SELECT e.seq AS seq, f.rank AS score, e.ts_us AS ts_us, e.sid_order AS sid_order,
+               {category} AS cat
+          FROM journal_fts f CROSS JOIN journal_entries e ON e.seq = f.rowid
+         WHERE journal_fts MATCH :match AND {basis})
+ WHERE cat IS NOT NULL
+ ORDER BY cat = 0 DESC, score, {READ_ORDER}
+ LIMIT :limit"""
+
+
+def search_journal(
+    journal: Journal,
+    query: object,
+    n: int = 10,
+    *,
+    branch: str | None = None,
+    all_worktrees: bool = False,
+    meaningful: bool = False,
+    vector: object = None,
+    model: str | None = None,
+    fusion: Fusion = "rrf",
+    vectors: Callable[[], Any] | None = None,
+) -> EntrySearchResult:
+    """Entries matching `query`, best first, in the scope `journal.read` would cover.
+    `vectors` gives the store's vector family for a hybrid search (its matrix cache)."""
+    n = require_int("n", n, minimum=0)
+    k = scope.keys(journal.context, branch, all_worktrees, meaningful)
+    check_hybrid(vector, model, fusion)
+    parsed = parse_query(query)
+    ctx = journal.context
+    hybrid = vector is not None
+    # The vector side first: Vectors.search takes its own read transaction.
+    vec_hits: list[tuple[str, float]] = []
+    if hybrid:
+        assert model is not None and vectors is not None
+        vec_hits = vector_ranking(
+            vectors, vector, model, n, branch=branch, kinds="entry", all_worktrees=all_worktrees
+        )
+    depth = max(n, FUSION_DEPTH) if hybrid else n
+    params = k.params()
+    # LIMIT 0 would also lose the counts every row carries.
+    params.update(match=parsed.match, limit=max(depth, 1))
+    total, elsewhere = 0, scope.Elsewhere()
+    with ctx.db.read() as conn:
+        text_rows: list[tuple[Any, ...]] = []
+        if parsed.terms:
+            shape = (k.worktree_pk is None, k.branch is not None, k.meaningful)
+            sql = _sql(shape, k.category_sql("e.worktree_id", "e.branch"), k.basis_sql("e"))
+            rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
+            if rows:
+                first = rows[0]
+                total, elsewhere = scope.totals(((0, first[3]), (1, first[4]), (2, first[5])))
+            text_rows = [r for r in rows if r[2] == scope.IN_SCOPE][:depth]
+        cands: dict[int, Candidate] = {}
+        for place, r in enumerate(text_rows, 1):
+            cands[int(r[0])] = Candidate(
+                int(r[0]), place, -float(r[1]), order=(-int(r[6]), int(r[7] or 0))
+            )
+        if vec_hits:
+            _add_vector_entries(conn, k.workspace_pk, vec_hits, cands, k.meaningful)
+        chosen = rank(cands, n, fusion if hybrid else None)
+        entries = _entries_by_seq(conn, journal, [c.key for c in chosen])
+        hits = []
+        for c in chosen:
+            e = entries[c.key]
+            score = c.fused if hybrid else float(c.text_score or 0.0)
+            hits.append(
+                EntryHit(
+                    e,
+                    score,
+                    c.text_rank,
+                    c.vector_rank,
+                    deferred(ctx, entry_snippet, parsed.match, c.key, e),
+                )
+            )
+    return EntrySearchResult(
+        hits,
+        k.public(ctx),
+        total,
+        elsewhere,
+        parsed,
+        "hybrid" if hybrid else "text",
+        fusion if hybrid else None,
+    )
+
+
+def _add_vector_entries(
+    conn: Any,
+    workspace_pk: int,
+    vec_hits: list[tuple[str, float]],
+    cands: dict[int, Candidate],
+    meaningful: bool,
+) -> None:
+    """The vector ranking's entries as candidates (Vectors.search already kept only the
+    shown versions of the scope; `meaningful` is applied here, as it has no vector filter)."""
+    placeholders = ",".join("?" * len(vec_hits))
+    extra = " AND meaningful = 1" if meaningful else ""
+    found = {
+        bytes(rid).hex(): (int(seq), int(ts), int(so or 0))
+        for rid, seq, ts, so in conn.execute(
+            f"SELECT id, seq, ts_us, sid_order FROM journal_entries"
+            f" WHERE workspace_id = ? AND id IN ({placeholders}){extra}",
+            [workspace_pk, *[bytes.fromhex(h) for h, _ in vec_hits]],
+        )
+    }
+    place = 0
+    for hex_id, score in vec_hits:
+        got = found.get(hex_id)
+        if got is None:
+            continue
+        place += 1
+        seq, ts, so = got
+        c = cands.get(seq)
+        if c is None:
+            c = cands[seq] = Candidate(seq, order=(-ts, so))
+        c.vector_rank, c.vector_score = place, score
+
+
+def _entries_by_seq(conn: Any, journal: Journal, seqs: list[int]) -> dict[int, JournalEntry]:
+    if not seqs:
+        return {}
+    rows = conn.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE seq IN ({','.join('?' * len(seqs))})",
+        seqs,
+    ).fetchall()
+    return {int(r[0]): e for r, e in zip(rows, journal.entries_from_rows(rows), strict=True)}

@@ -1,0 +1,99 @@
+"""Helpers the test files share: running git with a neutral identity, making repositories
+and linked worktrees, the environment a user's process has, and running the CLI (as a
+process, or in this one with captured output)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The variables that say where a process stands: a test's subprocess never inherits them.
+IDENTITY_PREFIXES = ("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_")
+CLI = [sys.executable, "-m", "recall_sqlite.cli"]
+
+
+def git_env() -> dict[str, str]:
+    """This environment for git: no user or system config, a fixed author, none of the
+    caller's GIT_* redirections."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+    )
+    return env
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in `cwd`; its stdout. Fails the test on a non-zero exit."""
+    res = subprocess.run(
+        ["git", *args], cwd=cwd, env=git_env(), check=True, capture_output=True, text=True
+    )
+    return res.stdout
+
+
+def new_repo(path: Path, *, branch: str = "main", commit: bool = True) -> Path:
+    """A git repository at `path` on `branch`, with an empty first commit unless told not."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", branch)
+    if commit:
+        git(path, "commit", "-q", "--allow-empty", "-m", "init")
+    return path
+
+
+def add_worktree(main: Path, path: Path, branch: str | None = None) -> Path:
+    """`git worktree add` of `path` (a new branch named after it unless given)."""
+    git(main, "worktree", "add", "-q", str(path), "-b", branch or path.name)
+    return path
+
+
+def user_env(home: Path | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a user's process: this one's, without any identity override,
+    with HOME at `home` when given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(IDENTITY_PREFIXES)}
+    if home is not None:
+        env["HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,  # noqa: A002 - subprocess's name
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`recall-sqlite ARGS` as its own process (a user's environment unless `env`)."""
+    return subprocess.run(
+        [*CLI, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=user_env() if env is None else env,
+        input=input,
+        timeout=timeout,
+    )
+
+
+def cli_here(capsys: pytest.CaptureFixture[str], store: Any, *argv: str) -> tuple[int, str, str]:
+    """`recall-sqlite ARGV` run in this process: (exit code, stdout, stderr). With a
+    `store` (not None), `--cwd` and `--db` name it."""
+    from recall_sqlite.cli import main
+
+    base = (
+        []
+        if store is None
+        else ["--cwd", str(store.workspace.root), "--db", str(store.workspace.db_path)]
+    )
+    code = main([*base, *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
