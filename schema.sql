@@ -1,4 +1,4 @@
--- recall-sqlite schema, version 6. The single source of truth for the store's shape.
+-- recall-sqlite schema, version 7. The single source of truth for the store's shape.
 --
 -- Rules this file keeps:
 --  * every canonical table is STRICT and uses only INTEGER/TEXT/BLOB/REAL, so a stock
@@ -19,7 +19,8 @@ CREATE TABLE workspaces (
     id          INTEGER PRIMARY KEY,
     uuid        TEXT NOT NULL UNIQUE,          -- minted once, recorded in <root>/.synapt/recall/workspace.json
     first_seen  TEXT NOT NULL,
-    last_seen   TEXT NOT NULL
+    last_seen   TEXT NOT NULL,
+    sync_key    TEXT                           -- the repository this workspace syncs as (recall_sqlite/sync/), or NULL
 ) STRICT;
 
 -- Every root path a workspace id was seen at. Two live roots for one id = a copied workspace.
@@ -39,6 +40,7 @@ CREATE TABLE worktrees (
     root         TEXT,                         -- absolute path last seen (NULL for imported-only worktrees)
     first_seen   TEXT NOT NULL,
     last_seen    TEXT NOT NULL,
+    gone_at      TEXT,                         -- when its root was acknowledged gone (doctor --repair); history kept
     UNIQUE (workspace_id, key)
 ) STRICT;
 
@@ -46,12 +48,13 @@ CREATE TABLE worktrees (
 -- journal
 -- ===========================================================================
 
--- One row per distinct entry version. `id` is content-addressed (sha256 of the workspace
--- uuid and the canonical entry, first 16 bytes), so an identical entry collapses onto one
--- row. `seq` is the insertion order (AUTOINCREMENT: never reused), which cursors follow.
+-- One row per distinct entry version. `id` is content-addressed (sha256 of the canonical
+-- entry alone, first 16 bytes: journal/codec.py), so an identical entry collapses onto one
+-- row and has the same id on every machine. `seq` is this store's insertion order
+-- (AUTOINCREMENT: never reused), which cursors follow; nothing a read shows depends on it.
 CREATE TABLE journal_entries (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
-    id             BLOB NOT NULL UNIQUE CHECK (length(id) = 16),
+    id             BLOB NOT NULL CHECK (length(id) = 16),
     workspace_id   INTEGER NOT NULL REFERENCES workspaces(id),
     worktree_id    INTEGER NOT NULL REFERENCES worktrees(id),
     session_id     TEXT NOT NULL DEFAULT '',
@@ -78,10 +81,13 @@ CREATE TABLE journal_entries (
     -- derived at write time from the fields above (see journal/codec.py):
     rich           INTEGER NOT NULL DEFAULT 0, -- how many of focus/done/decisions/next_steps are non-empty
     meaningful     INTEGER NOT NULL DEFAULT 0 CHECK (meaningful IN (0, 1)),
+    sid_order      INTEGER NOT NULL DEFAULT 4611686018427387904,
+                                               -- tie order at equal timestamps (journal/order.py): a hash of the
+                                               -- session id; 2^62 and up (after every session) without one
     -- maintained by the triggers below:
-    sid_order      INTEGER,                    -- tie order for equal timestamps (first appearance of the session)
     head_wt        INTEGER NOT NULL DEFAULT 0, -- 1 = the version reads show, within its worktree
-    head_ws        INTEGER NOT NULL DEFAULT 0  -- 1 = the version reads show, across the workspace
+    head_ws        INTEGER NOT NULL DEFAULT 0, -- 1 = the version reads show, across the workspace
+    UNIQUE (workspace_id, id)
 ) STRICT;
 
 -- Session lookups (dedup maintenance, same-session done items).
@@ -113,10 +119,11 @@ CREATE TABLE journal_counts_ws (
     PRIMARY KEY (workspace_id, branch)
 ) STRICT, WITHOUT ROWID;
 
--- Dedup rule (synapt 0.30.0's _entry_richness): a version beats the current head of its
--- session when it is non-auto and the head is auto; else, within the same class, when it is
--- newer; else, at the same instant, when it has more rich fields. A full tie keeps the
--- earlier version. Entries without a session id are never merged: each is its own head.
+-- Dedup rule (journal/order.py, synapt 0.30.0's _entry_richness): a version beats the
+-- current head of its session when it is non-auto and the head is auto; else, within the
+-- same class, when it is newer; else, at the same instant, when it has more rich fields;
+-- else when its id is smaller. Entries without a session id are never merged: each is its
+-- own head.
 -- The unary plus on head_ws/head_wt keeps the planner off the partial head indexes here:
 -- they would match `head_ws = 1` and turn each insert into a walk of every head in the
 -- workspace (quadratic imports); the session index is the right one.
@@ -136,25 +143,15 @@ BEGIN
      WHERE NEW.session_id <> '' AND session_id <> ''
        AND workspace_id = NEW.workspace_id AND session_id = NEW.session_id
        AND +head_ws = 1 AND seq <> NEW.seq
-       AND (NEW.auto < auto
-            OR (NEW.auto = auto AND (NEW.ts_us > ts_us
-                                     OR (NEW.ts_us = ts_us AND NEW.rich > rich))));
+       AND ((NEW.auto < auto) OR (NEW.auto = auto AND NEW.ts_us > ts_us) OR (NEW.auto = auto AND NEW.ts_us = ts_us AND NEW.rich > rich) OR (NEW.auto = auto AND NEW.ts_us = ts_us AND NEW.rich = rich AND NEW.id < id));
     UPDATE journal_entries SET head_wt = 0
      WHERE NEW.session_id <> '' AND session_id <> ''
        AND workspace_id = NEW.workspace_id AND session_id = NEW.session_id
        AND worktree_id = NEW.worktree_id
        AND +head_wt = 1 AND seq <> NEW.seq
-       AND (NEW.auto < auto
-            OR (NEW.auto = auto AND (NEW.ts_us > ts_us
-                                     OR (NEW.ts_us = ts_us AND NEW.rich > rich))));
+       AND ((NEW.auto < auto) OR (NEW.auto = auto AND NEW.ts_us > ts_us) OR (NEW.auto = auto AND NEW.ts_us = ts_us AND NEW.rich > rich) OR (NEW.auto = auto AND NEW.ts_us = ts_us AND NEW.rich = rich AND NEW.id < id));
     UPDATE journal_entries
-       SET sid_order = CASE
-               WHEN NEW.session_id = '' THEN NEW.seq + 1152921504606846976  -- 2^60: after every session
-               ELSE (SELECT min(seq) FROM journal_entries
-                      WHERE workspace_id = NEW.workspace_id AND session_id = NEW.session_id
-                        AND session_id <> '')
-           END,
-           head_ws = CASE
+       SET head_ws = CASE
                WHEN NEW.session_id = '' THEN 1
                ELSE NOT EXISTS (SELECT 1 FROM journal_entries
                                  WHERE workspace_id = NEW.workspace_id AND session_id = NEW.session_id
@@ -205,19 +202,31 @@ BEGIN
 END;
 
 -- Entry ids that were forgotten (`recall-sqlite journal forget`, or a DELETE from a shell):
--- an import or a replica must not bring them back. Only the id: no byte of the text.
+-- neither a write, an import nor another machine's replica brings them back (a tombstone
+-- wins over every version of its id). Only the id: no byte of the text. `formula` 1 marks
+-- an id of the pre-v7 formula (salted with this store's workspace uuid): it still keeps a
+-- re-import out here, and means nothing on any other machine, so it is never synced.
 CREATE TABLE journal_tombstones (
-    id            BLOB PRIMARY KEY CHECK (length(id) = 16),
     workspace_id  INTEGER NOT NULL,
-    forgotten_at  TEXT NOT NULL                -- ISO-8601 UTC
+    id            BLOB NOT NULL CHECK (length(id) = 16),
+    formula       INTEGER NOT NULL DEFAULT 2 CHECK (formula IN (1, 2)),
+    forgotten_at  TEXT NOT NULL,               -- ISO-8601 UTC
+    PRIMARY KEY (workspace_id, id)
 ) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER journal_entries_not_forgotten BEFORE INSERT ON journal_entries
+WHEN EXISTS (SELECT 1 FROM journal_tombstones
+              WHERE workspace_id = NEW.workspace_id AND id = NEW.id AND formula = 2)
+BEGIN
+    SELECT RAISE(ABORT, 'journal entry was forgotten: a forgotten version is never stored again');
+END;
 
 -- Entries are history: the store never edits them (forget deletes a version whole), and
 -- refuses an edit of the fields that identity and ordering are derived from.
 CREATE TRIGGER journal_entries_immutable BEFORE UPDATE OF
     id, workspace_id, session_id, branch, timestamp, ts_us, focus, done,
     decisions, next_steps, files_modified, git_log, auto, enriched, repair, griptree,
-    agent_id, extra, rich, meaningful
+    agent_id, extra, rich, meaningful, sid_order
 ON journal_entries
 BEGIN
     SELECT RAISE(ABORT, 'journal entries are immutable: append a new version instead');
@@ -268,11 +277,14 @@ CREATE TABLE summaries (
     source_count   INTEGER NOT NULL DEFAULT 0, -- rows in summary_sources (0: nothing to join)
     covered_seq    INTEGER NOT NULL DEFAULT 0, -- highest journal seq the summary accounts for (staleness)
     superseded_by  INTEGER REFERENCES summaries(id) ON DELETE SET NULL,
+    uid            BLOB CHECK (uid IS NULL OR length(uid) = 16),
+                                               -- content id (summaries.py): the same summary on every machine
     UNIQUE (workspace_id, created_us),         -- also the index of "newest first" over all scopes
     CHECK ((covers_from IS NULL) = (covers_to IS NULL)),
     CHECK (covers_from IS NULL OR (covers_from >= 0 AND covers_from <= covers_to))
 ) STRICT;
 
+CREATE UNIQUE INDEX summaries_uid ON summaries (workspace_id, uid) WHERE uid IS NOT NULL;
 -- latest/list of one branch (or workspace-wide: branch IS NULL), optionally one kind.
 CREATE INDEX summaries_scope ON summaries (workspace_id, branch, kind, created_us DESC);
 -- Removing a summary re-links the one it superseded; the FK action needs this too.
@@ -658,9 +670,9 @@ END;
 -- Removing an entry version (forget, or a DELETE at the sqlite3 prompt) keeps every derived
 -- table right, exactly as recall_sqlite/derived.py defines it: the counts lose the head
 -- that went, the best remaining version of its session becomes the head (the UPDATE fires
--- the count and vector triggers above), the session's sid_order moves to its first
--- remaining version, summary links go, the lines it was imported from stay accounted for
--- (as quarantined 'forgotten', with no bytes kept) and its id is tombstoned.
+-- the count and vector triggers above), summary links go, the lines it was imported from
+-- stay accounted for (as quarantined 'forgotten', with no bytes kept) and its id is
+-- tombstoned.
 CREATE TRIGGER journal_entries_after_delete AFTER DELETE ON journal_entries
 BEGIN
     UPDATE journal_counts_ws SET heads = heads - 1, meaningful = meaningful - OLD.meaningful
@@ -672,18 +684,13 @@ BEGIN
      WHERE OLD.head_ws = 1 AND OLD.session_id <> ''
        AND seq = (SELECT seq FROM journal_entries
                    WHERE workspace_id = OLD.workspace_id AND session_id = OLD.session_id
-                   ORDER BY auto, ts_us DESC, rich DESC, seq LIMIT 1);
+                   ORDER BY auto, ts_us DESC, rich DESC, id LIMIT 1);
     UPDATE journal_entries SET head_wt = 1
      WHERE OLD.head_wt = 1 AND OLD.session_id <> ''
        AND seq = (SELECT seq FROM journal_entries
                    WHERE workspace_id = OLD.workspace_id AND session_id = OLD.session_id
                      AND worktree_id = OLD.worktree_id
-                   ORDER BY auto, ts_us DESC, rich DESC, seq LIMIT 1);
-    UPDATE journal_entries
-       SET sid_order = (SELECT min(seq) FROM journal_entries
-                         WHERE workspace_id = OLD.workspace_id AND session_id = OLD.session_id)
-     WHERE OLD.session_id <> '' AND OLD.sid_order = OLD.seq
-       AND workspace_id = OLD.workspace_id AND session_id = OLD.session_id;
+                   ORDER BY auto, ts_us DESC, rich DESC, id LIMIT 1);
     DELETE FROM summary_sources WHERE entry_seq = OLD.seq;
     UPDATE import_sources
        SET imported = imported - (SELECT count(*) FROM entry_provenance p
@@ -700,9 +707,9 @@ BEGIN
     SELECT source_id, line, -1, x'', 0, 'forgotten', 'the entry of this line was forgotten; no byte of it is kept'
       FROM entry_provenance WHERE entry_seq = OLD.seq;
     DELETE FROM entry_provenance WHERE entry_seq = OLD.seq;
-    INSERT INTO journal_tombstones (id, workspace_id, forgotten_at)
-    VALUES (OLD.id, OLD.workspace_id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-    ON CONFLICT (id) DO NOTHING;
+    INSERT INTO journal_tombstones (workspace_id, id, formula, forgotten_at)
+    VALUES (OLD.workspace_id, OLD.id, 2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    ON CONFLICT (workspace_id, id) DO UPDATE SET formula = 2;
 END;
 
 -- ===========================================================================

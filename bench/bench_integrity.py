@@ -25,7 +25,7 @@ def _batch(store: Any, n: int, seed: int) -> list[tuple[Any, ...]]:
     """n new rows in codec.ROW_COLUMNS order (bench_summaries_cursors yields stored_us late)."""
     ctx = store.context
     return [
-        (*r[0:3], r[19], *r[3:19], *r[20:22])
+        (*r[0:3], r[19], *r[3:19], *r[20:23])
         for r in _rows(n, ctx.workspace_pk, ctx.worktree_pk, seed=seed)
     ]
 
@@ -52,8 +52,8 @@ def _via_rebuild(store: Any, rows: list[tuple[Any, ...]]) -> Any:
         conn.executemany(
             "INSERT INTO journal_entries (id, workspace_id, worktree_id, stored_us, session_id,"
             " branch, timestamp, ts_us, focus, done, decisions, next_steps, files_modified,"
-            " git_log, auto, enriched, repair, griptree, agent_id, extra, rich, meaningful)"
-            f" VALUES ({','.join('?' * 22)})",
+            " git_log, auto, enriched, repair, griptree, agent_id, extra, rich, meaningful,"
+            f" sid_order) VALUES ({','.join('?' * 23)})",
             rows,
         )
         derived.rebuild(conn, ws, sessions={r[4] for r in rows if r[4]}, since_seq=since)

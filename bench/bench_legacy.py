@@ -422,7 +422,7 @@ def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:
     ):
         ctx = store.context
         for line in f:
-            p = classify(line.rstrip(b"\n"), True, ctx.workspace_uuid)
+            p = classify(line.rstrip(b"\n"), True)
             if isinstance(p, Parsed) and p.id not in seen:
                 seen.add(p.id)
                 sample.append((p.id, ctx.workspace_pk, ctx.worktree_pk, 0, *p.row))

@@ -28,6 +28,7 @@ from _util import median_time, row  # noqa: E402
 
 from recall_sqlite import Store, open_store  # noqa: E402
 from recall_sqlite.cursors import _UNREAD_SQL  # noqa: E402
+from recall_sqlite.journal.codec import tie_key  # noqa: E402
 from recall_sqlite.summaries import CoverRange  # noqa: E402
 
 SUITE = "summaries+cursors"
@@ -57,8 +58,8 @@ CHUNK = 20_000
 _INSERT = (
     "INSERT INTO journal_entries (id, workspace_id, worktree_id, session_id, branch, timestamp,"
     " ts_us, focus, done, decisions, next_steps, files_modified, git_log, auto, enriched, repair,"
-    " griptree, agent_id, extra, stored_us, rich, meaningful)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " griptree, agent_id, extra, stored_us, rich, meaningful, sid_order)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 # The bare queries: what a host would write by hand against the schema for the same answer.
@@ -171,6 +172,7 @@ def _rows(n: int, workspace_pk: int, worktree_pk: int, seed: int = 11) -> Iterat
                 ts_us,
                 rich,
                 meaningful,
+                tie_key(sid, ident),
             )
 
 

@@ -1,5 +1,5 @@
 """The one definition of derived state: which version of a session reads show (`head_ws`,
-`head_wt`), the tie order of a session (`sid_order`), the per-scope counts
+`head_wt`), the per-scope counts
 (`journal_counts_ws`, `journal_counts_wt`) and what vector search relies on (each vector's
 copies of its owner's branch and worktree, the per-model row counts of
 `vector_generations`, no orphans).
@@ -10,16 +10,16 @@ alone, so it can `check` any store against it (doctor, the tests' oracle) and `r
 it (doctor --repair). Nothing derived is the only copy of a fact: every column below can
 be recomputed from the entries.
 
-The dedup order and the tie order are journal/order.py's: within a session the head is the
-version first in that order; a version without a session id is its own head. A session's
-sid_order is its first stored seq; one without a session sorts after every session."""
+The dedup order is journal/order.py's: within a session the head is the version first in
+that order; a version without a session id is its own head. (The tie order, `sid_order`,
+is written with each row from its content: not derived from other rows.)"""
 
 from __future__ import annotations
 
 import json
 
 from ._record import Frozen
-from .journal.order import NO_SESSION_ORDER, order_by
+from .journal.order import order_by
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,12 +30,10 @@ _ORDER = order_by()
 
 
 def expected_entries_sql(where: str) -> str:
-    """seq with the sid_order, head_ws and head_wt the definition gives it, for the rows
-    matching `where` (which must take whole sessions: a window sees only those rows)."""
+    """seq with the head_ws and head_wt the definition gives it, for the rows matching
+    `where` (which must take whole sessions: a window sees only those rows)."""
     return f"""
 SELECT seq,
-       CASE WHEN session_id = '' THEN seq + {NO_SESSION_ORDER}
-            ELSE min(seq) OVER (PARTITION BY workspace_id, session_id) END AS sid_order,
        CASE WHEN session_id = '' THEN 1
             ELSE row_number() OVER (PARTITION BY workspace_id, session_id
                                     ORDER BY {_ORDER}) = 1 END AS head_ws,
@@ -64,7 +62,7 @@ class Difference(Frozen):
     """One way the stored derived state differs from its definition."""
 
     __slots__ = ("kind", "count", "detail", "sample")
-    kind: str  # heads | sid_order | counts_ws | counts_wt | vector_copies | ...
+    kind: str  # heads | counts_ws | counts_wt | vector_copies | ...
     count: int  # rows that differ
     detail: str  # one readable sentence
     sample: tuple[Any, ...]  # a few of the rows, for a person to look at
@@ -99,17 +97,14 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
     consistent answer."""
     where, params = _scope(workspace_pk)
     out: list[Difference] = []
-    bad = _rows(
+    heads = _rows(
         conn,
         f"""
-        SELECT e.seq, e.head_ws, w.head_ws, e.head_wt, w.head_wt, e.sid_order, w.sid_order
+        SELECT e.seq, e.head_ws, w.head_ws, e.head_wt, w.head_wt
           FROM journal_entries e JOIN ({expected_entries_sql(where)}) w ON w.seq = e.seq
-         WHERE e.head_ws IS NOT w.head_ws OR e.head_wt IS NOT w.head_wt
-            OR e.sid_order IS NOT w.sid_order""",
+         WHERE e.head_ws IS NOT w.head_ws OR e.head_wt IS NOT w.head_wt""",
         params,
     )
-    heads = [r for r in bad if r[1] != r[2] or r[3] != r[4]]
-    orders = [r for r in bad if r[5] != r[6]]
     if heads:
         out.append(
             Difference(
@@ -118,16 +113,6 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
                 f"{len(heads)} entry versions have head_ws/head_wt different"
                 " from the dedup rule (reads show the wrong version, or none, of their session)",
                 tuple((r[0], r[1], r[2], r[3], r[4]) for r in heads[:5]),
-            )
-        )
-    if orders:
-        out.append(
-            Difference(
-                "sid_order",
-                len(orders),
-                f"{len(orders)} entry versions have a sid_order that"
-                " is not their session's first seq (ties of equal timestamps sort wrongly)",
-                tuple((r[0], r[5], r[6]) for r in orders[:5]),
             )
         )
     for kind, table, keys, want in (
@@ -232,24 +217,17 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
 class Rebuilt(Frozen):
     """What a rebuild changed, per kind of derived state (rows written)."""
 
-    __slots__ = ("heads", "sid_order", "counts", "vectors", "orphan_vectors")
+    __slots__ = ("heads", "counts", "vectors", "orphan_vectors")
     heads: int
-    sid_order: int
     counts: int
     vectors: int
     orphan_vectors: int
 
     def __init__(
-        self,
-        heads: int = 0,
-        sid_order: int = 0,
-        counts: int = 0,
-        vectors: int = 0,
-        orphan_vectors: int = 0,
+        self, heads: int = 0, counts: int = 0, vectors: int = 0, orphan_vectors: int = 0
     ) -> None:
         self._set(
             heads=heads,
-            sid_order=sid_order,
             counts=counts,
             vectors=vectors,
             orphan_vectors=orphan_vectors,
@@ -294,7 +272,7 @@ def rebuild(
         counts = False
     else:
         where, params = _scope(workspace_pk)
-    changed_heads = changed_order = 0
+    changed_heads = 0
     # Demotions before promotions, so a count never passes through a state with two heads.
     for column, value in (("head_ws", 0), ("head_wt", 0), ("head_ws", 1), ("head_wt", 1)):
         rows = _rows(
@@ -308,21 +286,11 @@ def rebuild(
             params,
         )
         changed_heads += len(rows)
-    rows = _rows(
-        conn,
-        f"""
-        UPDATE journal_entries SET sid_order = w.sid_order
-          FROM ({expected_entries_sql(where)}) w
-         WHERE journal_entries.seq = w.seq AND journal_entries.sid_order IS NOT w.sid_order
-        RETURNING seq""",
-        params,
-    )
-    changed_order = len(rows)
     changed_counts = changed_vectors = orphans = 0
     if counts:
         changed_counts = _rebuild_counts(conn, workspace_pk, where, params)
         changed_vectors, orphans = _rebuild_vectors(conn, workspace_pk)
-    return Rebuilt(changed_heads, changed_order, changed_counts, changed_vectors, orphans)
+    return Rebuilt(changed_heads, changed_counts, changed_vectors, orphans)
 
 
 def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str, params: list[Any]) -> int:

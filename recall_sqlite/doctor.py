@@ -331,8 +331,6 @@ def _repair(ctx: StoreContext) -> list[str]:
             done.append("rebuilt the full-text index of entries and summaries")
     if r.heads:
         done.append(f"set head_ws/head_wt of {r.heads} entry versions by the dedup rule")
-    if r.sid_order:
-        done.append(f"set sid_order of {r.sid_order} entry versions")
     if r.counts:
         done.append(f"recounted journal_counts_ws/wt ({r.counts} scope rows were wrong)")
     if r.vectors:

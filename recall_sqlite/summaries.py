@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -181,6 +182,38 @@ def _entry_ids(covers: str | Iterable[str]) -> list[bytes]:
     return list(seen)
 
 
+# The canonical JSON of a summary's content: what its uid is hashed from.
+_canonical = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
+
+
+def summary_uid(
+    branch: str | None,
+    kind: str,
+    text: str,
+    created_at: str,
+    author: str | None,
+    covers_from: int | None,
+    covers_to: int | None,
+    sources: builtins.list[str],
+) -> bytes:
+    """A summary's content id, the same on every machine that holds it: sha256 of its
+    scope, kind, text, creation time, author, covered range and source entry ids (hex, in
+    position order), first 16 bytes. (migrations/v007 holds a frozen copy.)"""
+    covers = None if covers_from is None else [covers_from, covers_to]
+    fields = {
+        "author": author,
+        "branch": branch,
+        "covers": covers,
+        "created_at": created_at,
+        "kind": kind,
+        "sources": sources,
+        "text": text,
+    }
+    return hashlib.sha256(_canonical(fields).encode()).digest()[:16]
+
+
 class Summaries:
     def __init__(self, ctx: StoreContext, *, searcher: Searcher | None = None) -> None:
         self._ctx = ctx
@@ -226,6 +259,8 @@ class Summaries:
             if raw_ids is not None:
                 seqs = self._resolve_ids(conn, raw_ids)
                 covered = max(seqs)
+                # The sources as every machine names them, in position order.
+                by_seq = {seq: rid for rid, seq in self._seq_of(conn, raw_ids).items()}
             elif isinstance(covers, CoverRange):
                 covers_from = resolve_position(conn, ctx, covers.first, what="covers first")
                 covers_to = resolve_position(conn, ctx, covers.last, what="covers last")
@@ -243,24 +278,30 @@ class Summaries:
                 (ctx.workspace_pk,),
             ).fetchall()[0]
             created_us = now_us() if last is None else max(now_us(), int(last) + 1)
+            created_at = iso_utc(created_us)
+            sources = [by_seq[s].hex() for s in seqs] if seqs else []
+            uid = summary_uid(
+                branch, kind, text, created_at, author, covers_from, covers_to, sources
+            )
             new_id = int(
                 scalar(
                     conn,
                     "INSERT INTO summaries (workspace_id, branch, kind, text, created_at,"
-                    " created_us, author, covers_from, covers_to, source_count, covered_seq)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    " created_us, author, covers_from, covers_to, source_count, covered_seq,"
+                    " uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                     (
                         ctx.workspace_pk,
                         branch,
                         kind,
                         text,
-                        iso_utc(created_us),
+                        created_at,
                         created_us,
                         author,
                         covers_from,
                         covers_to,
                         len(seqs),
                         covered,
+                        uid,
                     ),
                 )
             )
@@ -387,14 +428,18 @@ class Summaries:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _resolve_ids(self, conn: Any, raw_ids: builtins.list[bytes]) -> builtins.list[int]:
-        found = dict(
-            conn.execute(
-                "SELECT id, seq FROM journal_entries WHERE workspace_id = ?"
-                " AND id IN (SELECT unhex(value) FROM json_each(?))",
-                (self._ctx.workspace_pk, json.dumps([r.hex() for r in raw_ids])),
+    def _seq_of(self, conn: Any, raw_ids: builtins.list[bytes]) -> dict[bytes, int]:
+        return {
+            bytes(i): int(s)
+            for i, s in conn.execute(
+                "SELECT e.id, e.seq FROM json_each(?) j CROSS JOIN journal_entries e"
+                " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+                (json.dumps([r.hex() for r in raw_ids]), self._ctx.workspace_pk),
             ).fetchall()
-        )
+        }
+
+    def _resolve_ids(self, conn: Any, raw_ids: builtins.list[bytes]) -> builtins.list[int]:
+        found = self._seq_of(conn, raw_ids)
         missing = [r.hex() for r in raw_ids if r not in found]
         if missing:
             shown = ", ".join(missing[:3]) + (

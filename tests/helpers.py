@@ -97,3 +97,48 @@ def cli_here(capsys: pytest.CaptureFixture[str], store: Any, *argv: str) -> tupl
     code = main([*base, *argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+# -- the one documented difference from synapt's order (journal/order.py) -----------------
+
+
+def _instant(entry: Any) -> int:
+    from recall_sqlite.timestamps import parse_timestamp
+
+    ts = entry["timestamp"] if isinstance(entry, dict) else entry.timestamp
+    return parse_timestamp(ts)
+
+
+def ties_unordered(entries: list[Any]) -> list[list[str]]:
+    """A read's entries with the order inside each run of equal instants left out: there
+    synapt keeps file order and the store a content order (they differ only then)."""
+    import json
+
+    runs: list[list[str]] = []
+    last: int | None = None
+    for e in entries:
+        d = e if isinstance(e, dict) else e.to_dict()
+        when = _instant(e)
+        if when != last:
+            runs.append([])
+            last = when
+        runs[-1].append(json.dumps(d, sort_keys=True, default=str))
+    return [sorted(r) for r in runs]
+
+
+def full_dedup_tie(entries: list[Any]) -> bool:
+    """Two different versions of one session at the same instant, both auto or both not,
+    equally rich: synapt keeps the first line, the store the smaller id."""
+    import json
+
+    seen: dict[tuple[Any, ...], str] = {}
+    for e in entries:
+        d = e if isinstance(e, dict) else e.to_dict()
+        if not d.get("session_id"):
+            continue
+        rich = sum(bool(d.get(f)) for f in ("focus", "done", "decisions", "next_steps"))
+        key = (d["session_id"], bool(d.get("auto")), _instant(e), rich)
+        text = json.dumps(d, sort_keys=True, default=str)
+        if seen.setdefault(key, text) != text:
+            return True
+    return False

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from recall_sqlite import synapt_layout as layout
 from recall_sqlite.journal import codec
 from recall_sqlite.journal.entry import JournalEntry
+from recall_sqlite.migrations import v007_convergent as v007
 
 TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=12)
 LISTS = st.lists(TEXT, max_size=3)
@@ -54,14 +55,19 @@ UUID = "6f1c0e56-0000-4000-8000-000000000000"
 @given(e=entries)
 def test_encode_is_the_generic_encoders_answer(e: JournalEntry) -> None:
     e.validate()
-    eid, row = e.encode(UUID)
+    eid, row = e.encode()
     canon: dict[str, Any] = e.synapt_dict()
     if e.extra:
         canon["extra"] = e.extra
     text = json.dumps(
         canon, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
-    assert eid == hashlib.sha256(f"{UUID}\n{text}".encode()).digest()[:16]
+    # v7: the content alone; before, the workspace uuid was hashed in (old tombstones)
+    assert eid == hashlib.sha256(text.encode()).digest()[:16] == codec.entry_id(text)
+    assert (
+        codec.legacy_entry_id(UUID, text)
+        == hashlib.sha256(f"{UUID}\n{text}".encode()).digest()[:16]
+    )
     by_col = dict(zip(codec.CONTENT_COLUMNS, row, strict=True))
     for name in layout.LIST_FIELDS:
         assert by_col[name] == json.dumps(getattr(e, name), ensure_ascii=False)
@@ -73,6 +79,12 @@ def test_encode_is_the_generic_encoders_answer(e: JournalEntry) -> None:
     assert by_col["meaningful"] == int(
         bool(e.done or e.decisions or e.next_steps or (e.focus and not e.auto))
     )
+    assert by_col["sid_order"] == codec.tie_key(e.session_id, eid)
+    # The v7 migration's frozen formulas are the live ones (for a row as stored).
+    cols = v007._COPIED.replace(" ", "").split(",")[3:19]  # session_id .. extra
+    stored = (0, 0, 0, *(by_col[c] for c in cols))
+    assert v007.entry_id(stored) == eid
+    assert v007.tie_key(e.session_id, eid) == by_col["sid_order"]
 
 
 def test_every_content_column_is_a_table_column() -> None:

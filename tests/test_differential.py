@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import JournalEntry, open_store
+from recall_sqlite.legacy.export import synapt_order
 
 from .conftest import make_workspace
 
@@ -54,15 +55,20 @@ def _oracle_input(entries: list[JournalEntry]) -> list[JournalEntry]:
     """Our store collapses identical content onto one row (that is the content-addressed
     key). synapt keeps identical lines; for entries WITH a session id its dedup collapses
     them anyway, for entries WITHOUT one it would show the same entry twice. Feed synapt the
-    de-duplicated stream so both sides see the same distinct entries."""
+    de-duplicated stream so both sides see the same distinct entries, in the order an
+    export writes them: synapt breaks ties by file order, the store by content (the one
+    documented difference, journal/order.py), and that order makes the two the same."""
     seen: set[tuple[object, ...]] = set()
     out = []
     for e in entries:
         k = _key(e)
         if k not in seen:
             seen.add(k)
-            out.append(e)
-    return out
+            c = e.copy()
+            c.validate()
+            c.id = c.encode()[0].hex()
+            out.append(c)
+    return synapt_order(out)
 
 
 @settings(

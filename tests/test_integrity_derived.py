@@ -4,6 +4,8 @@ from a sqlite3 shell. A tamper of each derived column is found and repaired."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import derived, open_store
+from recall_sqlite.errors import InvalidEntryError
 from recall_sqlite.journal.journal import BULK_MIN_ROWS
 
 from .conftest import make_workspace
@@ -57,6 +60,15 @@ ops = st.lists(
 )
 
 
+@contextlib.contextmanager
+def _unless_forgotten() -> Iterator[None]:
+    """A write of a version forgotten before is refused, whole: a tombstone wins."""
+    try:
+        yield
+    except InvalidEntryError as exc:
+        assert "was forgotten" in str(exc)
+
+
 def _check(store: Any) -> list[Any]:
     with store.db.read() as conn:
         return derived.check(conn)
@@ -78,13 +90,15 @@ def test_any_sequence_of_writes_and_removals_matches_the_definition(
         for op in sequence:
             if op[0] == "append":
                 counter += 1
-                store.journal.append(_entry(counter, *op[2]), worktree=op[1])
+                with _unless_forgotten():
+                    store.journal.append(_entry(counter, *op[2]), worktree=op[1])
             elif op[0] == "bulk":
                 batch = []
                 for e in op[2]:
                     counter += 1
                     batch.append(_entry(counter, *e))
-                store.journal.append_many(batch, worktree=op[1])
+                with _unless_forgotten():
+                    store.journal.append_many(batch, worktree=op[1])
             elif op[0] == "forget":
                 rows = store.db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq")
                 if rows:
@@ -118,7 +132,6 @@ def _populated(tmp_path: Path) -> Any:
 TAMPERS = {
     "heads": "UPDATE journal_entries SET head_ws = 1 - head_ws WHERE seq = 2",
     "heads_wt": "UPDATE journal_entries SET head_wt = 0 WHERE head_wt = 1",
-    "sid_order": "UPDATE journal_entries SET sid_order = 999 WHERE seq = 3",
     "counts_ws": "UPDATE journal_counts_ws SET heads = heads + 2",
     "counts_wt": "DELETE FROM journal_counts_wt",
     "meaningful": "UPDATE journal_counts_ws SET meaningful = 0",
@@ -274,3 +287,16 @@ def test_survey_takes_one_string_as_one_path(tmp_path: Path) -> None:
     assert survey(str(root), root=root).lines_total == 0  # not its characters
     with pytest.raises(InvalidInputError):
         survey(True, root=root)  # type: ignore[arg-type]
+
+
+def test_the_tie_order_is_content_a_shell_cannot_change(tmp_path: Path) -> None:
+    """sid_order is written with the row from its content (journal/order.py): like every
+    content column it is immutable, so there is no derived tie order to go wrong."""
+    store = _populated(tmp_path)
+    try:
+        shell = apsw.Connection(str(store.db.path))
+        with pytest.raises(apsw.ConstraintError, match="immutable"):
+            shell.execute("UPDATE journal_entries SET sid_order = 999 WHERE seq = 3")
+        shell.close()
+    finally:
+        store.close()

@@ -5,6 +5,7 @@ and change log, and the AUTOINCREMENT sequence."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from recall_sqlite import Store
 from recall_sqlite.journal.bulk import bulk_insert
-from recall_sqlite.journal.codec import INSERT_SQL
+from recall_sqlite.journal.codec import INSERT_SQL, tie_key
 from recall_sqlite.migrations import schema_sql
 
 from .conftest import entry
@@ -33,7 +34,10 @@ def _db() -> apsw.Connection:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute(schema_sql())
     for ws in (1, 2):
-        conn.execute("INSERT INTO workspaces VALUES (?, ?, 't', 't')", (ws, f"uuid-{ws}"))
+        conn.execute(
+            "INSERT INTO workspaces (id, uuid, first_seen, last_seen) VALUES (?, ?, 't', 't')",
+            (ws, f"uuid-{ws}"),
+        )
     for ws, wt in DESKS:
         conn.execute(
             "INSERT INTO worktrees (id, workspace_id, key, name, first_seen, last_seen)"
@@ -76,6 +80,7 @@ def _row(
         None,
         rich,
         int(mean),
+        tie_key(SESSIONS[sid], rid),
     )
 
 
@@ -102,7 +107,9 @@ def _one_by_one(conn: apsw.Connection, rows: Sequence[tuple[Any, ...]], burn: bo
     for r in rows:
         if (
             not burn
-            and conn.execute("SELECT 1 FROM journal_entries WHERE id = ?", (r[0],)).fetchall()
+            and conn.execute(
+                "SELECT 1 FROM journal_entries WHERE workspace_id = ? AND id = ?", (r[1], r[0])
+            ).fetchall()
         ):
             continue
         conn.execute(INSERT_SQL, r).fetchall()
@@ -110,8 +117,11 @@ def _one_by_one(conn: apsw.Connection, rows: Sequence[tuple[Any, ...]], burn: bo
 
 
 def _bulk(conn: apsw.Connection, rows: Sequence[tuple[Any, ...]], burn: bool) -> None:
+    """bulk_insert takes one workspace's rows per call: each run of one workspace's rows,
+    in order (which gives the seqs the one-by-one path gives)."""
     conn.execute("BEGIN IMMEDIATE")
-    bulk_insert(conn, rows, burn_duplicates=burn)
+    for _, run in itertools.groupby(rows, key=lambda r: r[1]):
+        bulk_insert(conn, list(run), burn_duplicates=burn)
     conn.execute("COMMIT")
 
 
@@ -148,23 +158,23 @@ def _state(conn: apsw.Connection) -> dict[str, list[tuple[Any, ...]]]:
 
 def _check_invariants(conn: apsw.Connection) -> None:
     """Independent of the trigger: one head per session scope, and it is the best version
-    by (auto ASC, ts_us DESC, rich DESC, seq ASC); counts equal the heads."""
+    by (auto ASC, ts_us DESC, rich DESC, id ASC); counts equal the heads; the tie order is
+    the content's."""
     rows = conn.execute(
-        "SELECT seq, workspace_id, worktree_id, session_id, auto, ts_us, rich, head_ws,"
+        "SELECT id, workspace_id, worktree_id, session_id, auto, ts_us, rich, head_ws,"
         " head_wt, sid_order FROM journal_entries"
     ).fetchall()
     best: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    for seq, ws, wt, sid, auto, ts, rich, _, _, sid_order in rows:
+    for rid, ws, wt, sid, auto, ts, rich, _, _, sid_order in rows:
+        assert sid_order == tie_key(sid, rid)
         if sid == "":
-            assert sid_order == seq + (1 << 60)
             continue
-        assert sid_order == min(r[0] for r in rows if r[1] == ws and r[3] == sid)
         for scope in ((ws, sid), (ws, wt, sid)):
-            rank = (auto, -ts, -rich, seq)
+            rank = (auto, -ts, -rich, rid)
             if scope not in best or rank < best[scope]:
                 best[scope] = rank
-    for seq, ws, wt, sid, auto, ts, rich, hws, hwt, _ in rows:
-        rank = (auto, -ts, -rich, seq)
+    for rid, ws, wt, sid, auto, ts, rich, hws, hwt, _ in rows:
+        rank = (auto, -ts, -rich, rid)
         assert hws == (1 if sid == "" else int(best[(ws, sid)] == rank))
         assert hwt == (1 if sid == "" else int(best[(ws, wt, sid)] == rank))
     counted = conn.execute(
@@ -205,15 +215,17 @@ def _rows(*specs: tuple[int, ...]) -> list[tuple[Any, ...]]:
     return [_row(*s) for s in specs]  # type: ignore[arg-type]
 
 
-def test_tie_break_keeps_the_earlier_version() -> None:
-    # same session, same class, same instant, same richness: the first one stays the head
+def test_a_full_tie_goes_to_the_smaller_id_in_either_order() -> None:
+    # same session, same class, same instant, same richness: the smaller id is the head,
+    # whichever came first (so every store holding both agrees)
     rows = _rows((0, 1, 1, 0, False, 2, True, 1), (0, 1, 1, 0, False, 2, True, 2))
-    conn = _db()
-    _bulk(conn, rows, False)
-    heads = conn.execute(
-        "SELECT seq, head_ws, head_wt, sid_order FROM journal_entries ORDER BY seq"
-    ).fetchall()
-    assert heads == [(1, 1, 1, 1), (2, 0, 0, 1)]
+    smaller = min(r[0] for r in rows)
+    for order in (rows, rows[::-1]):
+        for write in (_bulk, _one_by_one):
+            conn = _db()
+            write(conn, order, False)
+            heads = conn.execute("SELECT id FROM journal_entries WHERE head_ws = 1").fetchall()
+            assert heads == [(smaller,)], write
 
 
 def test_dedup_rule_order_in_bulk() -> None:
@@ -224,7 +236,7 @@ def test_dedup_rule_order_in_bulk() -> None:
         (0, 1, 1, 1, False, 0, False, 3),  # seq 3: non-auto, newer: beats 2
         (0, 1, 1, 1, False, 3, True, 4),  # seq 4: same instant, richer: beats 3
         (0, 1, 1, 1, False, 3, True, 5),
-    )  # seq 5: full tie: 4 stays
+    )  # seq 5: a full tie with 4: the smaller id (4's, here) stays
     conn = _db()
     _bulk(conn, rows, False)
     assert conn.execute("SELECT seq FROM journal_entries WHERE head_ws = 1").fetchall() == [(4,)]
@@ -284,8 +296,8 @@ def test_single_append_after_bulk_still_dedups() -> None:
     assert conn.execute("SELECT count(*) FROM journal_bulk").fetchall() == [(0,)]
     _one_by_one(conn, _rows((0, 1, 1, 0, False, 0, False, 3)), False)  # the trigger runs
     assert conn.execute(
-        "SELECT seq, head_ws, head_wt, sid_order FROM journal_entries ORDER BY seq"
-    ).fetchall() == [(1, 0, 0, 1), (2, 0, 0, 1), (3, 1, 1, 1)]
+        "SELECT seq, head_ws, head_wt FROM journal_entries ORDER BY seq"
+    ).fetchall() == [(1, 0, 0), (2, 0, 0), (3, 1, 1)]
 
 
 def test_a_failure_leaves_no_guard_and_no_rows() -> None:

@@ -67,7 +67,7 @@ def test_no_line_raises_and_survey_agrees_with_import(
     else:
         line = BASE[:-1] + b', "x": ' + b"".join(insert or [b"1"]) + b"}"
     line = line.replace(b"\n", b" ")
-    fate = classify(line, terminated, UUID)
+    fate = classify(line, terminated)
     seen = inspect(line, terminated)
     assert isinstance(fate, Bad) == isinstance(seen, Bad)
     if isinstance(fate, Bad):

@@ -4,15 +4,18 @@ the insert trigger of schema.sql, the bulk path and derived.py's definition agre
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recall_sqlite import open_store
+from recall_sqlite import JournalEntry, open_store
 from recall_sqlite.derived import check
 from recall_sqlite.journal import order
+from recall_sqlite.journal.codec import session_tie
 from recall_sqlite.journal.journal import BULK_MIN_ROWS
+from recall_sqlite.migrations import schema_sql
 
 from .conftest import make_workspace
 
@@ -43,16 +46,17 @@ def _entry(v: dict[str, Any]) -> dict[str, Any]:
 
 def _expected_heads(versions: list[dict[str, Any]]) -> set[int]:
     """Insertion indexes of the versions reads show, by order.py's definition alone."""
-    best: dict[str, tuple[tuple[int, int, int], int]] = {}
+    best: dict[str, tuple[tuple[int, int, int, bytes], int]] = {}
     heads: set[int] = set()
     for i, v in enumerate(versions):
         e = _entry(v)
         rich = sum(bool(e[f]) for f in ("focus", "done", "next_steps"))
-        key = order.py_key(v["auto"], v["minute"], rich)
+        entry_id = JournalEntry.from_mapping(e).encode()[0]
+        key = order.py_key(v["auto"], v["minute"], rich, entry_id)
         if not v["session_id"]:
             heads.add(i)
         elif v["session_id"] not in best or key < best[v["session_id"]][0]:
-            best[v["session_id"]] = (key, i)  # a full tie keeps the earlier version
+            best[v["session_id"]] = (key, i)
     return heads | {i for _, i in best.values()}
 
 
@@ -82,32 +86,48 @@ def test_triggers_bulk_and_definition_pick_the_heads_py_key_picks(
 
 
 def test_order_by_is_the_dedup_order_best_first() -> None:
-    assert order.order_by() == "auto, ts_us DESC, rich DESC, seq"
-    assert order.order_by("e") == "e.auto, e.ts_us DESC, e.rich DESC, e.seq"
+    assert order.order_by() == "auto, ts_us DESC, rich DESC, id"
+    assert order.order_by("e") == "e.auto, e.ts_us DESC, e.rich DESC, e.id"
     assert order.READ_ORDER == "ts_us DESC, sid_order"
 
 
-def test_beats_is_the_strict_order_without_its_last_tie_break() -> None:
+def test_beats_is_the_strict_dedup_order() -> None:
     import apsw
 
     conn = apsw.Connection(":memory:")
-    values = [(a, t, r) for a in (0, 1) for t in (0, 1) for r in (0, 1, 2)]
+    ids = (b"\x00" * 16, b"\x01" + b"\x00" * 15)
+    values = [(a, t, r, i) for a in (0, 1) for t in (0, 1) for r in (0, 1, 2) for i in ids]
     expr = order.beats("n.", "o.")
     for new in values:
         for old in values:
             (got,) = conn.execute(
-                f"SELECT {expr} FROM (SELECT ? AS auto, ? AS ts_us, ? AS rich) n,"
-                " (SELECT ? AS auto, ? AS ts_us, ? AS rich) o",
+                f"SELECT {expr} FROM (SELECT ? AS auto, ? AS ts_us, ? AS rich, ? AS id) n,"
+                " (SELECT ? AS auto, ? AS ts_us, ? AS rich, ? AS id) o",
                 (*new, *old),
             ).fetchall()[0]
             assert bool(got) == (order.py_key(*new) < order.py_key(*old)), (new, old)
 
 
-def test_sessions_at_one_instant_keep_their_tie_order(tmp_path: Any) -> None:
+def _normalised(sql: str) -> str:
+    return " ".join(re.sub(r"--[^\n]*", "", sql).split())
+
+
+def test_schema_sql_says_the_definition() -> None:
+    """The triggers of schema.sql are made from order.py: the demotions of the insert
+    trigger say `beats()`, the promotions of the delete trigger order by `order_by()`."""
+    schema = _normalised(schema_sql())
+    assert schema.count(f"AND ({_normalised(order.beats())});") == 2
+    assert schema.count(f"ORDER BY {order.order_by()} LIMIT 1") == 2
+    assert schema.count(f"ts_us DESC, {order.TIE_COLUMN}) WHERE head_") == 4
+
+
+def test_sessions_at_one_instant_follow_their_tie_order(tmp_path: Any) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as s:
-        for sid in ("s1", "s2", "s3"):
+        for sid in ("s1", "s2", "s3", "s4"):
             s.journal.append({"timestamp": "2026-01-01T10:00:00Z", "session_id": sid, "focus": sid})
         s.journal.append({"timestamp": "2026-01-01T10:00:00Z", "focus": "no session"})
         got = [e.focus for e in s.journal.read(10).entries]
-    assert got == ["s1", "s2", "s3", "no session"]
+    # A hash of the session id, whatever the insertion order; sessions before the rest.
+    want = sorted(("s1", "s2", "s3", "s4"), key=session_tie)
+    assert got == [*want, "no session"]

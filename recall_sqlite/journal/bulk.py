@@ -1,11 +1,11 @@
 """Bulk insert of journal entry versions with exactly the state row-by-row inserts leave.
 
 A row inserted one at a time fires `journal_entries_after_insert` (schema.sql), which
-demotes the heads the new version beats, sets its `sid_order` and makes it a head when
-nothing is left to beat it; the count triggers then follow every head change. That costs
-three correlated UPDATEs per row. Here the same sequence is replayed in Python over the
-batch (the heads of the touched sessions are read once), every new row is inserted with
-its final `seq`, `sid_order`, `head_wt` and `head_ws`, the per-scope counts are added in
+demotes the heads the new version beats and makes it a head when nothing is left to beat
+it; the count triggers then follow every head change. That costs three correlated UPDATEs
+per row. Here the same sequence is replayed in Python over the batch (the heads of the
+touched sessions are read once), every new row is inserted with its final `seq`, `head_wt`
+and `head_ws`, the per-scope counts are added in
 one upsert per scope, and only the rows stored before the batch that lose their head
 status are UPDATEd, one statement each, in the order the trigger path would have demoted
 them, so the count and vector triggers fire for them exactly as they would have.
@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from ..errors import StoreError
 from .codec import ROW_COLUMNS
-from .order import NO_SESSION_ORDER, py_key
+from .order import py_key
 
 
 class Stored(NamedTuple):
@@ -40,7 +40,7 @@ class _Head:
 
     def __init__(
         self,
-        key: tuple[int, int, int],
+        key: tuple[int, int, int, bytes],
         seq: int,
         new: int | None = None,
         count: tuple[Any, ...] | None = None,
@@ -50,7 +50,7 @@ class _Head:
 
 
 # Each row with the values the trigger path would have given it.
-_NAMES = ("seq", *ROW_COLUMNS, "sid_order", "head_wt", "head_ws")
+_NAMES = ("seq", *ROW_COLUMNS, "head_wt", "head_ws")
 _INSERT_SQL = (
     f"INSERT INTO journal_entries ({', '.join(_NAMES)}) VALUES ({','.join('?' * len(_NAMES))})"
 )
@@ -66,8 +66,8 @@ def bulk_insert(
     conn: Any, rows: Sequence[Sequence[Any]], *, burn_duplicates: bool = False
 ) -> dict[bytes, Stored]:
     """Insert journal rows (values in codec.ROW_COLUMNS order) as if each had gone through
-    codec.INSERT_SQL (`ON CONFLICT (id) DO NOTHING`) in turn: same seqs, heads, sid_order,
-    counts and vector generations.
+    codec.INSERT_SQL (`ON CONFLICT (workspace_id, id) DO NOTHING`) in turn: same seqs,
+    heads, counts and vector generations. The rows of one call belong to one workspace.
 
     Must run inside the caller's write transaction. Returns every id of the batch with its
     seq and whether this batch created it. A row whose id is already stored (or repeated
@@ -79,23 +79,21 @@ def bulk_insert(
     if getattr(conn, "in_transaction", True) is False:
         raise StoreError("bulk_insert must run inside a write transaction")
     i_ws = _IX["workspace_id"]
+    workspaces = {int(r[i_ws]) for r in rows}
+    if len(workspaces) != 1:
+        raise StoreError("bulk_insert takes the rows of one workspace per call")
+    (ws,) = workspaces
     with conn:  # a savepoint: any failure takes the guard rows and the rows back out
-        result = _existing(conn, [bytes(r[_IX["id"]]) for r in rows])
+        result = _existing(conn, ws, [bytes(r[_IX["id"]]) for r in rows])
         fresh, last = _number(rows, result, _next_base(conn), burn_duplicates)
         if fresh:
-            workspaces = sorted({int(r[i_ws]) for _, r in fresh})
-            conn.executemany(
-                "INSERT INTO journal_bulk (workspace_id) VALUES (?)", [(w,) for w in workspaces]
-            )
-            first, heads_of = _stored_heads(conn, fresh)
-            replay = _replay(fresh, first, heads_of)
+            conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
+            replay = _replay(fresh, _stored_heads(conn, ws, fresh))
             _write(conn, fresh, replay)
             # The search index's trigger stands aside under the guard too: the batch is
             # indexed in one statement (its new seqs are the only rows in this range).
             conn.execute(_INDEX_SQL, (fresh[0][0], fresh[-1][0]))
-            conn.executemany(
-                "DELETE FROM journal_bulk WHERE workspace_id = ?", [(w,) for w in workspaces]
-            )
+            conn.execute("DELETE FROM journal_bulk WHERE workspace_id = ?", (ws,))
         if burn_duplicates and last > (fresh[-1][0] if fresh else 0):
             _set_sequence(conn, last)
     return result
@@ -122,81 +120,69 @@ def _number(
 
 
 def _stored_heads(
-    conn: Any, fresh: list[tuple[int, Sequence[Any]]]
-) -> tuple[dict[tuple[int, str], int], dict[tuple[Any, ...], list[_Head]]]:
-    """What the touched sessions hold already: each session's first seq, and its heads,
-    keyed (0, workspace, session) for head_ws and (1, workspace, worktree, session) for
-    head_wt (one each in a consistent store; a list, to replay any store)."""
-    i_ws, i_sid = _IX["workspace_id"], _IX["session_id"]
-    sessions: dict[int, set[str]] = {}
-    for _, r in fresh:
-        if r[i_sid] != "":
-            sessions.setdefault(int(r[i_ws]), set()).add(r[i_sid])
-    first: dict[tuple[int, str], int] = {}
+    conn: Any, ws: int, fresh: list[tuple[int, Sequence[Any]]]
+) -> dict[tuple[Any, ...], list[_Head]]:
+    """The heads the touched sessions hold already, keyed (0, session) for head_ws and
+    (1, worktree, session) for head_wt (one each in a consistent store; a list, to replay
+    any store)."""
+    i_sid = _IX["session_id"]
+    sids = sorted({r[i_sid] for _, r in fresh if r[i_sid] != ""})
     heads_of: dict[tuple[Any, ...], list[_Head]] = {}
-    for ws, sids in sessions.items():
-        names = json.dumps(sorted(sids))
-        for sid, low in conn.execute(
-            "SELECT j.value, (SELECT min(seq) FROM journal_entries"
-            " WHERE workspace_id = ? AND session_id = j.value)"
-            " FROM json_each(?) j",
-            (ws, names),
-        ):
-            if low is not None:
-                first[(ws, sid)] = int(low)
-        for seq, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
-            "SELECT e.seq, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich,"
-            " e.head_ws, e.head_wt"
-            " FROM json_each(?) j CROSS JOIN journal_entries e"
-            " ON e.workspace_id = ? AND e.session_id = j.value"
-            " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq",
-            (names, ws),
-        ):
-            head = _Head(py_key(auto, ts, rich), seq)
-            if hws == 1:
-                heads_of.setdefault((0, ws, sid), []).append(head)
-            if hwt == 1:
-                heads_of.setdefault((1, ws, wt, sid), []).append(head)
-    return first, heads_of
+    if not sids:
+        return heads_of
+    for seq, rid, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
+        "SELECT e.seq, e.id, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich,"
+        " e.head_ws, e.head_wt"
+        " FROM json_each(?) j CROSS JOIN journal_entries e"
+        " ON e.workspace_id = ? AND e.session_id = j.value"
+        " WHERE +e.head_ws = 1 OR +e.head_wt = 1 ORDER BY e.seq",
+        (json.dumps(sids), ws),
+    ):
+        head = _Head(py_key(auto, ts, rich, rid), seq)
+        if hws == 1:
+            heads_of.setdefault((0, sid), []).append(head)
+        if hwt == 1:
+            heads_of.setdefault((1, wt, sid), []).append(head)
+    return heads_of
 
 
 class _Replay(NamedTuple):
     flags: tuple[list[int], list[int]]  # head_ws, head_wt of each new row
-    sid_order: list[int]
     demote: list[tuple[int, int, int]]  # (new seq, 0 ws / 1 wt, old seq)
     counts: dict[tuple[Any, ...], list[int]]  # (0, ws, branch) / (1, ws, wt, branch)
 
 
 def _replay(
-    fresh: list[tuple[int, Sequence[Any]]],
-    first: dict[tuple[int, str], int],
-    heads_of: dict[tuple[Any, ...], list[_Head]],
+    fresh: list[tuple[int, Sequence[Any]]], heads_of: dict[tuple[Any, ...], list[_Head]]
 ) -> _Replay:
     """journal_entries_after_insert, replayed over the batch in insertion order."""
     ix = _IX
-    i_ws, i_wt, i_sid, i_br = ix["workspace_id"], ix["worktree_id"], ix["session_id"], ix["branch"]
+    i_id, i_ws, i_wt, i_sid, i_br = (
+        ix["id"],
+        ix["workspace_id"],
+        ix["worktree_id"],
+        ix["session_id"],
+        ix["branch"],
+    )
     i_ts, i_auto, i_rich, i_mean = ix["ts_us"], ix["auto"], ix["rich"], ix["meaningful"]
     n = len(fresh)
-    out = _Replay(([0] * n, [0] * n), [0] * n, [], {})
+    out = _Replay(([0] * n, [0] * n), [], {})
     flags, counts = out.flags, out.counts
     for k, (seq, r) in enumerate(fresh):
         ws, wt, sid, br, mean = int(r[i_ws]), int(r[i_wt]), r[i_sid], r[i_br], r[i_mean]
         if sid == "":
-            out.sid_order[k] = seq + NO_SESSION_ORDER
             flags[0][k] = flags[1][k] = 1
             _add(counts, (0, ws, br), 1, mean)
             _add(counts, (1, ws, wt, br), 1, mean)
             continue
-        out.sid_order[k] = first.setdefault((ws, sid), seq)
-        key = py_key(r[i_auto], r[i_ts], r[i_rich])
+        key = py_key(r[i_auto], r[i_ts], r[i_rich], r[i_id])
         for phase, scope, count in (
-            (0, (0, ws, sid), (0, ws, br)),
-            (1, (1, ws, wt, sid), (1, ws, wt, br)),
+            (0, (0, sid), (0, ws, br)),
+            (1, (1, wt, sid), (1, ws, wt, br)),
         ):
             heads = heads_of.get(scope)
             if heads:
-                # demote every head the new version beats (non-auto first, then newer,
-                # then richer; a tie keeps the head) ...
+                # demote every head the new version beats (journal/order.py) ...
                 kept = []
                 for h in heads:
                     if key < h.key:
@@ -220,10 +206,9 @@ def _write(conn: Any, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -
     """The rows with their final flags; the demotions of stored heads one UPDATE each, in
     the order the trigger path would have made them (so the count and vector triggers
     fire for them as they would have); the counts of the new heads in one upsert each."""
-    flags, sid_order = replay.flags, replay.sid_order
+    flags = replay.flags
     conn.executemany(
-        _INSERT_SQL,
-        [(seq, *r, sid_order[k], flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)],
+        _INSERT_SQL, [(seq, *r, flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)]
     )
     for _, phase, old_seq in sorted(replay.demote):
         conn.execute(
@@ -263,12 +248,13 @@ def _add(counts: dict[tuple[Any, ...], list[int]], key: Any, heads: int, meaning
         c[1] += meaningful
 
 
-def _existing(conn: Any, ids: list[bytes]) -> dict[bytes, Stored]:
-    """The ids already stored (in any workspace: the id is unique across the table)."""
+def _existing(conn: Any, ws: int, ids: list[bytes]) -> dict[bytes, Stored]:
+    """The ids already stored in the workspace."""
     found: dict[bytes, Stored] = {}
     for rid, seq in conn.execute(
-        "SELECT e.id, e.seq FROM json_each(?) j JOIN journal_entries e ON e.id = unhex(j.value)",
-        (json.dumps(sorted({i.hex() for i in ids})),),
+        "SELECT e.id, e.seq FROM json_each(?) j CROSS JOIN journal_entries e"
+        " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+        (json.dumps(sorted({i.hex() for i in ids})), ws),
     ):
         found[bytes(rid)] = Stored(int(seq), False)
     return found

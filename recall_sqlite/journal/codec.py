@@ -9,8 +9,10 @@ rules cannot drift apart between paths."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from .. import synapt_layout as layout
+from .order import NO_SESSION_ORDER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,11 +73,13 @@ CONTENT_COLUMNS = (
     "extra",
     "rich",
     "meaningful",
+    "sid_order",
 )
 ROW_COLUMNS = ("id", "workspace_id", "worktree_id", "stored_us", *CONTENT_COLUMNS)
 INSERT_SQL = (
     f"INSERT INTO journal_entries ({', '.join(ROW_COLUMNS)})"
-    f" VALUES ({','.join('?' * len(ROW_COLUMNS))}) ON CONFLICT (id) DO NOTHING RETURNING seq"
+    f" VALUES ({','.join('?' * len(ROW_COLUMNS))})"
+    " ON CONFLICT (workspace_id, id) DO NOTHING RETURNING seq"
 )
 
 
@@ -91,8 +95,34 @@ def _sha256(data: bytes) -> bytes:
     return _sha256(data)
 
 
+def entry_id(canon: str) -> bytes:
+    """An entry version's id: the first 16 bytes of sha256 of its canonical JSON, and of
+    nothing else, so identical versions have one id in every workspace and on every
+    machine (schema v7; before, the workspace uuid was hashed in: see legacy_entry_id)."""
+    return _sha256(canon.encode())[:16]
+
+
+def legacy_entry_id(workspace_uuid: str, canon: str) -> bytes:
+    """The id stores before schema v7 gave the same version: what their tombstones hold."""
+    return _sha256(f"{workspace_uuid}\n{canon}".encode())[:16]
+
+
+@lru_cache(maxsize=65536)
+def session_tie(session_id: str) -> int:
+    """The tie order of a session (journal/order.py): a hash of its id, below
+    NO_SESSION_ORDER. Cached: a session has many versions, an import many lines of one."""
+    return int.from_bytes(_sha256(f"session\n{session_id}".encode())[:8], "big") >> 2
+
+
+def tie_key(session_id: str, digest: bytes) -> int:
+    """An entry's `sid_order`: its session's tie order, or for an entry without a session
+    one after every session's, from its own id."""
+    if session_id:
+        return session_tie(session_id)
+    return NO_SESSION_ORDER | (int.from_bytes(digest[:8], "big") >> 2)
+
+
 def encode(
-    workspace_uuid: str,
     timestamp: str,
     ts_us: int,
     session_id: str,
@@ -109,15 +139,16 @@ def encode(
     agent_id: str,
     repair: bool,
     extra: dict[str, Any] | None,
-) -> tuple[bytes, tuple[Any, ...]]:
-    """(the entry id, the CONTENT_COLUMNS values) of validated field values.
+) -> tuple[bytes, tuple[Any, ...], str]:
+    """(the entry id, the CONTENT_COLUMNS values, the canonical JSON) of validated field
+    values.
 
-    The id is the first 16 bytes of sha256(workspace uuid, canonical JSON of the synapt
-    fields plus `extra` when there is any): the same entry in the same workspace always
-    gets the same id, so identical appends and the copies of a line in several legacy
-    buckets collapse. The canonical JSON is written out directly (exactly what
-    `canonical_json` gives for these types; the tests hold the two equal) because the
-    importer runs this once per line."""
+    The id is hashed from the canonical JSON of the synapt fields plus `extra` when there
+    is any (entry_id): the same entry always gets the same id, so identical appends, the
+    copies of a line in several legacy buckets and the copies on several machines
+    collapse. The canonical JSON is written out directly (exactly what `canonical_json`
+    gives for these types; the tests hold the two equal) because the importer runs this
+    once per line."""
     e = _string
     do, de, ne = [e(x) for x in done], [e(x) for x in decisions], [e(x) for x in next_steps]
     fm, gl = [e(x) for x in files_modified], [e(x) for x in git_log]
@@ -131,7 +162,7 @@ def encode(
         f'"git_log":[{",".join(gl)}],"griptree":{e(griptree)},"next_steps":[{",".join(ne)}],'
         f'"repair":{_BOOL[repair]},"session_id":{e(session_id)},"timestamp":{e(timestamp)}}}'
     )
-    digest = _sha256(f"{workspace_uuid}\n{canon}".encode())[:16]
+    digest = entry_id(canon)
     row = (
         session_id,
         branch,
@@ -151,8 +182,9 @@ def encode(
         extra_json,
         rich_count(focus, done, decisions, next_steps),
         1 if is_meaningful(focus, auto, done, decisions, next_steps) else 0,
+        tie_key(session_id, digest),
     )
-    return digest, row
+    return digest, row, canon
 
 
 # -- reading ------------------------------------------------------------------------------

@@ -205,10 +205,9 @@ class JournalEntry(Record):
                         "parameter swallowed the fields after it; resend the fields separately"
                     )
 
-    def encode(self, workspace_uuid: str) -> tuple[bytes, tuple[Any, ...]]:
+    def encode(self) -> tuple[bytes, tuple[Any, ...]]:
         """(id, content columns) of a validated entry (see codec.encode)."""
-        return codec.encode(
-            workspace_uuid,
+        digest, row, _ = codec.encode(
             self.timestamp,
             parse_timestamp(self.timestamp),
             self.session_id,
@@ -226,6 +225,7 @@ class JournalEntry(Record):
             self.repair,
             self.extra or None,
         )
+        return digest, row
 
     @staticmethod
     def from_rows(

@@ -79,6 +79,8 @@ class Journal:
         worktree_pk = self._worktree_pk(worktree)
         rows = [self._row(_prepare(e, allow_collapsed=True), worktree_pk) for e in entries]
         with self._ctx.db.write() as conn:
+            if rows:
+                refuse_forgotten(conn, self._ctx.workspace_pk, [r[0] for r in rows])
             if len(rows) < BULK_MIN_ROWS:
                 return [_insert(conn, r) for r in rows]
             # Same state as the loop above (burnt seqs of duplicates included), without
@@ -162,7 +164,7 @@ class Journal:
     def _row(self, e: JournalEntry, worktree_pk: int) -> tuple[Any, ...]:
         """A journal_entries row in codec.ROW_COLUMNS order."""
         ctx = self._ctx
-        eid, content = e.encode(ctx.workspace_uuid)
+        eid, content = e.encode()
         return (eid, ctx.workspace_pk, worktree_pk, now_us(), *content)
 
     def forget(
@@ -458,9 +460,27 @@ def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) 
 
 
 def _insert(conn: Any, row: tuple[Any, ...]) -> AppendResult:
+    refuse_forgotten(conn, row[1], [row[0]])
     # fetchall: RETURNING statements must run to completion before the commit.
     inserted = conn.execute(codec.INSERT_SQL, row).fetchall()
     if inserted:
         return AppendResult(row[0].hex(), True, int(inserted[0][0]))
-    existing = conn.execute("SELECT seq FROM journal_entries WHERE id = ?", (row[0],)).fetchall()
+    existing = conn.execute(
+        "SELECT seq FROM journal_entries WHERE workspace_id = ? AND id = ?", (row[1], row[0])
+    ).fetchall()
     return AppendResult(row[0].hex(), False, int(existing[0][0]))
+
+
+def refuse_forgotten(conn: Any, workspace_pk: int, ids: Sequence[bytes]) -> None:
+    """InvalidEntryError when one of `ids` was forgotten in the workspace: a tombstone wins
+    over every version of its id (the schema refuses the insert too; this says it plainly)."""
+    rows = conn.execute(
+        "SELECT lower(hex(t.id)) FROM json_each(?) j CROSS JOIN journal_tombstones t"
+        " ON t.workspace_id = ? AND t.id = unhex(j.value) AND t.formula = 2",
+        (json.dumps([bytes(i).hex() for i in ids]), workspace_pk),
+    ).fetchall()
+    if rows:
+        raise InvalidEntryError(
+            f"entry {rows[0][0]} was forgotten (journal forget): a forgotten version is never"
+            " stored again; change its content to write it anew"
+        )

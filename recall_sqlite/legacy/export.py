@@ -3,10 +3,9 @@ the same answers as the store, to roll back or hand over) and `ndjson` (every fi
 store's id and worktree, for other tools).
 
 A `synapt` export holds every stored version of the scope, not only the one per session
-that reads show, in insertion order, each line exactly as synapt's `append_entry` writes
-it: synapt then runs its own dedup and ordering on the file and picks what the store
-picks (a full dedup tie falls to the earlier line, as to the earlier insertion in the
-store; see `tie_order` for the one case where a line has to move up). Fields synapt
+that reads show, each line exactly as synapt's `append_entry` writes it, in the order
+that makes synapt's own dedup and ordering of the file pick what the store picks (see
+`synapt_order`: synapt breaks its ties by file order, the store by content). Fields synapt
 does not know (`extra`, kept from legacy lines) cannot be written in its format; the
 report counts the entries that carried some.
 
@@ -27,8 +26,10 @@ from .. import identity
 from .. import synapt_layout as layout
 from ..context import StoreContext
 from ..errors import InvalidInputError, StoreError
+from ..journal.codec import rich_count, tie_key
 from ..journal.entry import JournalEntry
 from ..journal.journal import Journal
+from ..journal.order import py_key
 from ..timestamps import iso_utc, parse_timestamp
 
 ExportFormat = Literal["synapt", "ndjson"]
@@ -112,9 +113,8 @@ def export(
         )
     journal = Journal(ctx)
     entries = journal.versions(worktree=worktree, all_worktrees=all_worktrees)
-    if format == "synapt" and not all_worktrees:
-        entries = tie_order(entries, journal.versions(all_worktrees=True))
     if format == "synapt":
+        entries = synapt_order(entries)
         lines = [synapt_record(e) for e in entries]
     else:
         lines = [ndjson_record(e, ctx.workspace_uuid) for e in entries]
@@ -137,39 +137,24 @@ def export(
     )
 
 
-def tie_order(entries: list[JournalEntry], workspace: list[JournalEntry]) -> list[JournalEntry]:
-    """`entries` (one worktree's versions, insertion order) with the first line of a
-    session moved up where synapt would otherwise break a tie differently from the store.
+def synapt_order(entries: list[JournalEntry]) -> list[JournalEntry]:
+    """`entries` in the order that makes synapt break its ties as the store does
+    (journal/order.py): synapt keeps the first of fully tied versions of a session and
+    orders sessions at one instant by their first line, so each session's lines come best
+    version first, and sessions (an entry without one counts as its own) in their tie
+    order. Where nothing ties, the order changes no answer of synapt's."""
 
-    At equal instants synapt orders sessions by their first line in the file; the store
-    by their first insertion in the whole workspace (`sid_order`). The two differ only
-    for a session that reached another worktree first. Only first lines move, so each
-    session's versions keep their order (synapt's dedup breaks full ties by it), and a
-    worktree whose sessions all started in it is written in plain insertion order."""
-    rank: dict[str, int] = {}
-    for e in workspace:
-        rank.setdefault(e.session_id, len(rank))
-    first: dict[str, int] = {}
-    for i, e in enumerate(entries):
-        if e.session_id:
-            first.setdefault(e.session_id, i)
-    by_rank = sorted(first, key=rank.__getitem__)
-    out: list[JournalEntry] = []
-    introduced: set[str] = set()
-    nxt = 0
-    for i, e in enumerate(entries):
-        sid = e.session_id
-        if not sid or first[sid] != i:
-            out.append(e)
-        elif sid not in introduced:
-            # Introduce every session the store ranks before this one first.
-            while sid not in introduced:
-                t = by_rank[nxt]
-                nxt += 1
-                if t not in introduced:
-                    out.append(entries[first[t]])
-                    introduced.add(t)
-    return out
+    def key(e: JournalEntry) -> tuple[int, tuple[int, int, int, bytes]]:
+        raw = bytes.fromhex(e.id or "")
+        rank = py_key(
+            e.auto,
+            parse_timestamp(e.timestamp),
+            rich_count(e.focus, e.done, e.decisions, e.next_steps),
+            raw,
+        )
+        return tie_key(e.session_id, raw), rank
+
+    return sorted(entries, key=key)
 
 
 def _write(target: str | os.PathLike[str] | IO[str], text: str, *, force: bool) -> str:

@@ -34,6 +34,7 @@ from .sources import (
     EMPTY_SHA,
     SOURCE_COLS,
     Source,
+    Tombstones,
     as_int,
     blocks,
     current,
@@ -399,14 +400,9 @@ class _Chunker:
 
     def run(self, fh: Any, start: int, hasher: Any, tail_fix: bool) -> None:
         ctx, state, src = self.ctx, self.state, self.src
-        uuid, ws_pk, wt_pk = ctx.workspace_uuid, ctx.workspace_pk, src.worktree_id
+        ws_pk, wt_pk = ctx.workspace_pk, src.worktree_id
         cache = state.raw
-        forgotten = {
-            bytes(r[0])
-            for r in ctx.db.query(
-                "SELECT id FROM journal_tombstones WHERE workspace_id = ?", (ws_pk,)
-            )
-        }
+        tombstones = Tombstones(ctx.db, ws_pk, ctx.workspace_uuid)
         reader = LineReader(fh, offset=start, hasher=hasher, max_line=self.max_line)
         line_no = src.lines
         expected = (src.size, src.lines)
@@ -436,8 +432,8 @@ class _Chunker:
                     if seq is not None:
                         fates.append((line_no, None, None, seq))
                     else:
-                        fate = classify(data, terminated, uuid)
-                        if not isinstance(fate, Bad) and fate.id in forgotten:
+                        fate = classify(data, terminated)
+                        if not isinstance(fate, Bad) and tombstones.forgot(fate.id, fate.canon):
                             # Forgotten (journal forget): accounted for, never re-imported,
                             # and no byte of the line kept.
                             fate, data = Bad(FORGOTTEN, "a forgotten entry; not kept"), b""

@@ -306,8 +306,9 @@ def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
 
 
 class Parsed(NamedTuple):
-    """A valid entry: its content address, what the survey counts, and its journal row
-    (the codec.CONTENT_COLUMNS values). A NamedTuple: built once per line, it must be cheap."""
+    """A valid entry: its content address, what the survey counts, its journal row (the
+    codec.CONTENT_COLUMNS values) and its canonical JSON (for the ids of tombstones older
+    than v7). A NamedTuple: built once per line, it must be cheap."""
 
     id: bytes
     session_id: str
@@ -316,30 +317,30 @@ class Parsed(NamedTuple):
     auto: bool
     enriched: bool
     row: tuple[Any, ...]
+    canon: str
 
 
-def _fast_parsed(f: tuple[Any, ...], workspace_uuid: str) -> Parsed:
+def _fast_parsed(f: tuple[Any, ...]) -> Parsed:
     ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us = f
-    digest, row = codec.encode(
-        workspace_uuid, ts, us, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, None
+    digest, row, canon = codec.encode(
+        ts, us, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, None
     )
-    return Parsed(digest, sid, br, us, au, en, row)
+    return Parsed(digest, sid, br, us, au, en, row, canon)
 
 
-def parse_entry(obj: Any, clean: bool, workspace_uuid: str) -> Parsed | Bad:
+def parse_entry(obj: Any, clean: bool) -> Parsed | Bad:
     """Validate a decoded line and build its journal row. Anything unusual goes through
     the journal's own validator, so the accepted set and the messages are the journal's."""
     if type(obj) is not dict:
         return not_an_object(obj)
     f = _fast_fields(obj) if clean else None
     if f is not None:
-        return _fast_parsed(f, workspace_uuid)
+        return _fast_parsed(f)
     valid = _validated(obj, clean)
     if isinstance(valid, Bad):
         return valid
     full, extra, ts_us = valid
-    digest, row = codec.encode(
-        workspace_uuid,
+    digest, row, canon = codec.encode(
         full["timestamp"],
         ts_us,
         full["session_id"],
@@ -365,6 +366,7 @@ def parse_entry(obj: Any, clean: bool, workspace_uuid: str) -> Parsed | Bad:
         bool(full["auto"]),
         bool(full["enriched"]),
         row,
+        canon,
     )
 
 
@@ -473,12 +475,12 @@ def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> See
     return key, full["session_id"], full["branch"], ts_us, full["auto"], full["enriched"]
 
 
-def classify(data: bytes, terminated: bool, workspace_uuid: str) -> Parsed | Bad:
+def classify(data: bytes, terminated: bool) -> Parsed | Bad:
     """One line's bytes -> its entry or the reason it cannot be imported."""
     decoded = decode(data, terminated)
     if isinstance(decoded, Bad):
         return decoded
-    return parse_entry(decoded[0], decoded[1], workspace_uuid)
+    return parse_entry(decoded[0], decoded[1])
 
 
 def too_long(length: int, limit: int) -> Bad:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import identity
 from ..db import Database
+from ..journal.codec import legacy_entry_id
 
 
 @dataclass
@@ -143,3 +144,21 @@ def sources_by_worktree(db: Database, workspace_pk: int) -> dict[int, int]:
             (workspace_pk,),
         )
     }
+
+
+class Tombstones:
+    """The workspace's forgotten ids, as an import checks a line against them: v7 ids by
+    content, and pre-v7 ids (salted with this store's workspace uuid) when any remain."""
+
+    def __init__(self, db: Database, workspace_pk: int, workspace_uuid: str) -> None:
+        rows = db.query(
+            "SELECT id, formula FROM journal_tombstones WHERE workspace_id = ?", (workspace_pk,)
+        )
+        self._ids = {bytes(i) for i, f in rows if f == 2}
+        self._legacy = {bytes(i) for i, f in rows if f == 1}
+        self._uuid = workspace_uuid
+
+    def forgot(self, entry_id: bytes, canon: str) -> bool:
+        if entry_id in self._ids:
+            return True
+        return bool(self._legacy) and legacy_entry_id(self._uuid, canon) in self._legacy

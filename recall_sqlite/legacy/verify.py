@@ -25,7 +25,7 @@ from .lines import (
     too_long,
 )
 from .plan import Plan, PlannedStore
-from .sources import Source, as_int, current_in, hash_prefix
+from .sources import Source, Tombstones, as_int, current_in, hash_prefix
 
 Progress = Callable[[int, int], None]
 
@@ -240,15 +240,8 @@ class Verifier:
             check.detail = "the source's counters disagree with its line records"
 
     def _deep_check(self, fh: Any, cur: Source, check: SourceCheck) -> None:
-        uuid = self._ctx.workspace_uuid
         batch: list[tuple[int, Parsed | Bad, bytes | None]] = []
-        forgotten = {
-            bytes(r[0])
-            for r in self._ctx.db.query(
-                "SELECT id FROM journal_tombstones WHERE workspace_id = ?",
-                (self._ctx.workspace_pk,),
-            )
-        }
+        tombstones = Tombstones(self._ctx.db, self._ctx.workspace_pk, self._ctx.workspace_uuid)
 
         def flush() -> None:
             if not batch:
@@ -282,7 +275,7 @@ class Verifier:
                     # its entry is the forgotten one; a line quarantined for another reason
                     # whose bytes forget emptied has only the file's prefix hash, checked
                     # before this, to answer for it.
-                    ok = isinstance(fate, Bad) or fate.id in forgotten
+                    ok = isinstance(fate, Bad) or tombstones.forgot(fate.id, fate.canon)
                 elif isinstance(fate, Bad):
                     # A cut-off last line that later got its newline reads as invalid
                     # JSON now; its bytes are what decide whether the record still holds.
@@ -299,9 +292,7 @@ class Verifier:
 
         for line_no, (_offset, data, length, terminated) in enumerate(LineReader(fh), 1):
             fate: Parsed | Bad = (
-                too_long(length, MAX_LINE_BYTES)
-                if data is None
-                else classify(data, terminated, uuid)
+                too_long(length, MAX_LINE_BYTES) if data is None else classify(data, terminated)
             )
             batch.append((line_no, fate, data))
             if len(batch) >= CHUNK_LINES:

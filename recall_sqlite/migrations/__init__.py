@@ -28,6 +28,7 @@ STEPS: tuple[str, ...] = (
     "v004_integrity",
     "v005_rehome",
     "v006_bulk_index",
+    "v007_convergent",
 )
 SCHEMA_VERSION = 1 + len(STEPS)
 

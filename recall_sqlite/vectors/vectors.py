@@ -405,10 +405,10 @@ def _resolve(conn: Any, ws: int, owners: list[Owner], model: str = "") -> list[_
             str(h): (int(seq), str(b), int(wt), v)
             for h, seq, b, wt, v in conn.execute(
                 "SELECT j.value, e.seq, e.branch, e.worktree_id, v.id"
-                " FROM json_each(?) AS j CROSS JOIN journal_entries AS e ON e.id = unhex(j.value)"
-                " LEFT JOIN vectors v ON v.entry_seq = e.seq AND v.model = ?"
-                " WHERE e.workspace_id = ?",
-                (json.dumps(entries), model, ws),
+                " FROM json_each(?) AS j CROSS JOIN journal_entries AS e"
+                " ON e.workspace_id = ? AND e.id = unhex(j.value)"
+                " LEFT JOIN vectors v ON v.entry_seq = e.seq AND v.model = ?",
+                (json.dumps(entries), ws, model),
             )
         }
     if summaries:
