@@ -1,4 +1,4 @@
--- recall-sqlite schema, version 7. The single source of truth for the store's shape.
+-- recall-sqlite schema, version 8. The single source of truth for the store's shape.
 --
 -- Rules this file keeps:
 --  * every canonical table is STRICT and uses only INTEGER/TEXT/BLOB/REAL, so a stock
@@ -711,6 +711,46 @@ BEGIN
     VALUES (OLD.workspace_id, OLD.id, 2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
     ON CONFLICT (workspace_id, id) DO UPDATE SET formula = 2;
 END;
+
+-- ===========================================================================
+-- more than one machine (schema version 8; recall_sqlite/sync/)
+-- ===========================================================================
+
+-- A removed summary (by its content id) is never stored again: a machine that still has
+-- it cannot bring it back.
+CREATE TABLE summary_tombstones (
+    workspace_id INTEGER NOT NULL,
+    uid          BLOB NOT NULL CHECK (length(uid) = 16),
+    removed_at   TEXT NOT NULL,                -- ISO-8601 UTC
+    PRIMARY KEY (workspace_id, uid)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER summaries_after_delete_tombstone AFTER DELETE ON summaries
+WHEN OLD.uid IS NOT NULL
+BEGIN
+    INSERT INTO summary_tombstones (workspace_id, uid, removed_at)
+    VALUES (OLD.workspace_id, OLD.uid, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    ON CONFLICT (workspace_id, uid) DO NOTHING;
+END;
+
+CREATE TRIGGER summaries_not_removed BEFORE INSERT ON summaries
+WHEN NEW.uid IS NOT NULL AND EXISTS (SELECT 1 FROM summary_tombstones
+                                      WHERE workspace_id = NEW.workspace_id AND uid = NEW.uid)
+BEGIN
+    SELECT RAISE(ABORT, 'summary was removed: a removed summary is never stored again');
+END;
+
+-- An explicit delete of an owner's embedding (vectors.delete), by the owner's content id
+-- (entry id, summary uid): of a put and a delete of one (owner, model) the later wins, on
+-- every machine (a put removes the tombstone; a pull compares created_at and deleted_at).
+CREATE TABLE vector_tombstones (
+    workspace_id INTEGER NOT NULL,
+    owner_kind   TEXT NOT NULL CHECK (owner_kind IN ('entry', 'summary')),
+    owner        BLOB NOT NULL CHECK (length(owner) = 16),
+    model        TEXT NOT NULL,
+    deleted_at   TEXT NOT NULL,                -- ISO-8601 UTC with microseconds, as vectors.created_at
+    PRIMARY KEY (workspace_id, model, owner_kind, owner)
+) STRICT, WITHOUT ROWID;
 
 -- ===========================================================================
 -- views for people at the sqlite3 prompt

@@ -61,6 +61,10 @@ _EXPORTS: dict[str, str] = {
     "NotFoundError": "errors",
     "UnknownEntryError": "errors",
     "HostError": "errors",
+    "SyncError": "errors",
+    "SyncSetupError": "errors",
+    "ReplicaOwnedError": "errors",
+    "PeerError": "errors",
 }
 __all__ = sorted(_EXPORTS)
 
@@ -99,11 +103,15 @@ if TYPE_CHECKING:
     from .errors import NoStoreError as NoStoreError
     from .errors import NotAStoreError as NotAStoreError
     from .errors import NotFoundError as NotFoundError
+    from .errors import PeerError as PeerError
     from .errors import ReadOnlyStoreError as ReadOnlyStoreError
     from .errors import RecallError as RecallError
+    from .errors import ReplicaOwnedError as ReplicaOwnedError
     from .errors import SchemaTooNewError as SchemaTooNewError
     from .errors import StoreError as StoreError
     from .errors import StoreGoneError as StoreGoneError
+    from .errors import SyncError as SyncError
+    from .errors import SyncSetupError as SyncSetupError
     from .errors import UnknownEntryError as UnknownEntryError
     from .errors import WorkspaceError as WorkspaceError
     from .journal import AppendResult as AppendResult

@@ -138,3 +138,28 @@ class ImportConflict(StoreError):
 class HostError(RecallError):
     """A host adapter (recall_sqlite.synapt) cannot run: an unsupported host version, or a
     store problem met while answering the host, reported as one clear message."""
+
+
+# --- more than one machine (sync/) -------------------------------------------
+
+
+class SyncError(RecallError):
+    """Sync could not do what was asked at run time: Litestream missing or failing, a
+    replica that cannot be reached or read."""
+
+
+class SyncSetupError(SyncError):
+    """Sync is not set up, or set up wrongly: no `sync init`, a bad replica URL, no sync
+    key for this repository."""
+
+    exit_code = 2
+
+
+class ReplicaOwnedError(SyncError):
+    """The replica path belongs to another machine (or another copy of this store): two
+    writers on one Litestream replica would corrupt it, so this one does not start."""
+
+
+class PeerError(SyncError):
+    """A peer's replica cannot be merged: not a store, written by a newer recall-sqlite,
+    or holding no workspace of this repository's sync key."""

@@ -199,3 +199,49 @@ def worktree_roots(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
             (workspace_pk,),
         )
     ]
+
+
+# -- the sync key (sync/) ------------------------------------------------------------------
+
+
+def _query(db: Any, sql: str, params: Any) -> list[tuple[Any, ...]]:
+    """Rows from a Database or a bare apsw connection (a peer read through a VFS)."""
+    if isinstance(db, Database):
+        return db.query(sql, params)
+    rows: list[tuple[Any, ...]] = db.execute(sql, params).fetchall()
+    return rows
+
+
+def sync_key(db: Database, workspace_pk: int) -> str | None:
+    rows = db.query("SELECT sync_key FROM workspaces WHERE id = ?", (workspace_pk,))
+    return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
+def set_sync_key(db: Database, workspace_pk: int, key: str) -> None:
+    """Record the repository the workspace syncs as (a write only when it changes)."""
+    if sync_key(db, workspace_pk) == key:
+        return
+    with db.write() as conn:
+        conn.execute("UPDATE workspaces SET sync_key = ? WHERE id = ?", (key, workspace_pk))
+
+
+def synced_workspaces(db: Any, key: str) -> list[tuple[int, str]]:
+    """(pk, uuid) of the workspaces of a file that sync as `key`, most recently seen first."""
+    return [
+        (int(pk), str(uuid))
+        for pk, uuid in _query(
+            db,
+            "SELECT id, uuid FROM workspaces WHERE sync_key = ? ORDER BY last_seen DESC",
+            (key,),
+        )
+    ]
+
+
+def worktree_names(db: Any, workspace_pk: int) -> dict[int, tuple[str, str]]:
+    """worktrees.id -> (key, name) of a workspace's worktrees."""
+    return {
+        int(pk): (str(k), str(n))
+        for pk, k, n in _query(
+            db, "SELECT id, key, name FROM worktrees WHERE workspace_id = ?", (workspace_pk,)
+        )
+    }

@@ -32,6 +32,8 @@ MAX_MODEL_LEN: Final = 200
 # Words of a search query (an AND of more matches nearly nothing, and each costs a doclist
 # read); the result says when the rest were dropped.
 MAX_QUERY_TERMS: Final = 32
+# A sync key (sync/key.py): the name of the repository on every machine.
+MAX_SYNC_KEY: Final = 200
 
 _field_limit: list[int] = []
 

@@ -110,6 +110,25 @@ def forget(
     return ForgetReport(*report, wal_emptied=emptied)
 
 
+def remove_in(conn: Any, ws: int, ids: Iterable[bytes]) -> int:
+    """Forget the stored versions among `ids` inside the caller's write transaction (a
+    pull applying another machine's tombstones: the same removal as `forget`, every copy
+    of the text included; ids not stored here are skipped). The caller turns
+    `secure_delete` on and checkpoints afterwards. Returns the versions removed."""
+    import json
+
+    rows = conn.execute(
+        "SELECT e.seq, e.id, e.session_id, e.focus FROM json_each(?) j"
+        " CROSS JOIN journal_entries e ON e.workspace_id = ? AND e.id = unhex(j.value)"
+        " ORDER BY e.seq",
+        (json.dumps(sorted({bytes(i).hex() for i in ids})), ws),
+    ).fetchall()
+    targets = [(int(r[0]), bytes(r[1]), str(r[2]), str(r[3])) for r in rows]
+    if targets:
+        _remove(conn, ws, targets, [t[0] for t in targets])
+    return len(targets)
+
+
 def checkpoint(conn: Any) -> bool:
     """Copy the WAL into the database and truncate it; False if a reader kept frames."""
     with contextlib.suppress(apsw.Error):

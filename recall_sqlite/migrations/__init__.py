@@ -29,6 +29,7 @@ STEPS: tuple[str, ...] = (
     "v005_rehome",
     "v006_bulk_index",
     "v007_convergent",
+    "v008_sync",
 )
 SCHEMA_VERSION = 1 + len(STEPS)
 

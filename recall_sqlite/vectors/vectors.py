@@ -141,6 +141,13 @@ class Vectors:
                 conn.executemany(_INSERT, inserts)
             if replaces:
                 conn.executemany(_REPLACE, replaces)
+            if conn.execute(_ANY_TOMBSTONE, (ws, model)).fetchall():
+                # A put after a delete wins over it (here, and on every machine: sync/).
+                conn.executemany(
+                    "DELETE FROM vector_tombstones WHERE workspace_id = ? AND model = ?"
+                    " AND owner_kind = ? AND owner = ?",
+                    [(ws, model, kind, uid) for kind, uid in _content_ids(conn, ws, owners)],
+                )
             _prune_log(conn, ws, model)
         return PutResult(model, dim, len(inserts), len(replaces))
 
@@ -159,6 +166,19 @@ class Vectors:
                 sql += " AND model = ?"
                 params.append(model)
             models = [str(m) for (m,) in conn.execute(sql + " RETURNING model", params)]
+            # Recorded, so a machine that still has the vector cannot bring it back (an
+            # owner without a content id, a summary from before v7, does not travel).
+            now = utc_now_iso()
+            conn.executemany(
+                "INSERT INTO vector_tombstones (workspace_id, owner_kind, owner, model,"
+                " deleted_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE"
+                " SET deleted_at = excluded.deleted_at",
+                [
+                    (ws, kind, uid, m, now)
+                    for kind, uid in _content_ids(conn, ws, [o])
+                    for m in sorted(set(models))
+                ],
+            )
             for m in set(models):
                 _prune_log(conn, ws, m)
         return len(models)
@@ -433,6 +453,26 @@ def _resolve(conn: Any, ws: int, owners: list[Owner], model: str = "") -> list[_
             if found is None:
                 raise UnknownOwnerError(f"no summary {o.id} in this workspace")
             out.append((None, int(o.id), found[0], None, found[1]))
+    return out
+
+
+_ANY_TOMBSTONE = "SELECT 1 FROM vector_tombstones WHERE workspace_id = ? AND model = ? LIMIT 1"
+
+
+def _content_ids(conn: Any, ws: int, owners: list[Owner]) -> list[tuple[str, bytes]]:
+    """(kind, content id) of each owner that has one: an entry's id, a summary's uid (the
+    names every machine knows it by)."""
+    out: list[tuple[str, bytes]] = []
+    for o in owners:
+        if o.kind == "entry":
+            out.append(("entry", bytes.fromhex(str(o.id))))
+            continue
+        rows = conn.execute(
+            "SELECT uid FROM summaries WHERE id = ? AND workspace_id = ? AND uid IS NOT NULL",
+            (int(o.id), ws),
+        ).fetchall()
+        if rows:
+            out.append(("summary", bytes(rows[0][0])))
     return out
 
 
