@@ -66,20 +66,39 @@ class Scope(Frozen):
 
 
 class Elsewhere(Frozen):
-    """Matching entries outside the scope: never a silent partial answer."""
+    """Matching entries outside the scope: never a silent partial answer. `other_machines`:
+    entry versions other machines of the repository held that this store had not pulled
+    yet, when sync last looked (sync/; any scope, 0 when not synced)."""
 
-    __slots__ = ("other_worktrees", "other_branches")
+    __slots__ = ("other_worktrees", "other_branches", "other_machines")
     other_worktrees: int
     other_branches: int
+    other_machines: int
 
-    def __init__(self, other_worktrees: int = 0, other_branches: int = 0) -> None:
-        self._set(other_worktrees=other_worktrees, other_branches=other_branches)
+    def __init__(
+        self, other_worktrees: int = 0, other_branches: int = 0, other_machines: int = 0
+    ) -> None:
+        self._set(
+            other_worktrees=other_worktrees,
+            other_branches=other_branches,
+            other_machines=other_machines,
+        )
 
     def to_dict(self) -> dict[str, int]:
-        return {"other_worktrees": self.other_worktrees, "other_branches": self.other_branches}
+        return {
+            "other_worktrees": self.other_worktrees,
+            "other_branches": self.other_branches,
+            "other_machines": self.other_machines,
+        }
+
+    def with_machines(self, other_machines: int) -> Elsewhere:
+        if not other_machines:
+            return self
+        return Elsewhere(self.other_worktrees, self.other_branches, other_machines)
 
     @property
     def total(self) -> int:
+        """Outside the scope on this machine (other machines' are counted apart)."""
         return self.other_worktrees + self.other_branches
 
 

@@ -17,6 +17,7 @@ from .paths.resolve import resolve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .cursors import Cursors
@@ -35,7 +36,8 @@ class Store:
     def __init__(self, ctx: StoreContext, info: WorkspaceInfo) -> None:
         self._ctx = ctx
         self.workspace = info
-        self.journal = Journal(ctx, searcher=self._search_journal)
+        self._others = _others_of(info.db_path)
+        self.journal = Journal(ctx, searcher=self._search_journal, others=self._others)
         self._families: dict[str, Any] = {}
 
     @property
@@ -111,7 +113,12 @@ class Store:
     def _search_journal(self, journal: Journal, query: str, n: int, **options: Any) -> Any:
         from .search.journal import search_journal
 
-        return search_journal(journal, query, n, vectors=lambda: self.vectors, **options)
+        found = search_journal(journal, query, n, vectors=lambda: self.vectors, **options)
+        if self._others is not None and (ahead := self._others()):
+            from dataclasses import replace
+
+            found = replace(found, elsewhere=found.elsewhere.with_machines(ahead))
+        return found
 
     def _search_summaries(self, summaries: Summaries, query: str, n: int, **options: Any) -> Any:
         from .search.summaries import search_summaries
@@ -126,6 +133,17 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _others_of(db_path: Path) -> Callable[[], int] | None:
+    """How many entry versions other machines hold that this store has not pulled, when
+    the store syncs (sync/peers.py keeps the count beside it); None otherwise."""
+    book = db_path.with_name(db_path.name + "-sync") / "peers.json"
+    if not os.path.exists(book):
+        return None
+    from .sync.peers import PeerBook
+
+    return PeerBook(book).ahead
 
 
 def resolve_db_path(root: Path, db_path: str | os.PathLike[str] | None) -> Path:

@@ -114,7 +114,11 @@ def test_cli_reads_from_subdirectory_with_scope_in_json(tmp_path: Path) -> None:
     ).stdout
     data = json.loads(out)
     assert [e["focus"] for e in data["entries"]] == ["root work"]
-    assert data["total"] == 1 and data["elsewhere"] == {"other_worktrees": 0, "other_branches": 0}
+    assert data["total"] == 1 and data["elsewhere"] == {
+        "other_worktrees": 0,
+        "other_branches": 0,
+        "other_machines": 0,
+    }
     assert data["scope"]["worktree"] == "."
     assert set(data["entries"][0]) >= {
         "id",

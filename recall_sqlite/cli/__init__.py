@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "worktree": "worktree",
     "export": "export",
     "doctor": "doctor",
+    "sync": "sync",
 }
 # Global options that take a value (they come before the command), and those that do not.
 _VALUED = ("--cwd", "--db")

@@ -155,6 +155,10 @@ def describe_elsewhere(
         parts.append(f"{elsewhere['other_worktrees']} more in other worktrees (--all-worktrees)")
     if elsewhere["other_branches"]:
         parts.append(f"{elsewhere['other_branches']} more on other branches")
+    if elsewhere.get("other_machines"):
+        parts.append(
+            f"{elsewhere['other_machines']} more on other machines not yet pulled (sync pull)"
+        )
     return "; ".join(parts)
 
 

@@ -46,9 +46,18 @@ PENDING_WINDOW = 20
 
 
 class Journal:
-    def __init__(self, ctx: StoreContext, *, searcher: Searcher | None = None) -> None:
+    def __init__(
+        self,
+        ctx: StoreContext,
+        *,
+        searcher: Searcher | None = None,
+        others: Callable[[], int] | None = None,
+    ) -> None:
         self._ctx = ctx
         self._searcher = searcher
+        # What other machines hold that this store has not pulled (composed in by the store
+        # when the store syncs: sync/peers.py); None costs a read nothing.
+        self._others = others
 
     @property
     def context(self) -> StoreContext:
@@ -388,7 +397,10 @@ class Journal:
         return rows
 
     def _counts(self, conn: Any, k: scope.Keys) -> tuple[int, scope.Elsewhere]:
-        return scope.totals(conn.execute(k.counts_sql(), k.params()))
+        total, elsewhere = scope.totals(conn.execute(k.counts_sql(), k.params()))
+        if self._others is not None:
+            elsewhere = elsewhere.with_machines(self._others())
+        return total, elsewhere
 
     def _previous_meaningful(self, conn: Any, current_session_id: str) -> JournalEntry | None:
         ctx = self._ctx

@@ -1,0 +1,344 @@
+"""`recall-sqlite sync ...`: more than one machine, on Litestream (recall_sqlite/sync/).
+
+sync init --url URL [--key K [--commit-key]]   join this repository's replicas
+sync run                                       replicate and pull, in the foreground
+sync pull [--full] [--machine M]               merge the other machines now
+sync status                                    this machine and every peer
+sync restore --url URL [--force]               bring this machine back from a replica
+sync peek MACHINE [-n N]                       a peer's newest entries, read-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import emit, open_from_args, positive_int
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..store import Store
+    from ..sync.pull import PeerPull
+    from ..sync.state import SyncConfig, SyncState
+
+
+def _state(store: Store) -> tuple[SyncState, SyncConfig]:
+    from ..sync.state import SyncState
+
+    state = SyncState(store.workspace.db_path)
+    return state, state.config()
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text.rstrip("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("at least 1 second")
+    return value
+
+
+def _duration(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"\d+(ms|s|m|h)", text):
+        raise argparse.ArgumentTypeError(f"a duration like 30m or 1h, got {text!r}")
+    return text
+
+
+# -- init ---------------------------------------------------------------------------------
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from ..sync.setup import init
+
+    with open_from_args(args) as store:
+        joined = init(
+            store.context,
+            store.workspace.root,
+            store.workspace.db_path,
+            args.url,
+            key=args.key,
+            commit_key=args.commit_key,
+            pull_every_s=args.pull_every,
+            retention=args.retention,
+        )
+    others = ", ".join(joined.peers) if joined.peers else "none yet"
+    text = (
+        f"Sync set up for {store.workspace.root}:\n"
+        f"  replicas   {joined.url}\n"
+        f"  sync key   {joined.key}  (from {joined.key_source})\n"
+        f"  machine    {joined.machine}\n"
+        f"  peers      {others}\n"
+        f"  engine     Litestream {joined.litestream}\n"
+        "Next: keep `recall-sqlite sync run` running (in a terminal, or under systemd or "
+        f"launchd): it replicates this store and pulls the other machines every "
+        f"{args.pull_every:g} s."
+    )
+    emit(args, joined.to_dict(), text)
+    return 0
+
+
+# -- run ----------------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import signal
+
+    from ..sync.run import Supervisor
+
+    with open_from_args(args) as store:
+        state, config = _state(store)
+        if args.pull_every is not None:
+            config.pull_every_s = args.pull_every
+
+        def log(message: str) -> None:
+            from ..timestamps import utc_now_iso
+
+            sys.stderr.write(f"{utc_now_iso()[:19]}Z sync: {message}\n")
+            sys.stderr.flush()
+
+        def on_pull(pulled: list[PeerPull]) -> None:
+            for p in pulled:
+                if p.status == "merged" and p.report is not None and p.report.changed:
+                    log(f"pulled {_machine(p)}: {_arrived(p.report.to_dict())}")
+                elif p.status == "failed":
+                    log(f"could not pull {_machine(p)}: {p.error}")
+
+        supervisor = Supervisor(store.context, state, config, on_pull=on_pull, log=log)
+
+        def stop(signum: int, _frame: Any) -> None:
+            log(f"{signal.Signals(signum).name} received: stopping after a last sync")
+            supervisor.stop.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        code = supervisor.run()
+        log("stopped")
+        return code
+
+
+# -- pull ---------------------------------------------------------------------------------
+
+
+def _machine(p: PeerPull) -> str:
+    return f"{p.machine} ({p.host})" if p.host else p.machine
+
+
+def _arrived(r: dict[str, Any]) -> str:
+    parts = [
+        f"{r['entries']} entry version(s)",
+        f"{r['forgotten']} forgotten here" if r["forgotten"] else "",
+        f"{r['moved']} moved to the smaller worktree key" if r["moved"] else "",
+        f"{r['summaries']} summary(ies)" if r["summaries"] else "",
+        f"{r['summaries_removed']} summary(ies) removed" if r["summaries_removed"] else "",
+        f"{r['vectors']} vector(s)" if r["vectors"] else "",
+        f"{r['vectors_deleted']} vector(s) deleted" if r["vectors_deleted"] else "",
+        f"{r['rejected']} row(s) REFUSED (id does not match content)" if r["rejected"] else "",
+        f"{r['vector_conflicts']} vector(s) of a model with another dimension skipped"
+        if r["vector_conflicts"]
+        else "",
+    ]
+    return ", ".join(p for p in parts if p)
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    from ..sync.pause import quiet
+    from ..sync.pull import pull_all
+
+    with open_from_args(args) as store:
+        state, config = _state(store)
+        db_path = store.workspace.db_path
+        pulled = pull_all(
+            store.context,
+            state,
+            config,
+            quiet=lambda purge: quiet(db_path, purge=purge),
+            full=args.full,
+            only=args.machine,
+        )
+    lines = []
+    if not pulled:
+        lines.append("No other machine has replicated this repository yet: nothing to pull.")
+    for p in pulled:
+        if p.status == "merged" and p.report is not None:
+            lines.append(f"{_machine(p)}: merged: {_arrived(p.report.to_dict())}")
+        elif p.status == "unchanged":
+            lines.append(f"{_machine(p)}: unchanged since the last pull")
+        elif p.status == "empty":
+            lines.append(f"{_machine(p)}: no replica yet")
+        else:
+            lines.append(f"{_machine(p)}: FAILED: {p.error}")
+    failed = [p for p in pulled if p.status == "failed"]
+    emit(args, {"peers": [p.to_dict() for p in pulled]}, "\n".join(lines))
+    if failed:
+        sys.stderr.write(f"recall-sqlite: {len(failed)} machine(s) could not be pulled\n")
+        return 1
+    return 0
+
+
+# -- status -------------------------------------------------------------------------------
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from ..sync.status import status
+
+    with open_from_args(args) as store:
+        state, config = _state(store)
+        report = status(store.context, state, config, count=not args.no_count)
+    run = f"live (pid {report.run_pid})" if report.running else "NOT RUNNING"
+    lines = [
+        f"replicas     {report.url}",
+        f"sync key     {report.key}",
+        f"machine      {report.machine}",
+        f"sync run     {run}",
+        "replica      "
+        + (
+            f"transaction {report.position:#x}, written {report.written_at}"
+            if report.position is not None
+            else "none yet"
+        ),
+        f"a crash now  loses {report.loss_window}",
+        f"peers        {len(report.peers) or 'none yet'}",
+    ]
+    for p in report.peers:
+        state_text = "live" if p.live else "not running"
+        if p.position is None:
+            where = "no replica yet"
+        elif not p.behind:
+            where = f"pulled up to {p.position:#x} ({p.pulled_at})"
+        else:
+            ahead = f"{p.ahead} entry version(s)" if p.ahead is not None else "changes"
+            where = f"{ahead} not yet pulled (replica at {p.position:#x}, {p.written_at})"
+        lines.append(f"  {p.machine} {p.host or ''}  [{state_text}]  {where}")
+        if p.error:
+            lines.append(f"    ! {p.error}")
+    emit(args, report.to_dict(), "\n".join(lines))
+    return 0
+
+
+# -- restore ------------------------------------------------------------------------------
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from ..paths.resolve import resolve
+    from ..store import open_store, resolve_db_path
+    from ..sync.pause import quiet
+    from ..sync.pull import pull_all
+    from ..sync.setup import restore
+    from ..sync.state import SyncState
+
+    root = resolve(args.cwd).root
+    db_path = resolve_db_path(root, args.db)
+    done = restore(root, db_path, args.url, key=args.key, force=args.force)
+    with open_store(args.cwd, db_path=args.db) as store:
+        state = SyncState(db_path)
+        pulled = pull_all(
+            store.context,
+            state,
+            state.config(),
+            quiet=lambda purge: quiet(db_path, purge=purge),
+        )
+        doctor = store.doctor()
+    merged = sum(p.report.entries for p in pulled if p.report is not None)
+    text = (
+        f"Restored {db_path} from machine {done.machine}"
+        + (f" ({done.host})" if done.host else "")
+        + f", replica written {done.written_at}: {done.entries} entry version(s),"
+        f" workspace {done.workspace_id}.\n"
+        + (f"The store that was here is now {done.moved_aside}.\n" if done.moved_aside else "")
+        + f"Pulled {len(pulled)} other machine(s): {merged} more entry version(s).\n"
+        + f"doctor: {'ok' if doctor.ok else 'PROBLEMS (run recall-sqlite doctor)'}\n"
+        + f"This machine is {done.new_machine}. Next: keep `recall-sqlite sync run` running."
+    )
+    emit(
+        args,
+        {**done.to_dict(), "pulled": [p.to_dict() for p in pulled], "doctor_ok": doctor.ok},
+        text,
+    )
+    return 0 if doctor.ok else 1
+
+
+# -- peek ---------------------------------------------------------------------------------
+
+
+def cmd_peek(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from ..sync.peek import peek
+
+    with open_from_args(args, read_only=True) as store:
+        _, config = _state(store)
+    remote = config.remote()
+    machines = [m for m in remote.machines(config.slug) if m.startswith(args.machine)]
+    if len(machines) != 1:
+        found = "no machine" if not machines else f"{len(machines)} machines"
+        raise UsageError(f"{found} of this repository starts with {args.machine!r}")
+    answer = peek(remote.vfs_url(config.slug, machines[0]), config.key, args.n)
+    lines = [
+        f"machine {machines[0]}: {answer['total']} entries, replica transaction "
+        f"{answer['txid']:#x} ({answer['replica_time']}); read-only, nothing merged"
+        if answer.get("txid") is not None
+        else f"machine {machines[0]}: {answer['total']} entries; read-only, nothing merged"
+    ]
+    for e in answer["entries"]:
+        lines.append(f"  {e['timestamp']}  [{e['worktree']}] {e['focus'] or '(no focus)'}")
+    emit(args, {"machine": machines[0], **answer}, "\n".join(lines))
+    return 0
+
+
+def register(sub: Any, jp: argparse.ArgumentParser) -> None:
+    sync = sub.add_parser(
+        "sync",
+        help="more than one machine: replicate with Litestream, merge the others",
+        description="Every machine replicates its own store (Litestream) to URL/KEY/MACHINE "
+        "and merges the others' replicas into it: the same answers on every machine.",
+    )
+    ssub = sync.add_subparsers(dest="sync_command", required=True)
+    p = ssub.add_parser("init", parents=[jp], help="join this repository's replicas")
+    p.add_argument(
+        "--url", required=True, help="a path, s3://BUCKET/PREFIX?endpoint=..., or sftp://HOST/PATH"
+    )
+    p.add_argument("--key", help="the sync key (default: the origin remote, else the root commit)")
+    p.add_argument(
+        "--commit-key",
+        action="store_true",
+        help="keep --key in .recall-sqlite-sync (commit it) instead of the clone's git config",
+    )
+    p.add_argument(
+        "--pull-every", type=_seconds, default=30.0, help="seconds between pulls (default 30)"
+    )
+    p.add_argument(
+        "--retention",
+        type=_duration,
+        default="1h",
+        help="replica history kept: a forgotten entry's old pages age out within twice this",
+    )
+    p.set_defaults(func=cmd_init)
+    p = ssub.add_parser("run", parents=[jp], help="replicate and pull until SIGTERM/SIGINT")
+    p.add_argument("--pull-every", type=_seconds, default=None, help="override the pull interval")
+    p.set_defaults(func=cmd_run)
+    p = ssub.add_parser("pull", parents=[jp], help="merge the other machines' replicas now")
+    p.add_argument("--full", action="store_true", help="re-read every entry (a repair)")
+    p.add_argument("--machine", help="only this machine (an id or its start)")
+    p.set_defaults(func=cmd_pull)
+    p = ssub.add_parser("status", parents=[jp], help="this machine's replication and every peer")
+    p.add_argument(
+        "--no-count", action="store_true", help="do not restore peers to count what is not pulled"
+    )
+    p.set_defaults(func=cmd_status)
+    p = ssub.add_parser(
+        "restore", parents=[jp], help="bring this machine back from the freshest replica"
+    )
+    p.add_argument("--url", required=True, help="the replica location, as given to sync init")
+    p.add_argument("--key", help="the sync key (default: derived from this repository)")
+    p.add_argument(
+        "--force", action="store_true", help="replace a store that is here (moved aside)"
+    )
+    p.set_defaults(func=cmd_restore)
+    p = ssub.add_parser("peek", parents=[jp], help="a peer's newest entries, read from its replica")
+    p.add_argument("machine", help="the machine id (or its start)")
+    p.add_argument("-n", type=positive_int, default=5, help="how many entries (default 5)")
+    p.set_defaults(func=cmd_peek)

@@ -1,0 +1,112 @@
+"""Which repository a store syncs as: a sync key that is the same on every clone.
+
+In order: an explicit key (`git config recall-sqlite.syncKey`, or the first line of a
+committed `.recall-sqlite-sync` file at the workspace root, which travels with the
+repository), else the `origin` remote's URL normalised (the ssh, scp-like and https forms of
+one remote are one key), else the root commit of a clone that has its whole history. A
+workspace with none of them is refused with what to do: two unrelated directories must
+never merge by accident.
+
+The key names a directory of the replica location, so it also has a `slug`: readable, one
+path segment, and collision-free (a hash of the key ends it)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+from pathlib import Path
+
+from ..errors import SyncSetupError
+from ..limits import MAX_SYNC_KEY
+from ..paths.files import first_line, read_small
+
+GIT_CONFIG_KEY = "recall-sqlite.syncKey"
+KEY_FILE = ".recall-sqlite-sync"
+_GIT_TIMEOUT_S = 10.0
+
+
+def check_key(key: str) -> str:
+    key = key.strip()
+    if not key or len(key) > MAX_SYNC_KEY or not key.isprintable():
+        raise SyncSetupError(
+            f"a sync key is 1 to {MAX_SYNC_KEY} printable characters, got {key[:40]!r}"
+        )
+    return key
+
+
+def slug(key: str) -> str:
+    """The key as one path segment: its readable characters and a hash of the whole."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", key).strip("-.")[:80] or "key"
+    return f"{readable}-{hashlib.sha256(key.encode()).hexdigest()[:8]}"
+
+
+def normalise_remote(url: str) -> str:
+    """`host/path` of a git remote URL, without user, port, `.git` or slashes at the ends:
+    git@github.com:org/repo.git, ssh://git@github.com/org/repo and
+    https://github.com/org/repo are all `github.com/org/repo`. A local path stays a path."""
+    url = url.strip()
+    m = re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d*)?(/.*)?$", url)
+    if m is None:
+        # scp-like: [user@]host:path (a colon before any slash), else a local path.
+        m = re.match(r"^(?:[^@/]+@)?([^/:]+):(?!//)(.*)$", url)
+    if m is None:
+        return "path:" + url.rstrip("/")
+    host, path = m.group(1).lower(), (m.group(2) or "")
+    path = path.strip("/")
+    if path.endswith(".git"):
+        path = path[:-4]
+    return f"{host}/{path}".rstrip("/")
+
+
+def derive(root: Path) -> tuple[str, str]:
+    """(key, how it was found) for the workspace at `root`; SyncSetupError when it has none."""
+    explicit = _git(root, "config", "--get", GIT_CONFIG_KEY)
+    if explicit:
+        return check_key(explicit), f"git config {GIT_CONFIG_KEY}"
+    text = read_small(root / KEY_FILE)
+    if text is not None and first_line(text):
+        return check_key(first_line(text)), f"{KEY_FILE}"
+    origin = _git(root, "config", "--get", "remote.origin.url")
+    if origin:
+        return normalise_remote(origin), "the origin remote"
+    if _git(root, "rev-parse", "--is-shallow-repository") == "false":
+        roots = (_git(root, "rev-list", "--max-parents=0", "HEAD") or "").split()
+        if roots:
+            return f"root:{min(roots)}", "the repository's root commit"
+    raise SyncSetupError(
+        f"{root} has no sync key: no origin remote and no root commit (not a git "
+        "repository, no commit yet, or a shallow clone); give one with "
+        "`recall-sqlite sync init --key NAME` (the same on every machine)"
+    )
+
+
+def record_explicit(root: Path, key: str, *, committed: bool) -> str:
+    """Keep an explicit key where `derive` finds it: in the clone's git config, or (with
+    `committed`) in `.recall-sqlite-sync` at the root, to commit so every clone has it."""
+    key = check_key(key)
+    if committed:
+        (root / KEY_FILE).write_text(key + "\n", encoding="utf-8")
+        return f"{root / KEY_FILE} (commit it)"
+    if _git(root, "rev-parse", "--git-dir") is None:
+        raise SyncSetupError(
+            f"{root} is not a git repository: keep the key in a file with --commit-key"
+        )
+    if _git(root, "config", GIT_CONFIG_KEY, key) is None:
+        raise SyncSetupError(f"could not write {GIT_CONFIG_KEY} into {root}'s git config")
+    return f"git config {GIT_CONFIG_KEY}"
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """git's answer in `root`, stripped, or None when git fails or is not installed."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None

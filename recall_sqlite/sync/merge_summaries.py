@@ -1,0 +1,210 @@
+"""Summaries in a merge (sync/merge.py): by content id (`uid`); a removed summary's uid
+wins; within a scope the supersede chain is the creation order (created_us, uid),
+recomputed for the scopes that changed; covered positions translated to this store's seqs
+through the entry versions they name (positions are local)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..context import StoreContext
+from ..db import Database
+
+_PEER_SUMMARIES = """
+SELECT s.uid, s.branch, s.kind, s.text, s.created_at, s.created_us, s.author,
+       s.covers_from, s.covers_to, s.covered_seq,
+       (SELECT json_group_array(h) FROM (
+            SELECT lower(hex(e.id)) AS h FROM summary_sources ss
+              JOIN journal_entries e ON e.seq = ss.entry_seq
+             WHERE ss.summary_id = s.id ORDER BY ss.entry_seq))
+  FROM summaries s WHERE s.workspace_id = ? AND s.uid IS NOT NULL ORDER BY s.created_us
+"""
+
+
+def merge_summaries(
+    ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]
+) -> None:
+    ws = ctx.workspace_pk
+    removed = peer.query(
+        "SELECT uid, removed_at FROM summary_tombstones WHERE workspace_id = ?", (peer_ws,)
+    )
+    theirs = peer.query(_PEER_SUMMARIES, (peer_ws,))
+    if not removed and not theirs:
+        return
+    held = {
+        bytes(u)
+        for (u,) in ctx.db.query(
+            "SELECT uid FROM summaries WHERE workspace_id = ? AND uid IS NOT NULL", (ws,)
+        )
+    }
+    buried = {
+        bytes(u)
+        for (u,) in ctx.db.query("SELECT uid FROM summary_tombstones WHERE workspace_id = ?", (ws,))
+    }
+    if all(bytes(r[0]) in buried for r in removed) and all(
+        bytes(r[0]) in held or bytes(r[0]) in buried for r in theirs
+    ):
+        return  # read first: a pull that brings nothing writes nothing (peers.py)
+    with ctx.db.write() as conn:
+        local = {
+            bytes(u): (int(i), b, str(k))
+            for u, i, b, k in conn.execute(
+                "SELECT uid, id, branch, kind FROM summaries"
+                " WHERE workspace_id = ? AND uid IS NOT NULL",
+                (ws,),
+            )
+        }
+        gone = {
+            bytes(u)
+            for (u,) in conn.execute(
+                "SELECT uid FROM summary_tombstones WHERE workspace_id = ?", (ws,)
+            )
+        }
+        touched: set[tuple[str | None, str]] = set()
+        for uid_raw, at in removed:
+            uid = bytes(uid_raw)
+            if uid in gone:
+                continue
+            gone.add(uid)
+            if uid in local:
+                sid, branch, kind = local.pop(uid)
+                conn.execute("DELETE FROM summaries WHERE id = ?", (sid,))
+                touched.add((branch, kind))
+                counts["summaries_removed"] += 1
+            else:
+                conn.execute(
+                    "INSERT INTO summary_tombstones (workspace_id, uid, removed_at)"
+                    " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    (ws, uid, str(at)),
+                )
+        for row in theirs:
+            uid = bytes(row[0])
+            if uid in local or uid in gone:
+                continue
+            _add_summary(conn, ctx, peer, peer_ws, row)
+            touched.add((row[1], str(row[2])))
+            counts["summaries"] += 1
+        for branch, kind in sorted(touched, key=lambda t: (t[0] is None, t[0] or "", t[1])):
+            _relink(conn, ws, branch, kind)
+
+
+def _add_summary(
+    conn: Any, ctx: StoreContext, peer: Database, peer_ws: int, row: tuple[Any, ...]
+) -> None:
+    ws = ctx.workspace_pk
+    uid, branch, kind, text, created_at, created_us, author = row[:7]
+    covers_from, covers_to, covered_seq, sources_json = row[7:]
+    sources = json.loads(sources_json) if sources_json else []
+    seq_of = {
+        str(h): int(s)
+        for h, s in conn.execute(
+            "SELECT lower(hex(e.id)), e.seq FROM json_each(?) j CROSS JOIN journal_entries e"
+            " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+            (json.dumps(sources), ws),
+        )
+    }
+    seqs = sorted(seq_of[h] for h in sources if h in seq_of)
+    if covers_from is not None:
+        # A range of the peer's positions: here, the span of the versions it covered there.
+        span = _local_span(conn, peer, peer_ws, ws, int(covers_from), int(covers_to))
+        covers_from, covers_to = span if span else (None, None)
+        covered = span[1] if span else 0
+    elif seqs:
+        covered = seqs[-1]
+    else:
+        covered = _local_through(conn, peer, peer_ws, ws, int(covered_seq))
+    us = int(created_us)
+    # Two machines' summaries created at one microsecond (a clash): the later arrival moves
+    # by a microsecond; its uid, and so its identity, stays.
+    while conn.execute(
+        "SELECT 1 FROM summaries WHERE workspace_id = ? AND created_us = ?", (ws, us)
+    ).fetchall():
+        us += 1
+    new_id = int(
+        conn.execute(
+            "INSERT INTO summaries (workspace_id, branch, kind, text, created_at, created_us,"
+            " author, covers_from, covers_to, source_count, covered_seq, uid)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            (
+                ws,
+                branch,
+                kind,
+                text,
+                created_at,
+                us,
+                author,
+                covers_from,
+                covers_to,
+                len(seqs),
+                covered,
+                bytes(uid),
+            ),
+        ).fetchall()[0][0]
+    )
+    if seqs:
+        conn.executemany(
+            "INSERT INTO summary_sources (summary_id, entry_seq) VALUES (?, ?)",
+            [(new_id, s) for s in seqs],
+        )
+
+
+def _local_span(
+    conn: Any, peer: Database, peer_ws: int, ws: int, first: int, last: int
+) -> tuple[int, int] | None:
+    ids = [
+        bytes(i).hex()
+        for (i,) in peer.query(
+            "SELECT id FROM journal_entries WHERE workspace_id = ? AND seq BETWEEN ? AND ?",
+            (peer_ws, first, last),
+        )
+    ]
+    rows = conn.execute(
+        "SELECT min(e.seq), max(e.seq) FROM json_each(?) j CROSS JOIN journal_entries e"
+        " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+        (json.dumps(ids), ws),
+    ).fetchall()
+    if not rows or rows[0][0] is None:
+        return None
+    return int(rows[0][0]), int(rows[0][1])
+
+
+def _local_through(conn: Any, peer: Database, peer_ws: int, ws: int, peer_seq: int) -> int:
+    """This store's position of the newest version the peer had at `peer_seq` (what a
+    summary of "the journal as it stood" covered there), or 0."""
+    ids = [
+        bytes(i).hex()
+        for (i,) in peer.query(
+            "SELECT id FROM journal_entries WHERE workspace_id = ? AND seq <= ?"
+            " ORDER BY seq DESC LIMIT 64",
+            (peer_ws, peer_seq),
+        )
+    ]
+    rows = conn.execute(
+        "SELECT max(e.seq) FROM json_each(?) j CROSS JOIN journal_entries e"
+        " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+        (json.dumps(ids), ws),
+    ).fetchall()
+    return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+
+def _relink(conn: Any, ws: int, branch: str | None, kind: str) -> None:
+    """A scope's supersede chain as its creation order: each summary superseded by the
+    next one created, the newest current (what `add` leaves on one machine)."""
+    chain = [
+        int(i)
+        for (i,) in conn.execute(
+            "SELECT id FROM summaries WHERE workspace_id = ? AND branch IS ? AND kind = ?"
+            " ORDER BY created_us, uid",
+            (ws, branch, kind),
+        )
+    ]
+    links: list[tuple[int | None, int]] = [
+        (nxt, cur) for cur, nxt in zip(chain, chain[1:], strict=False)
+    ]
+    if chain:
+        links.append((None, chain[-1]))
+    conn.executemany(
+        "UPDATE summaries SET superseded_by = ? WHERE id = ? AND superseded_by IS NOT ?",
+        [(nxt, cur, nxt) for nxt, cur in links],
+    )

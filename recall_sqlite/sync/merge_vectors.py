@@ -1,0 +1,199 @@
+"""Vectors in a merge (sync/merge.py), per (owner's content id, model): the later of a put
+(`created_at`) and an explicit delete (vector_tombstones) wins; at one instant the delete;
+then the larger embedding bytes. So every machine keeps the same embedding, or none."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..context import StoreContext
+from ..db import Database
+
+_PEER_VECTORS = """
+SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.dim, v.created_at, v.embedding
+  FROM vectors v
+  LEFT JOIN journal_entries e ON e.seq = v.entry_seq
+  LEFT JOIN summaries s ON s.id = v.summary_id
+ WHERE v.workspace_id = ? AND coalesce(e.id, s.uid) IS NOT NULL
+"""
+_LOCAL_VECTORS = """
+SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.created_at, v.embedding, v.id
+  FROM vectors v
+  LEFT JOIN journal_entries e ON e.seq = v.entry_seq
+  LEFT JOIN summaries s ON s.id = v.summary_id
+ WHERE v.workspace_id = ? AND coalesce(e.id, s.uid) IS NOT NULL
+"""
+
+# A candidate's rank: later wins; at one instant a delete (1) beats a put (0); then bytes.
+_Rank = tuple[str, int, bytes]
+
+
+def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]) -> None:
+    ws = ctx.workspace_pk
+    theirs = peer.query(_PEER_VECTORS, (peer_ws,))
+    their_graves = peer.query(
+        "SELECT owner_kind, owner, model, deleted_at FROM vector_tombstones WHERE workspace_id = ?",
+        (peer_ws,),
+    )
+    if not theirs and not their_graves:
+        return
+    # Read first, write only when something wins here: a pull that brings nothing writes
+    # nothing (peers.py says why).
+    if not _plan(ctx.db.query, ws, theirs, their_graves):
+        return
+    with ctx.db.write() as conn:
+
+        def query(sql: str, params: Any) -> list[tuple[Any, ...]]:
+            return list(conn.execute(sql, params))
+
+        for key, won in _plan(query, ws, theirs, their_graves):
+            _apply_vector(conn, ws, key, won, counts)
+
+
+def _plan(
+    query: Any, ws: int, theirs: list[tuple[Any, ...]], their_graves: list[tuple[Any, ...]]
+) -> list[tuple[tuple[str, bytes, str], tuple[_Rank, Any]]]:
+    """The (owner, model) pairs where a peer's put or delete wins over what is here, and
+    whose owner is here."""
+    best: dict[tuple[str, bytes, str], tuple[_Rank, Any]] = {}
+    for kind, owner, model, at, blob, vid in query(_LOCAL_VECTORS, (ws,)):
+        best[(kind, bytes(owner), model)] = ((str(at), 0, bytes(blob)), ("here", vid))
+    for kind, owner, model, at in query(
+        "SELECT owner_kind, owner, model, deleted_at FROM vector_tombstones WHERE workspace_id = ?",
+        (ws,),
+    ):
+        _offer(best, (kind, bytes(owner), model), (str(at), 1, b""), ("grave-here", None))
+    changed: dict[tuple[str, bytes, str], None] = {}
+    for kind, owner, model, dim, at, blob in theirs:
+        key = (str(kind), bytes(owner), str(model))
+        if _offer(best, key, (str(at), 0, bytes(blob)), ("put", (int(dim), str(at)))):
+            changed[key] = None
+    for kind, owner, model, at in their_graves:
+        key = (str(kind), bytes(owner), str(model))
+        if _offer(best, key, (str(at), 1, b""), ("grave", str(at))):
+            changed[key] = None
+    present = _present(query, ws, list(changed))
+    return [(key, best[key]) for key in changed if (key[0], key[1]) in present]
+
+
+def _present(query: Any, ws: int, keys: list[tuple[str, bytes, str]]) -> set[tuple[str, bytes]]:
+    entries = json.dumps(sorted({k[1].hex() for k in keys if k[0] == "entry"}))
+    summaries = json.dumps(sorted({k[1].hex() for k in keys if k[0] == "summary"}))
+    found = {
+        ("entry", bytes(i))
+        for (i,) in query(
+            "SELECT e.id FROM json_each(?) j CROSS JOIN journal_entries e"
+            " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+            (entries, ws),
+        )
+    }
+    found |= {
+        ("summary", bytes(u))
+        for (u,) in query(
+            "SELECT s.uid FROM json_each(?) j CROSS JOIN summaries s"
+            " ON s.workspace_id = ? AND s.uid = unhex(j.value)",
+            (summaries, ws),
+        )
+    }
+    return found
+
+
+def _offer(
+    best: dict[tuple[str, bytes, str], tuple[_Rank, Any]],
+    key: tuple[str, bytes, str],
+    rank: _Rank,
+    what: Any,
+) -> bool:
+    held = best.get(key)
+    if held is not None and held[0] >= rank:
+        return False
+    best[key] = (rank, what)
+    return True
+
+
+def _apply_vector(
+    conn: Any,
+    ws: int,
+    key: tuple[str, bytes, str],
+    won: tuple[_Rank, Any],
+    counts: dict[str, int],
+) -> None:
+    kind, owner, model = key
+    (at, _, blob), (what, detail) = won
+    column, ref, branch, worktree = _vector_owner(conn, ws, kind, owner)
+    if column is None:
+        return  # the owner is not here (forgotten, removed, or not pulled)
+    if what == "grave":
+        gone = conn.execute(
+            f"DELETE FROM vectors WHERE workspace_id = ? AND {column} = ? AND model = ?"
+            " RETURNING id",
+            (ws, ref, model),
+        ).fetchall()
+        conn.execute(
+            "INSERT INTO vector_tombstones (workspace_id, owner_kind, owner, model, deleted_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET deleted_at = excluded.deleted_at",
+            (ws, kind, owner, model, detail),
+        )
+        counts["vectors_deleted"] += len(gone)
+        return
+    dim = int(detail[0])
+    fixed = conn.execute(
+        "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?", (ws, model)
+    ).fetchall()
+    if fixed and int(fixed[0][0]) != dim:
+        counts["vector_conflicts"] += 1
+        return
+    if not fixed:
+        conn.execute(
+            "INSERT INTO vector_models (workspace_id, model, dim) VALUES (?, ?, ?)",
+            (ws, model, dim),
+        )
+    conn.execute(
+        "DELETE FROM vector_tombstones WHERE workspace_id = ? AND model = ? AND owner_kind = ?"
+        " AND owner = ?",
+        (ws, model, kind, owner),
+    )
+    updated = conn.execute(
+        f"UPDATE vectors SET embedding = ?, created_at = ? WHERE workspace_id = ? AND {column} = ?"
+        " AND model = ? RETURNING id",
+        (blob, at, ws, ref, model),
+    ).fetchall()
+    if not updated:
+        conn.execute(
+            "INSERT INTO vectors (workspace_id, model, dim, entry_seq, summary_id, owner_kind,"
+            " branch, worktree_id, embedding, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                ws,
+                model,
+                dim,
+                ref if kind == "entry" else None,
+                ref if kind == "summary" else None,
+                kind,
+                branch,
+                worktree,
+                blob,
+                at,
+            ),
+        )
+    counts["vectors"] += 1
+
+
+def _vector_owner(
+    conn: Any, ws: int, kind: str, owner: bytes
+) -> tuple[str | None, int | None, str | None, int | None]:
+    if kind == "entry":
+        rows = conn.execute(
+            "SELECT seq, branch, worktree_id FROM journal_entries"
+            " WHERE workspace_id = ? AND id = ?",
+            (ws, owner),
+        ).fetchall()
+        if rows:
+            return "entry_seq", int(rows[0][0]), str(rows[0][1]), int(rows[0][2])
+        return None, None, None, None
+    rows = conn.execute(
+        "SELECT id, branch FROM summaries WHERE workspace_id = ? AND uid = ?", (ws, owner)
+    ).fetchall()
+    if rows:
+        return "summary_id", int(rows[0][0]), rows[0][1], None
+    return None, None, None, None

@@ -1,0 +1,94 @@
+"""Who writes a replica: `owner.json` beside it. Litestream has no notion of an owner, and
+two databases replicating to one path corrupt it silently (the restore succeeds, the data
+is wrong), so `sync run` claims the path before it starts Litestream and keeps the claim
+alive; a claim held by another live run, or by another file, is refused.
+
+A claim names the file (a token minted with this machine's id), the run (a token per
+`sync run`), the host and pid, and a heartbeat; it is live while the heartbeat is younger
+than LEASE_S. After writing its claim a run reads it back once more a moment later, so two
+runs that claim at once do not both start."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+from ..errors import ReplicaOwnedError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .remote import Remote
+
+HEARTBEAT_S = 10.0
+LEASE_S = 3 * HEARTBEAT_S
+SETTLE_S = 1.0
+
+
+class Claim:
+    def __init__(self, remote: Remote, key_slug: str, machine: str, store: str) -> None:
+        self.remote, self.slug, self.machine, self.store = remote, key_slug, machine, store
+        self.run = os.urandom(8).hex()
+
+    def _record(self, *, stopped: bool = False) -> dict[str, Any]:
+        return {
+            "machine": self.machine,
+            "store": self.store,
+            "run": self.run,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "heartbeat": time.time(),
+            "stopped": stopped,
+            "format": 1,
+        }
+
+    def take(self, *, settle_s: float = SETTLE_S) -> None:
+        held = self.remote.read_owner(self.slug, self.machine)
+        where = f"{self.remote.describe()} ({self.slug}/{self.machine})"
+        if held is None:
+            if self.remote.position(self.slug, self.machine) is not None:
+                raise ReplicaOwnedError(
+                    f"{where} holds a replica that no store owns: not starting over it"
+                )
+        elif held.get("unreadable") or held.get("store") != self.store:
+            raise ReplicaOwnedError(
+                f"{where} belongs to another copy of this store (host "
+                f"{held.get('host', '?')}): never two writers on one replica"
+            )
+        elif _live(held) and held.get("run") != self.run:
+            raise ReplicaOwnedError(
+                f"{where} is being written by a live `sync run` (host {held.get('host')}, "
+                f"pid {held.get('pid')}): never two writers on one replica"
+            )
+        self.remote.write_owner(self.slug, self.machine, self._record())
+        time.sleep(settle_s)
+        self.check()
+
+    def check(self) -> None:
+        """ReplicaOwnedError when another run has taken the replica since."""
+        held = self.remote.read_owner(self.slug, self.machine) or {}
+        if held.get("run") != self.run:
+            raise ReplicaOwnedError(
+                f"another run (host {held.get('host', '?')}, pid {held.get('pid', '?')}) "
+                "took this machine's replica: stopped replicating"
+            )
+
+    def heartbeat(self) -> None:
+        self.check()
+        self.remote.write_owner(self.slug, self.machine, self._record())
+
+    def release(self) -> None:
+        held = self.remote.read_owner(self.slug, self.machine) or {}
+        if held.get("run") == self.run:
+            self.remote.write_owner(self.slug, self.machine, self._record(stopped=True))
+
+
+def _live(held: dict[str, Any]) -> bool:
+    if held.get("stopped"):
+        return False
+    try:
+        return time.time() - float(held.get("heartbeat", 0)) < LEASE_S
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,110 @@
+"""`sync peek MACHINE`: another machine's newest entries read straight from its replica,
+read-only, through Litestream's VFS (pip `litestream-vfs`), nothing downloaded or merged.
+
+The VFS runs in a child process of its own (`python -m recall_sqlite.sync.peek`): once the
+extension is loaded, SQLite fails to open any other connection in that process (its
+auto-extension hook returns garbage), and its Go runtime reads credentials only from the
+environment the process started with. The child prints one JSON document."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from ..errors import SyncError, SyncSetupError
+from . import litestream
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+TIMEOUT_S = 120.0
+
+
+def peek(url: str, key: str, n: int) -> dict[str, Any]:
+    """The peer's n newest entries (one per session, as a workspace-wide read shows them),
+    how many it holds, and how fresh the replica is."""
+    request = json.dumps({"url": url, "key": key, "n": n})
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", __name__],
+            input=request,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env=litestream.child_env(),
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SyncError(f"sync peek could not run: {exc}") from None
+    try:
+        answer: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        raise SyncError(f"sync peek failed: {done.stderr.strip()[-300:] or 'no answer'}") from None
+    if "error" in answer:
+        cls = SyncSetupError if answer.get("setup") else SyncError
+        raise cls(str(answer["error"]))
+    return answer
+
+
+def _child(request: dict[str, Any]) -> dict[str, Any]:
+    import ctypes
+
+    import apsw
+
+    try:
+        import litestream_vfs
+    except ModuleNotFoundError:
+        return {"error": f"sync peek needs litestream-vfs: {litestream.INSTALL_HINT}", "setup": 1}
+    from .. import identity
+    from ..journal import codec
+    from ..journal.entry import JournalEntry
+    from ..journal.order import READ_ORDER
+
+    so = litestream_vfs.loadable_path()
+    boot = apsw.Connection(":memory:")
+    boot.enable_load_extension(True)
+    boot.load_extension(so)
+    lib = ctypes.CDLL(so)
+    lib.GoLitestreamConfigure.argtypes = [ctypes.c_char_p] * 3
+    lib.GoLitestreamConfigure.restype = ctypes.c_void_p
+    err = lib.GoLitestreamConfigure(b"peer", b"replica_url", str(request["url"]).encode())
+    if err:
+        return {"error": f"the replica URL was refused: {ctypes.string_at(err).decode()}"}
+    try:
+        conn = apsw.Connection(
+            "file:peer?vfs=litestream&mode=ro",
+            flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+        )
+        synced = identity.synced_workspaces(conn, str(request["key"]))
+        if not synced:
+            return {"error": "the peer's replica holds no workspace of this sync key"}
+        ws = synced[0][0]
+        keys = {pk: key for pk, (key, _) in identity.worktree_names(conn, ws).items()}
+        found = conn.execute(
+            f"SELECT {codec.select_list()} FROM journal_entries"
+            f" WHERE workspace_id = ? AND head_ws = 1 ORDER BY {READ_ORDER} LIMIT ?",
+            (ws, int(request["n"])),
+        ).fetchall()
+        total = conn.execute(
+            "SELECT coalesce(sum(heads), 0) FROM journal_counts_ws WHERE workspace_id = ?", (ws,)
+        ).fetchall()[0][0]
+        txid, when = conn.execute("SELECT litestream_txid(), litestream_time()").fetchall()[0]
+    except apsw.Error as exc:
+        return {"error": f"the peer's replica cannot be read: {exc}"}
+    entries = JournalEntry.from_rows(found, lambda pk: keys.get(pk, f"#{pk}"))
+    return {
+        "entries": [e.to_dict() for e in entries],
+        "total": int(str(total)),
+        "txid": int(str(txid), 16) if txid else None,
+        "replica_time": when,
+    }
+
+
+if __name__ == "__main__":
+    try:
+        out = _child(json.loads(sys.stdin.read()))
+    except Exception as exc:  # noqa: BLE001 - the child answers in JSON, always
+        out = {"error": f"{type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps(out))

@@ -1,0 +1,224 @@
+"""Pulling: each peer's replica restored by Litestream into a temporary file and merged into
+this store (merge.py), what was merged recorded in the peer book (peers.py) so the next pull
+of the same peer skips it when its replica has not moved and reads only what it added since.
+
+When a merge removed forgotten text, the text must leave this machine's files too: the
+full-text indexes are merged into one segment (a deleted row's tokens stay in older
+segments until then), freed pages are zeroed (`secure_delete`), and the WAL is checkpointed
+and truncated, with replication held still meanwhile (`quiet`, see pause.py) and this
+machine's own replica history purged, since it held the text as well."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from .._record import Frozen
+from ..db import Database
+from ..errors import PeerError, RecallError, SchemaTooNewError, StoreError
+from . import litestream, peers
+from .merge import MergeReport, merge
+from .state import SyncConfig, SyncState
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+    from typing import Any
+
+    from ..context import StoreContext
+    from .peers import PeerBook
+
+    # quiet(purge) holds replication still (and purges this machine's replica history).
+    Quiet = Callable[[bool], AbstractContextManager[bool]]
+
+
+def open_peer(path: Path, machine: str) -> Database:
+    """The peer's file as a store: opened for writing, since it is this process's own copy
+    and an older recall-sqlite's schema is migrated on it first (a newer one is refused)."""
+    try:
+        return Database(path)
+    except SchemaTooNewError as exc:
+        raise PeerError(
+            f"machine {machine} runs a newer recall-sqlite ({exc}); upgrade this one to pull it"
+        ) from None
+    except StoreError as exc:
+        raise PeerError(f"machine {machine}'s replica is not a usable store: {exc}") from None
+
+
+def merge_file(
+    ctx: StoreContext,
+    path: Path,
+    book: PeerBook,
+    *,
+    machine: str,
+    host: str = "",
+    position: int = 0,
+    replica_at: str | None = None,
+    full: bool = False,
+    quiet: Quiet | None = None,
+) -> MergeReport:
+    """Merge the store at `path` (machine `machine`'s, at replica transaction `position`)
+    into this one; `full` re-reads every entry version instead of the ones the peer added
+    after the last merge (a repair: the result is the same)."""
+    key = peers.sync_key(ctx)
+    if key is None:
+        raise PeerError("this store has no sync key yet: run `recall-sqlite sync init`")
+    known = book.get(machine)
+    since = 0 if full or known is None else known.entry_seq
+    peer = open_peer(path, machine)
+    db = ctx.db
+    try:
+        with db.lock:
+            db.conn.execute("PRAGMA secure_delete=ON")
+            try:
+                report = merge(ctx, peer, key, since_seq=since)
+            finally:
+                db.conn.execute("PRAGMA secure_delete=OFF")
+    finally:
+        peer.close()
+    if report.forgotten or report.summaries_removed or report.vectors_deleted:
+        scrub(db, quiet)
+    book.merged(machine, host, position, replica_at, report.peer_seq)
+    return report
+
+
+def scrub(db: Database, quiet: Quiet | None = None) -> bool:
+    """Leave no byte of removed rows in the file: merge the full-text segments, then
+    checkpoint and truncate the WAL with replication held still (purging this machine's
+    replica history). False when something kept the WAL alive."""
+    from ..journal.forget import checkpoint
+
+    with db.write() as conn:
+        conn.execute("PRAGMA secure_delete=ON")
+        try:
+            conn.execute("INSERT INTO journal_fts (journal_fts) VALUES ('optimize')")
+            conn.execute("INSERT INTO summaries_fts (summaries_fts) VALUES ('optimize')")
+        finally:
+            conn.execute("PRAGMA secure_delete=OFF")
+    hold = quiet(True) if quiet is not None else contextlib.nullcontext(True)
+    with hold as held, db.lock:
+        try:
+            return bool(held) and checkpoint(db.conn)
+        except RecallError:
+            return False
+
+
+class PeerPull(Frozen):
+    """One peer in a pull: what happened and, when merged, what arrived."""
+
+    __slots__ = ("machine", "host", "position", "written_at", "status", "report", "error")
+    machine: str
+    host: str
+    position: int | None
+    written_at: str | None
+    status: str  # merged | unchanged | empty | failed
+    report: MergeReport | None
+    error: str
+
+    def __init__(self, **values: Any) -> None:
+        self._set(**{"report": None, "error": "", "position": None, "written_at": None, **values})
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {n: getattr(self, n) for n in self.__slots__}
+        out["report"] = self.report.to_dict() if self.report is not None else None
+        return out
+
+
+def pull_all(
+    ctx: StoreContext,
+    state: SyncState,
+    config: SyncConfig,
+    *,
+    quiet: Quiet | None = None,
+    full: bool = False,
+    only: str | None = None,
+) -> list[PeerPull]:
+    """Pull every other machine of the repository (or `only` that one)."""
+    remote = config.remote()
+    me = state.machine()
+    machines = [m for m in remote.machines(config.slug) if m != me]
+    if only is not None:
+        machines = [m for m in machines if m == only or m.startswith(only)]
+    if not machines:
+        return []
+    state.ensure()
+    from ..paths.files import ensure_private_dir
+
+    ensure_private_dir(state.pulls)
+    cfg = litestream.write_config(
+        state.peers_config, litestream.peers_config(state.pulls, remote, config.slug, machines)
+    )
+    out: list[PeerPull] = []
+    for m in machines:
+        out.append(_pull_one(ctx, state, config, cfg, m, quiet=quiet, full=full))
+    return out
+
+
+def _pull_one(
+    ctx: StoreContext,
+    state: SyncState,
+    config: SyncConfig,
+    cfg: Path,
+    machine: str,
+    *,
+    quiet: Quiet | None,
+    full: bool,
+) -> PeerPull:
+    remote = config.remote()
+    copy = state.pulls / f"{machine}.db"
+    host = ""
+    pos = None
+    try:
+        host = str((remote.read_owner(config.slug, machine) or {}).get("host", ""))
+        pos = remote.position(config.slug, machine)
+        if pos is None:
+            return PeerPull(machine=machine, host=host, status="empty")
+        known = state.book.get(machine)
+        if not full and known is not None and known.pulled_at and known.position == pos.txid:
+            return PeerPull(
+                machine=machine,
+                host=host,
+                position=pos.txid,
+                written_at=pos.written_at,
+                status="unchanged",
+            )
+        remove_copy(copy)
+        if not litestream.restore(cfg, litestream.placeholder(state.pulls, machine), copy):
+            return PeerPull(machine=machine, host=host, status="empty")
+        report = merge_file(
+            ctx,
+            copy,
+            state.book,
+            machine=machine,
+            host=host,
+            position=pos.txid,
+            replica_at=pos.written_at,
+            full=full,
+            quiet=quiet,
+        )
+        return PeerPull(
+            machine=machine,
+            host=host,
+            position=pos.txid,
+            written_at=pos.written_at,
+            status="merged",
+            report=report,
+        )
+    except RecallError as exc:
+        return PeerPull(
+            machine=machine,
+            host=host,
+            position=pos.txid if pos else None,
+            written_at=pos.written_at if pos else None,
+            status="failed",
+            error=str(exc),
+        )
+    finally:
+        remove_copy(copy)
+
+
+def remove_copy(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink()

@@ -1,0 +1,188 @@
+"""`sync run`: the foreground process a service manager (systemd, launchd) or a terminal
+keeps running. It claims this machine's replica (owner.py), keeps `litestream replicate`
+alive on the store, pulls the other machines every `pull_every_s`, answers pause requests
+(pause.py) and stops cleanly on SIGTERM or SIGINT: Litestream syncs what is left, the claim
+is released, the exit code is 0.
+
+One `sync run` per store: it holds `<db>-sync/run.lock` for as long as it lives."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import threading
+import time
+
+from ..errors import ReplicaOwnedError, SyncError
+from . import litestream, pause
+from .owner import HEARTBEAT_S, Claim
+from .pull import PeerPull, pull_all
+from .state import SyncConfig, SyncState
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from ..context import StoreContext
+
+TICK_S = 0.05
+# A pause never lasts longer than this, whatever the requester does.
+PAUSE_LIMIT_S = 60.0
+RESTARTS_PER_MINUTE = 5
+
+
+class Supervisor:
+    def __init__(
+        self,
+        ctx: StoreContext,
+        state: SyncState,
+        config: SyncConfig,
+        *,
+        on_pull: Callable[[list[PeerPull]], None] | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.ctx, self.state, self.config = ctx, state, config
+        self.stop = threading.Event()
+        self.on_pull = on_pull or (lambda _: None)
+        self.log = log or (lambda _: None)
+        self.replicator: litestream.Replicator | None = None
+        self._restarts: list[float] = []
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run(self) -> int:
+        state, config = self.state, self.config
+        state.ensure()
+        with self._run_lock():
+            machine = state.machine()
+            remote = config.remote()
+            claim = Claim(remote, config.slug, machine, state.store_token())
+            claim.take()
+            config_path = litestream.write_config(
+                state.replicate_config,
+                litestream.replicate_config(
+                    state.db_path,
+                    state.meta,
+                    remote.replica(config.slug, machine),
+                    config.retention,
+                ),
+            )
+            self.replicator = litestream.Replicator(config_path, state.log)
+            self.replicator.start()
+            self._write_info(machine)
+            self.log(
+                f"replicating {state.db_path} to {remote.describe()} as machine {machine}; "
+                f"pulling every {config.pull_every_s:g} s"
+            )
+            try:
+                return self._loop(claim)
+            finally:
+                self.replicator.stop()
+                with contextlib.suppress(SyncError):
+                    claim.release()
+                with contextlib.suppress(OSError):
+                    state.run_info.unlink()
+
+    def _loop(self, claim: Claim) -> int:
+        next_pull = time.monotonic()
+        next_beat = time.monotonic() + HEARTBEAT_S
+        while not self.stop.is_set():
+            now = time.monotonic()
+            request = pause.pending(self.state)
+            if request is not None:
+                self._serve_pause(request)
+            if not self.replicator or not self.replicator.alive():
+                self._restart()
+            if now >= next_beat:
+                claim.heartbeat()  # ReplicaOwnedError: another run took the replica
+                next_beat = now + HEARTBEAT_S
+            if now >= next_pull:
+                self.on_pull(pull_all(self.ctx, self.state, self.config, quiet=self.hold))
+                next_pull = time.monotonic() + self.config.pull_every_s
+            self.stop.wait(TICK_S)
+        return 0
+
+    def _restart(self) -> None:
+        assert self.replicator is not None
+        error = self.replicator.last_error()
+        now = time.monotonic()
+        self._restarts = [t for t in self._restarts if now - t < 60] + [now]
+        if len(self._restarts) > RESTARTS_PER_MINUTE:
+            raise SyncError(f"Litestream keeps exiting: {error} (see {self.state.log})")
+        self.log(f"Litestream exited ({error}); starting it again")
+        self.replicator.stop()
+        self.replicator.start()
+
+    # -- holding still -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def hold(self, purge: bool = False) -> Iterator[bool]:
+        """Litestream stopped (after its last sync) while the block runs; with `purge`,
+        this machine's replica history is deleted meanwhile and Litestream starts a new
+        one from the store as it is then (the forgotten text leaves the replica too)."""
+        assert self.replicator is not None
+        self.replicator.stop()
+        try:
+            if purge:
+                self._purge()
+            yield True
+        finally:
+            self.replicator.start()
+
+    def _purge(self) -> None:
+        remote, config = self.config.remote(), self.config
+        machine = self.state.machine()
+        if remote.purge(config.slug, machine):
+            shutil.rmtree(self.state.meta, ignore_errors=True)
+            self.log(f"purged this machine's replica history ({remote.describe()})")
+
+    def _serve_pause(self, request: dict[str, object]) -> None:
+        token = str(request["token"])
+        with self.hold(bool(request.get("purge"))):
+            pause.acknowledge(self.state, token)
+            deadline = time.monotonic() + PAUSE_LIMIT_S
+            while time.monotonic() < deadline and not self.stop.is_set():
+                current = pause.pending(self.state)
+                if current is None or current.get("token") != token:
+                    break
+                time.sleep(TICK_S)
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _run_lock(self) -> Iterator[None]:
+        import fcntl
+
+        fd = os.open(self.state.run_lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise ReplicaOwnedError(
+                    f"`sync run` is already running for {self.state.db_path}"
+                    f"{self._other_pid()}: one per store"
+                ) from None
+            yield
+        finally:
+            os.close(fd)
+
+    def _other_pid(self) -> str:
+        try:
+            info = json.loads(self.state.run_info.read_text(encoding="utf-8"))
+            return f" (pid {info['pid']})"
+        except (OSError, ValueError, KeyError, TypeError):
+            return ""
+
+    def _write_info(self, machine: str) -> None:
+        from ..paths.files import write_private
+        from ..timestamps import utc_now_iso
+
+        write_private(
+            self.state.run_info,
+            json.dumps(
+                {"pid": os.getpid(), "machine": machine, "started_at": utc_now_iso()}
+            ).encode(),
+            exclusive=False,
+        )

@@ -1,0 +1,253 @@
+"""`sync init` and `sync restore`: a machine joining its repository's replicas, and a new or
+rebuilt machine brought back from them.
+
+`init` resolves the sync key (key.py), checks that Litestream runs and the location answers,
+records the key in the store (`workspaces.sync_key`, so a peer's file says which of its
+workspaces is this repository) and writes `<db>-sync/config.json`.
+
+`restore` takes the freshest replica of the key (the one written last), restored by
+Litestream into a temporary file, checked, and put in place of this workspace's store (an
+existing store only with `force`, moved aside, never deleted); the workspace gets the id the
+replica holds (so its history is this workspace's, at any path), the new file a new
+machine id, and the other machines are then pulled into it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from .._record import Frozen
+from ..db import Database
+from ..errors import PeerError, SyncError, SyncSetupError
+from ..paths import idfile
+from ..paths.files import ensure_private_dir
+from ..timestamps import utc_now_iso
+from . import key as keys
+from . import litestream
+from .merge import peer_workspace
+from .remote import parse
+from .state import DEFAULT_PULL_EVERY_S, DEFAULT_RETENTION, SyncConfig, SyncState
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .remote import Remote
+
+
+class Joined(Frozen):
+    """What `sync init` set up."""
+
+    __slots__ = ("url", "key", "key_source", "machine", "peers", "litestream")
+    url: str
+    key: str
+    key_source: str
+    machine: str
+    peers: tuple[str, ...]
+    litestream: str
+
+    def __init__(self, **values: Any) -> None:
+        self._set(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in self.__slots__}
+
+
+def resolve_key(root: Path, key: str | None, *, commit_key: bool) -> tuple[str, str]:
+    if key is None:
+        if commit_key:
+            raise SyncSetupError("--commit-key needs --key")
+        return keys.derive(root)
+    where = keys.record_explicit(root, key, committed=commit_key)
+    found, source = keys.derive(root)
+    if found != keys.check_key(key):
+        raise SyncSetupError(
+            f"the key was kept in {where}, but {source} ({found!r}) comes first: "
+            "remove that one, or give the same key"
+        )
+    return found, source
+
+
+def check_location(remote: Remote, key_slug: str) -> list[str]:
+    """The location answers (a path exists or can be made, a bucket can be listed); the
+    machines already there."""
+    from .remote import FileRemote
+
+    if isinstance(remote, FileRemote):
+        try:
+            ensure_private_dir(remote.base)
+        except OSError as exc:
+            raise SyncSetupError(f"cannot use {remote.base}: {exc}") from None
+    return remote.machines(key_slug)
+
+
+def init(
+    ctx: Any,
+    root: Path,
+    db_path: Path,
+    url: str,
+    *,
+    key: str | None = None,
+    commit_key: bool = False,
+    pull_every_s: float = DEFAULT_PULL_EVERY_S,
+    retention: str = DEFAULT_RETENTION,
+) -> Joined:
+    from . import peers
+
+    remote = parse(url)
+    version = litestream.version()
+    if not version.lstrip("v").startswith("0.5"):
+        raise SyncSetupError(f"recall-sqlite syncs with Litestream 0.5.x; found {version!r}")
+    if pull_every_s < 1:
+        raise SyncSetupError("--pull-every must be at least 1 second")
+    found, source = resolve_key(root, key, commit_key=commit_key)
+    config = SyncConfig(url, found, source, pull_every_s, retention)
+    others = check_location(remote, config.slug)
+    peers.set_sync_key(ctx, found)
+    state = SyncState(db_path)
+    state.save_config(config)
+    machine = state.machine()
+    return Joined(
+        url=remote.describe(),
+        key=found,
+        key_source=source,
+        machine=machine,
+        peers=tuple(m for m in others if m != machine),
+        litestream=version,
+    )
+
+
+# -- restore ------------------------------------------------------------------------------
+
+
+class Restored(Frozen):
+    __slots__ = (
+        "machine",
+        "host",
+        "written_at",
+        "workspace_id",
+        "entries",
+        "moved_aside",
+        "new_machine",
+    )
+    machine: str  # the machine whose replica was restored
+    host: str
+    written_at: str | None
+    workspace_id: str
+    entries: int
+    moved_aside: str | None  # where the store that was here went
+    new_machine: str  # this machine's id now
+
+    def __init__(self, **values: Any) -> None:
+        self._set(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in self.__slots__}
+
+
+def restore(
+    root: Path,
+    db_path: Path,
+    url: str,
+    *,
+    key: str | None = None,
+    force: bool = False,
+    retention: str = DEFAULT_RETENTION,
+    pull_every_s: float = DEFAULT_PULL_EVERY_S,
+) -> Restored:
+    """Bring this workspace's store back from the freshest replica of its key."""
+    remote = parse(url)
+    found, source = (keys.check_key(key), "--key") if key else keys.derive(root)
+    config = SyncConfig(url, found, source, pull_every_s, retention)
+    if db_path.exists() and db_path.stat().st_size and not force:
+        raise SyncSetupError(
+            f"{db_path} exists: restoring replaces it (the current file is moved aside, "
+            "not deleted): add --force"
+        )
+    positions = []
+    for m in remote.machines(config.slug):
+        pos = remote.position(config.slug, m)
+        if pos is not None:
+            positions.append((pos.written_at or "", pos.txid, m))
+    if not positions:
+        raise SyncError(
+            f"no replica of {found!r} at {remote.describe()} yet: nothing to restore "
+            "(is `sync run` running on another machine?)"
+        )
+    _, txid, machine = max(positions)
+    host = str((remote.read_owner(config.slug, machine) or {}).get("host", ""))
+    written_at = next(w for w, t, m in positions if m == machine) or None
+    ensure_private_dir(db_path.parent)
+    state = SyncState(db_path)
+    state.ensure()
+    ensure_private_dir(state.pulls)
+    cfg = litestream.write_config(
+        state.peers_config, litestream.peers_config(state.pulls, remote, config.slug, [machine])
+    )
+    tmp = db_path.with_name(f".{db_path.name}.restoring")
+    _remove(tmp)
+    if not litestream.restore(cfg, litestream.placeholder(state.pulls, machine), tmp):
+        raise SyncError(f"machine {machine}'s replica holds no backup yet")
+    workspace_id, entries = _adopt(tmp, found, machine)
+    current_id = idfile.read_workspace_id(root)
+    if current_id not in (None, workspace_id):
+        if not force:
+            _remove(tmp)
+            raise SyncSetupError(
+                f"{root} already has the workspace id {current_id}; the replica's is "
+                f"{workspace_id}: add --force to take the replica's (the file is moved aside)"
+            )
+        id_file = idfile.workspace_file(root)
+        os.replace(id_file, id_file.with_name(f"{id_file.name}.before-restore"))
+    aside = None
+    if db_path.exists():
+        aside = db_path.with_name(f"{db_path.name}.before-restore-{utc_now_iso()[:19]}")
+        os.replace(db_path, aside)
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.replace(f"{db_path}{suffix}", f"{aside}{suffix}")
+    os.replace(tmp, db_path)
+    idfile.restore_workspace_id(root, workspace_id)
+    state.save_config(config)
+    new_machine = state.machine()
+    return Restored(
+        machine=machine,
+        host=host,
+        written_at=written_at,
+        workspace_id=workspace_id,
+        entries=entries,
+        moved_aside=str(aside) if aside else None,
+        new_machine=new_machine,
+    )
+
+
+def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
+    """Check the restored file: a store holding this key's workspace, undamaged;
+    (workspace id, entry versions)."""
+    try:
+        db = Database(path)
+    except Exception as exc:  # noqa: BLE001 - any failure: this file is not usable
+        _remove(path)
+        raise PeerError(f"machine {machine}'s replica is not a usable store: {exc}") from None
+    try:
+        ws, uuid = peer_workspace(db, key)
+        problems = db.query("PRAGMA quick_check")
+        if problems != [("ok",)]:
+            raise PeerError(f"machine {machine}'s replica is damaged: {problems[:3]}")
+        (entries,) = db.query("SELECT count(*) FROM journal_entries WHERE workspace_id = ?", (ws,))[
+            0
+        ]
+        db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except BaseException:
+        db.close()
+        _remove(path)
+        raise
+    db.close()
+    return uuid, int(entries)
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink()

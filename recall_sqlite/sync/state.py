@@ -1,0 +1,218 @@
+"""What sync keeps beside a store, in one private directory `<db>-sync/`: the configuration
+`sync init` wrote, this machine's id, the generated Litestream configs, Litestream's own
+local state, the lock and the files `sync run` coordinates through, and the temporary
+copies of peers a pull merges.
+
+The machine id is random and remembers which file it was minted for (device and inode): a
+store copied or restored elsewhere is another machine, with an id of its own, so two
+files never write one replica."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import socket
+from pathlib import Path
+
+from ..errors import SyncSetupError
+from ..paths.files import ensure_private_dir, write_private
+from .key import slug
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .peers import PeerBook
+    from .remote import Remote
+
+CONFIG_VERSION = 1
+DEFAULT_PULL_EVERY_S = 30.0
+# How long the replica keeps history: a forgotten entry's old pages age out of it within
+# snapshot interval + retention (README "More than one machine").
+DEFAULT_RETENTION = "1h"
+
+
+class SyncState:
+    """The paths of `<db>-sync/` and what is in them."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self.dir = db_path.with_name(db_path.name + "-sync")
+
+    @property
+    def config_file(self) -> Path:
+        return self.dir / "config.json"
+
+    @property
+    def machine_file(self) -> Path:
+        return self.dir / "machine.json"
+
+    @property
+    def replicate_config(self) -> Path:
+        return self.dir / "litestream.yml"
+
+    @property
+    def peers_config(self) -> Path:
+        return self.dir / "peers.yml"
+
+    @property
+    def meta(self) -> Path:
+        return self.dir / "meta"  # Litestream's local state (its meta-path)
+
+    @property
+    def pulls(self) -> Path:
+        return self.dir / "pulls"  # peers restored for a merge, removed after it
+
+    @property
+    def book(self) -> PeerBook:
+        from .peers import PeerBook
+
+        return PeerBook(self.dir / "peers.json")
+
+    @property
+    def log(self) -> Path:
+        return self.dir / "litestream.log"
+
+    @property
+    def run_lock(self) -> Path:
+        return self.dir / "run.lock"
+
+    @property
+    def run_info(self) -> Path:
+        return self.dir / "run.json"
+
+    @property
+    def pause_request(self) -> Path:
+        return self.dir / "pause.request"
+
+    @property
+    def pause_ack(self) -> Path:
+        return self.dir / "pause.ack"
+
+    def ensure(self) -> None:
+        ensure_private_dir(self.dir)
+
+    # -- configuration -----------------------------------------------------------------
+
+    def configured(self) -> bool:
+        return self.config_file.is_file()
+
+    def config(self) -> SyncConfig:
+        try:
+            data = json.loads(self.config_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise SyncSetupError(
+                f"sync is not set up for {self.db_path}: run `recall-sqlite sync init --url URL`"
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise SyncSetupError(f"{self.config_file} cannot be read: {exc}") from None
+        return SyncConfig.from_dict(data, self.config_file)
+
+    def save_config(self, config: SyncConfig) -> None:
+        self.ensure()
+        write_private(
+            self.config_file,
+            json.dumps(config.to_dict(), indent=2, sort_keys=True).encode() + b"\n",
+            exclusive=False,
+        )
+
+    # -- this machine ------------------------------------------------------------------
+
+    def machine(self) -> str:
+        """This file's machine id, minted on first use and again for a copied or restored
+        file (whose device and inode differ); Litestream's local state of an old id goes."""
+        st = os.stat(self.db_path)
+        try:
+            data = json.loads(self.machine_file.read_text(encoding="utf-8"))
+            if data.get("dev") == st.st_dev and data.get("ino") == st.st_ino:
+                return str(data["machine"])
+        except (OSError, ValueError, KeyError, AttributeError):
+            pass
+        machine = secrets.token_hex(8)
+        self.ensure()
+        shutil.rmtree(self.meta, ignore_errors=True)
+        write_private(
+            self.machine_file,
+            json.dumps(
+                {
+                    "machine": machine,
+                    "store": secrets.token_hex(8),
+                    "dev": st.st_dev,
+                    "ino": st.st_ino,
+                    "host": socket.gethostname(),
+                }
+            ).encode(),
+            exclusive=False,
+        )
+        return machine
+
+    def store_token(self) -> str:
+        """A random token of this file's machine id: who owns the replica (owner.json)."""
+        self.machine()
+        data = json.loads(self.machine_file.read_text(encoding="utf-8"))
+        return str(data["store"])
+
+    def clean_pulls(self) -> None:
+        shutil.rmtree(self.pulls, ignore_errors=True)
+
+    def remove_files(self, *paths: Path) -> None:
+        for p in paths:
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+class SyncConfig:
+    """What `sync init` chose: the replica location, the sync key, how often to pull, how
+    long the replica keeps history."""
+
+    __slots__ = ("url", "key", "key_source", "pull_every_s", "retention")
+
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        key_source: str,
+        pull_every_s: float = DEFAULT_PULL_EVERY_S,
+        retention: str = DEFAULT_RETENTION,
+    ) -> None:
+        self.url, self.key, self.key_source = url, key, key_source
+        self.pull_every_s, self.retention = pull_every_s, retention
+
+    @property
+    def slug(self) -> str:
+        return slug(self.key)
+
+    def remote(self) -> Remote:
+        from .remote import parse
+
+        return parse(self.url)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": CONFIG_VERSION,
+            "url": self.url,
+            "key": self.key,
+            "key_source": self.key_source,
+            "pull_every_s": self.pull_every_s,
+            "retention": self.retention,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, path: Path) -> SyncConfig:
+        try:
+            if int(data.get("version", 0)) > CONFIG_VERSION:
+                raise SyncSetupError(f"{path} was written by a newer recall-sqlite")
+            return cls(
+                str(data["url"]),
+                str(data["key"]),
+                str(data.get("key_source", "")),
+                float(data.get("pull_every_s", DEFAULT_PULL_EVERY_S)),
+                str(data.get("retention", DEFAULT_RETENTION)),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise SyncSetupError(
+                f"{path} is not a sync configuration: run `recall-sqlite sync init` again"
+            ) from None

@@ -1,0 +1,200 @@
+"""`sync status`: this machine's replication (is `sync run` live, how far its replica has
+got, what a crash now would lose) and every peer (its replica's position, when it was
+written, whether its owner is live, what was pulled of it, and how many entry versions it
+holds that this store has not pulled yet: restored and counted, never merged here)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .._record import Frozen
+from ..errors import RecallError
+from . import litestream, pause, peers
+from .merge import count_ahead
+from .owner import LEASE_S
+from .pull import open_peer, remove_copy
+from .state import SyncConfig, SyncState
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..context import StoreContext
+
+# What a crash of a live `sync run` loses at most, with the generated config: about one
+# monitor interval plus one sync interval (bench/: loss window).
+LOSS_WINDOW = "about 0.5 s"
+
+
+class PeerStatus(Frozen):
+    __slots__ = (
+        "machine",
+        "host",
+        "live",
+        "position",
+        "written_at",
+        "pulled_position",
+        "pulled_at",
+        "ahead",
+        "error",
+    )
+    machine: str
+    host: str
+    live: bool  # its `sync run` holds a live claim on its replica
+    position: int | None  # its replica's newest transaction (None: no replica yet)
+    written_at: str | None
+    pulled_position: int | None  # what this store merged last (None: never)
+    pulled_at: str | None
+    ahead: int | None  # entry versions it holds that this store lacks (None: not counted)
+    error: str
+
+    def __init__(self, **values: Any) -> None:
+        self._set(**values)
+
+    @property
+    def behind(self) -> bool:
+        return self.position is not None and self.position != self.pulled_position
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{n: getattr(self, n) for n in self.__slots__}, "behind": self.behind}
+
+
+class SyncStatus(Frozen):
+    __slots__ = (
+        "url",
+        "key",
+        "machine",
+        "running",
+        "run_pid",
+        "position",
+        "written_at",
+        "loss_window",
+        "peers",
+    )
+    url: str
+    key: str
+    machine: str
+    running: bool
+    run_pid: int | None
+    position: int | None  # this machine's replica
+    written_at: str | None
+    loss_window: str
+    peers: tuple[PeerStatus, ...]
+
+    def __init__(self, **values: Any) -> None:
+        self._set(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {n: getattr(self, n) for n in self.__slots__}
+        out["peers"] = [p.to_dict() for p in self.peers]
+        return out
+
+
+def status(
+    ctx: StoreContext, state: SyncState, config: SyncConfig, *, count: bool = True
+) -> SyncStatus:
+    remote = config.remote()
+    me = state.machine()
+    running = pause.run_is_live(state)
+    pid = None
+    if running:
+        try:
+            pid = int(json.loads(state.run_info.read_text(encoding="utf-8"))["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pid = None
+    own = remote.position(config.slug, me)
+    if running:
+        loss = f"{LOSS_WINDOW} (sync run is live)"
+    elif own is not None:
+        loss = (
+            f"everything since {own.written_at or 'the last replicated commit'}: "
+            "sync run is not running, commits stay on this machine only"
+        )
+    else:
+        loss = "everything: this machine has never replicated (start `recall-sqlite sync run`)"
+    known = state.book.load()
+    out: list[PeerStatus] = []
+    for m in remote.machines(config.slug):
+        if m == me:
+            continue
+        out.append(_peer(ctx, state, config, m, known.get(m), count=count))
+    return SyncStatus(
+        url=remote.describe(),
+        key=config.key,
+        machine=me,
+        running=running,
+        run_pid=pid,
+        position=own.txid if own else None,
+        written_at=own.written_at if own else None,
+        loss_window=loss,
+        peers=tuple(out),
+    )
+
+
+def _peer(
+    ctx: StoreContext,
+    state: SyncState,
+    config: SyncConfig,
+    machine: str,
+    known: peers.Peer | None,
+    *,
+    count: bool,
+) -> PeerStatus:
+    remote = config.remote()
+    error = ""
+    owner: dict[str, Any] = {}
+    pos = None
+    ahead: int | None = None
+    try:
+        owner = remote.read_owner(config.slug, machine) or {}
+        pos = remote.position(config.slug, machine)
+        pulled = known.position if known and known.pulled_at else None
+        if pos is not None and pos.txid == pulled:
+            ahead = 0
+        elif pos is not None and count:
+            ahead = _count(ctx, state, config, machine)
+            if ahead is not None:
+                host = str(owner.get("host", ""))
+                state.book.seen(machine, host, pos.txid, pos.written_at, ahead)
+    except RecallError as exc:
+        error = str(exc)
+    live = (
+        not owner.get("stopped")
+        and isinstance(owner.get("heartbeat"), (int, float))
+        and time.time() - float(owner["heartbeat"]) < LEASE_S
+    )
+    return PeerStatus(
+        machine=machine,
+        host=str(owner.get("host", "")),
+        live=bool(live),
+        position=pos.txid if pos else None,
+        written_at=pos.written_at if pos else None,
+        pulled_position=known.position if known and known.pulled_at else None,
+        pulled_at=known.pulled_at if known else None,
+        ahead=ahead,
+        error=error,
+    )
+
+
+def _count(ctx: StoreContext, state: SyncState, config: SyncConfig, machine: str) -> int | None:
+    from ..paths.files import ensure_private_dir
+
+    ensure_private_dir(state.pulls)
+    cfg = litestream.write_config(
+        state.pulls / f"{machine}.yml",
+        litestream.peers_config(state.pulls, config.remote(), config.slug, [machine]),
+    )
+    copy = state.pulls / f"{machine}.count.db"
+    remove_copy(copy)
+    try:
+        if not litestream.restore(cfg, litestream.placeholder(state.pulls, machine), copy):
+            return None
+        peer = open_peer(copy, machine)
+        try:
+            return count_ahead(ctx, peer, config.key)
+        finally:
+            peer.close()
+    finally:
+        remove_copy(copy)
+        remove_copy(cfg)
