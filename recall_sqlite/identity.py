@@ -245,3 +245,12 @@ def worktree_names(db: Any, workspace_pk: int) -> dict[int, tuple[str, str]]:
             db, "SELECT id, key, name FROM worktrees WHERE workspace_id = ?", (workspace_pk,)
         )
     }
+
+
+def drop_paths(db: Database) -> None:
+    """Forget every path the file recorded (roots of workspaces and worktrees): the paths
+    of the machine a restored file came from, meaningless here. The next open records
+    where this machine stands; worktrees known only from history keep their entries."""
+    with db.write() as conn:
+        conn.execute("DELETE FROM workspace_roots")
+        conn.execute("UPDATE worktrees SET root = NULL WHERE root IS NOT NULL")

@@ -18,6 +18,7 @@ from .paths.resolve import resolve
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from contextlib import AbstractContextManager
     from typing import Any
 
     from .cursors import Cursors
@@ -37,7 +38,12 @@ class Store:
         self._ctx = ctx
         self.workspace = info
         self._others = _others_of(info.db_path)
-        self.journal = Journal(ctx, searcher=self._search_journal, others=self._others)
+        self.journal = Journal(
+            ctx,
+            searcher=self._search_journal,
+            others=self._others,
+            hold=_hold_of(info.db_path),
+        )
         self._families: dict[str, Any] = {}
 
     @property
@@ -144,6 +150,20 @@ def _others_of(db_path: Path) -> Callable[[], int] | None:
     from .sync.peers import PeerBook
 
     return PeerBook(book).ahead
+
+
+def _hold_of(db_path: Path) -> Callable[[], AbstractContextManager[bool]] | None:
+    """Replication held still, this machine's replica history purged: for a forget, when
+    the store syncs (`sync init` wrote its config); None otherwise."""
+    if not os.path.exists(db_path.with_name(db_path.name + "-sync") / "config.json"):
+        return None
+
+    def hold() -> AbstractContextManager[bool]:
+        from .sync.pause import quiet
+
+        return quiet(db_path, purge=True)
+
+    return hold
 
 
 def resolve_db_path(root: Path, db_path: str | os.PathLike[str] | None) -> Path:

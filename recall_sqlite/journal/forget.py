@@ -22,7 +22,8 @@ from ..errors import InvalidInputError, UnknownEntryError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
+    from contextlib import AbstractContextManager
     from typing import Any
 
     from ..context import StoreContext
@@ -89,8 +90,15 @@ class ForgetReport(Frozen):
 
 
 def forget(
-    ctx: StoreContext, entry_ids: Iterable[str] = (), session_id: str | None = None
+    ctx: StoreContext,
+    entry_ids: Iterable[str] = (),
+    session_id: str | None = None,
+    *,
+    hold: Callable[[], AbstractContextManager[bool]] | None = None,
 ) -> ForgetReport:
+    """See Journal.forget. `hold` keeps replication still (and purges this machine's
+    replica history) around the checkpoint: while Litestream reads the store, the WAL
+    holding the text cannot be truncated."""
     ids = [parse_entry_id(i) for i in _ids(entry_ids)]
     if session_id is not None:
         require_text("session_id", session_id, allow_empty=False)
@@ -106,7 +114,8 @@ def forget(
                 report = _remove(conn, ws, targets, seqs)
         finally:
             db.conn.execute("PRAGMA secure_delete=OFF")
-        emptied = checkpoint(db.conn)
+        with hold() if hold is not None else contextlib.nullcontext(True) as held:
+            emptied = checkpoint(db.conn) and bool(held)
     return ForgetReport(*report, wal_emptied=emptied)
 
 

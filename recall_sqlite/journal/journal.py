@@ -28,6 +28,7 @@ from .results import AppendResult, PendingResult, ReadResult, WriteResult
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
+    from contextlib import AbstractContextManager
     from typing import Any
 
     from .forget import ForgetReport
@@ -52,9 +53,13 @@ class Journal:
         *,
         searcher: Searcher | None = None,
         others: Callable[[], int] | None = None,
+        hold: Callable[[], AbstractContextManager[bool]] | None = None,
     ) -> None:
         self._ctx = ctx
         self._searcher = searcher
+        # Holds replication still while forget empties the WAL (composed in by the store
+        # when the store syncs: sync/pause.py).
+        self._hold = hold
         # What other machines hold that this store has not pulled (composed in by the store
         # when the store syncs: sync/peers.py); None costs a read nothing.
         self._others = others
@@ -186,7 +191,7 @@ class Journal:
         journal/forget.py). Raises UnknownEntryError for an id not in this workspace."""
         from .forget import forget
 
-        return forget(self._ctx, entry_ids, session_id)
+        return forget(self._ctx, entry_ids, session_id, hold=self._hold)
 
     # -- reading ----------------------------------------------------------------------
 

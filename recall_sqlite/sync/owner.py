@@ -31,6 +31,10 @@ class Claim:
     def __init__(self, remote: Remote, key_slug: str, machine: str, store: str) -> None:
         self.remote, self.slug, self.machine, self.store = remote, key_slug, machine, store
         self.run = os.urandom(8).hex()
+        # Bumped when this machine purges its replica history (after a forget): Litestream
+        # then starts its transaction ids over, so a peer tells the new history from the
+        # old by (generation, transaction id).
+        self.generation = 0
 
     def _record(self, *, stopped: bool = False) -> dict[str, Any]:
         return {
@@ -41,12 +45,15 @@ class Claim:
             "pid": os.getpid(),
             "heartbeat": time.time(),
             "stopped": stopped,
+            "generation": self.generation,
             "format": 1,
         }
 
     def take(self, *, settle_s: float = SETTLE_S) -> None:
         held = self.remote.read_owner(self.slug, self.machine)
         where = f"{self.remote.describe()} ({self.slug}/{self.machine})"
+        if held is not None:
+            self.generation = generation(held)
         if held is None:
             if self.remote.position(self.slug, self.machine) is not None:
                 raise ReplicaOwnedError(
@@ -79,6 +86,11 @@ class Claim:
         self.check()
         self.remote.write_owner(self.slug, self.machine, self._record())
 
+    def purged(self) -> None:
+        """This machine's replica history was deleted: a new generation begins."""
+        self.generation += 1
+        self.remote.write_owner(self.slug, self.machine, self._record())
+
     def release(self) -> None:
         held = self.remote.read_owner(self.slug, self.machine) or {}
         if held.get("run") == self.run:
@@ -92,3 +104,10 @@ def _live(held: dict[str, Any]) -> bool:
         return time.time() - float(held.get("heartbeat", 0)) < LEASE_S
     except (TypeError, ValueError):
         return False
+
+
+def generation(held: dict[str, Any]) -> int:
+    try:
+        return int(held.get("generation", 0))
+    except (TypeError, ValueError):
+        return 0

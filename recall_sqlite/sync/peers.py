@@ -41,6 +41,7 @@ class Peer(Frozen):
         "replica_at",
         "ahead",
         "entry_seq",
+        "generation",
     )
     machine: str
     host: str
@@ -51,6 +52,7 @@ class Peer(Frozen):
     replica_at: str | None  # when its replica was last written, as then seen
     ahead: int  # entry versions it held that this store lacked, when last seen
     entry_seq: int  # its journal seq merged through (the next merge reads after it)
+    generation: int  # of its replica history, when merged (owner.py)
 
     def __init__(self, **values: Any) -> None:
         defaults: dict[str, Any] = {
@@ -62,6 +64,7 @@ class Peer(Frozen):
             "replica_at": None,
             "ahead": 0,
             "entry_seq": 0,
+            "generation": 0,
         }
         self._set(**{**defaults, **{k: v for k, v in values.items() if k in self.__slots__}})
 
@@ -139,6 +142,7 @@ class PeerBook:
         position: int,
         replica_at: str | None,
         entry_seq: int,
+        generation: int = 0,
     ) -> None:
         """A merge of a peer's replica at `position` (its journal merged through
         `entry_seq`): nothing of it is left unpulled."""
@@ -154,6 +158,7 @@ class PeerBook:
                 replica_at=replica_at,
                 ahead=0,
                 entry_seq=max(int(old["entry_seq"]), entry_seq),
+                generation=generation,
             )
             book[machine] = Peer(**old)
 

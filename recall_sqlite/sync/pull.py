@@ -18,6 +18,7 @@ from ..db import Database
 from ..errors import PeerError, RecallError, SchemaTooNewError, StoreError
 from . import litestream, peers
 from .merge import MergeReport, merge
+from .owner import generation
 from .state import SyncConfig, SyncState
 
 TYPE_CHECKING = False
@@ -55,6 +56,7 @@ def merge_file(
     host: str = "",
     position: int = 0,
     replica_at: str | None = None,
+    generation: int = 0,
     full: bool = False,
     quiet: Quiet | None = None,
 ) -> MergeReport:
@@ -79,7 +81,7 @@ def merge_file(
         peer.close()
     if report.forgotten or report.summaries_removed or report.vectors_deleted:
         scrub(db, quiet)
-    book.merged(machine, host, position, replica_at, report.peer_seq)
+    book.merged(machine, host, position, replica_at, report.peer_seq, generation)
     return report
 
 
@@ -170,12 +172,18 @@ def _pull_one(
     host = ""
     pos = None
     try:
-        host = str((remote.read_owner(config.slug, machine) or {}).get("host", ""))
+        owner = remote.read_owner(config.slug, machine) or {}
+        host, gen = str(owner.get("host", "")), generation(owner)
         pos = remote.position(config.slug, machine)
         if pos is None:
             return PeerPull(machine=machine, host=host, status="empty")
         known = state.book.get(machine)
-        if not full and known is not None and known.pulled_at and known.position == pos.txid:
+        if (
+            not full
+            and known is not None
+            and known.pulled_at
+            and (known.generation, known.position) == (gen, pos.txid)
+        ):
             return PeerPull(
                 machine=machine,
                 host=host,
@@ -194,6 +202,7 @@ def _pull_one(
             host=host,
             position=pos.txid,
             replica_at=pos.written_at,
+            generation=gen,
             full=full,
             quiet=quiet,
         )

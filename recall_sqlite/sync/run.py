@@ -48,6 +48,7 @@ class Supervisor:
         self.on_pull = on_pull or (lambda _: None)
         self.log = log or (lambda _: None)
         self.replicator: litestream.Replicator | None = None
+        self.claim: Claim | None = None
         self._restarts: list[float] = []
 
     # -- the loop ------------------------------------------------------------------------
@@ -58,7 +59,7 @@ class Supervisor:
         with self._run_lock():
             machine = state.machine()
             remote = config.remote()
-            claim = Claim(remote, config.slug, machine, state.store_token())
+            claim = self.claim = Claim(remote, config.slug, machine, state.store_token())
             claim.take()
             config_path = litestream.write_config(
                 state.replicate_config,
@@ -136,6 +137,8 @@ class Supervisor:
         machine = self.state.machine()
         if remote.purge(config.slug, machine):
             shutil.rmtree(self.state.meta, ignore_errors=True)
+            if self.claim is not None:
+                self.claim.purged()
             self.log(f"purged this machine's replica history ({remote.describe()})")
 
     def _serve_pause(self, request: dict[str, object]) -> None:

@@ -17,6 +17,7 @@ import contextlib
 import os
 from pathlib import Path
 
+from .. import identity
 from .._record import Frozen
 from ..db import Database
 from ..errors import PeerError, SyncError, SyncSetupError
@@ -223,8 +224,8 @@ def restore(
 
 
 def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
-    """Check the restored file: a store holding this key's workspace, undamaged;
-    (workspace id, entry versions)."""
+    """Check the restored file (a store holding this key's workspace, undamaged) and drop
+    the other machine's paths from it; (workspace id, entry versions)."""
     try:
         db = Database(path)
     except Exception as exc:  # noqa: BLE001 - any failure: this file is not usable
@@ -235,6 +236,7 @@ def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
         problems = db.query("PRAGMA quick_check")
         if problems != [("ok",)]:
             raise PeerError(f"machine {machine}'s replica is damaged: {problems[:3]}")
+        identity.drop_paths(db)
         (entries,) = db.query("SELECT count(*) FROM journal_entries WHERE workspace_id = ?", (ws,))[
             0
         ]

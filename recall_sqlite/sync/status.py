@@ -12,7 +12,7 @@ from .._record import Frozen
 from ..errors import RecallError
 from . import litestream, pause, peers
 from .merge import count_ahead
-from .owner import LEASE_S
+from .owner import LEASE_S, generation
 from .pull import open_peer, remove_copy
 from .state import SyncConfig, SyncState
 
@@ -37,6 +37,7 @@ class PeerStatus(Frozen):
         "pulled_position",
         "pulled_at",
         "ahead",
+        "behind",
         "error",
     )
     machine: str
@@ -47,17 +48,14 @@ class PeerStatus(Frozen):
     pulled_position: int | None  # what this store merged last (None: never)
     pulled_at: str | None
     ahead: int | None  # entry versions it holds that this store lacks (None: not counted)
+    behind: bool  # its replica moved since this store last merged it
     error: str
 
     def __init__(self, **values: Any) -> None:
         self._set(**values)
 
-    @property
-    def behind(self) -> bool:
-        return self.position is not None and self.position != self.pulled_position
-
     def to_dict(self) -> dict[str, Any]:
-        return {**{n: getattr(self, n) for n in self.__slots__}, "behind": self.behind}
+        return {n: getattr(self, n) for n in self.__slots__}
 
 
 class SyncStatus(Frozen):
@@ -143,14 +141,16 @@ def _peer(
 ) -> PeerStatus:
     remote = config.remote()
     error = ""
+    behind = False
     owner: dict[str, Any] = {}
     pos = None
     ahead: int | None = None
     try:
         owner = remote.read_owner(config.slug, machine) or {}
         pos = remote.position(config.slug, machine)
-        pulled = known.position if known and known.pulled_at else None
-        if pos is not None and pos.txid == pulled:
+        pulled = (known.generation, known.position) if known and known.pulled_at else None
+        behind = pos is not None and (generation(owner), pos.txid) != pulled
+        if pos is not None and not behind:
             ahead = 0
         elif pos is not None and count:
             ahead = _count(ctx, state, config, machine)
@@ -173,6 +173,7 @@ def _peer(
         pulled_position=known.position if known and known.pulled_at else None,
         pulled_at=known.pulled_at if known else None,
         ahead=ahead,
+        behind=behind,
         error=error,
     )
 
