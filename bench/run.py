@@ -3,7 +3,7 @@
     python bench/run.py                  # full sizes (tens of minutes on 2 cores)
     python bench/run.py --quick          # tiny sizes: a smoke run
     python bench/run.py --only journal   # one suite: journal, summaries, vectors, legacy,
-                                         # synapt, search, integrity
+                                         # synapt, search, integrity, sync
 
 Writes bench/results.json (or --out PATH) and prints a markdown table for the README.
 """
@@ -31,6 +31,7 @@ SUITES = {
     "synapt": "bench_synapt",
     "search": "bench_search",
     "integrity": "bench_integrity",
+    "sync": "bench_sync",
 }
 
 

@@ -7,6 +7,7 @@ and never back."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -76,6 +77,7 @@ class Machine:
             text=True,
             start_new_session=True,  # its own process group: kill -9 takes Litestream too
         )
+
         def replicating() -> bool:
             status = self.json("sync", "status", "--no-count")
             return bool(status["running"] and status["position"] is not None)
@@ -127,11 +129,8 @@ def stop_all() -> Iterator[list[Machine]]:
     yield machines
     for m in machines:
         if m.run_proc is not None:
-            with_group = m.run_proc.pid
-            try:
-                os.killpg(with_group, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(m.run_proc.pid, signal.SIGKILL)
             m.run_proc.wait(30)
 
 

@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from ..context import StoreContext
 
 TICK_S = 0.05
+# The WAL while Litestream replicates: Litestream keeps a read open on the store, so a burst
+# of commits grows the WAL without a restart, and the file keeps its peak size once the
+# burst is over (nothing truncates it). sync run truncates it itself, with Litestream held
+# still: once the WAL has been idle past WAL_IDLE_S at more than WAL_SOFT bytes, or at once
+# past WAL_HARD (bench/bench_sync.py measures both).
+WAL_SOFT = 4 * 2**20
+WAL_HARD = 64 * 2**20
+WAL_IDLE_S = 1.0
 # A pause never lasts longer than this, whatever the requester does.
 PAUSE_LIMIT_S = 60.0
 RESTARTS_PER_MINUTE = 5
@@ -50,6 +58,7 @@ class Supervisor:
         self.replicator: litestream.Replicator | None = None
         self.claim: Claim | None = None
         self._restarts: list[float] = []
+        self._wal = (0, 0.0)  # (size, when it was first seen at that size)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -96,6 +105,7 @@ class Supervisor:
                 self._serve_pause(request)
             if not self.replicator or not self.replicator.alive():
                 self._restart()
+            self._bound_wal(now)
             if now >= next_beat:
                 claim.heartbeat()  # ReplicaOwnedError: another run took the replica
                 next_beat = now + HEARTBEAT_S
@@ -115,6 +125,22 @@ class Supervisor:
         self.log(f"Litestream exited ({error}); starting it again")
         self.replicator.stop()
         self.replicator.start()
+
+    def _bound_wal(self, now: float) -> None:
+        try:
+            size = os.stat(f"{self.state.db_path}-wal").st_size
+        except OSError:
+            return
+        if size != self._wal[0]:
+            self._wal = (size, now)
+        idle = now - self._wal[1] >= WAL_IDLE_S
+        if size > WAL_HARD or (size > WAL_SOFT and idle):
+            from ..journal.forget import checkpoint
+
+            db = self.ctx.db
+            with self.hold(), db.lock:
+                checkpoint(db.conn)
+            self._wal = (0, now)
 
     # -- holding still -------------------------------------------------------------------
 

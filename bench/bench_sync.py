@@ -1,0 +1,266 @@
+"""More than one machine (recall_sqlite/sync/), with the real Litestream 0.5.17 on a file
+replica: what a crash loses (the loss window), what replication costs an append, the WAL
+it leaves after a burst, and the merge of a large union. synapt 0.30.0 has no sync: there is
+no peer; each row names the limit it is measured against."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _util import median_time, row
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "recall_sqlite.cli"]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "RECALL_SQLITE_"))}
+    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+    return env
+
+
+def _clone(base: Path, name: str) -> Path:
+    root = base / name
+    root.mkdir(parents=True)
+    for args in (["init", "-q"], ["remote", "add", "origin", "git@example.com:bench/sync.git"]):
+        subprocess.run(["git", *args], cwd=root, env=_env(), check=True, capture_output=True)
+    return root
+
+
+def _cli(root: Path, *args: str) -> Any:
+    done = subprocess.run(
+        [*CLI, *args, "--json"], cwd=root, env=_env(), capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout)
+
+
+def _start(root: Path) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [*CLI, "sync", "run", "--pull-every", "3600"],
+        cwd=root,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status = _cli(root, "sync", "status", "--no-count")
+        if status["running"] and status["position"] is not None:
+            return proc
+        time.sleep(0.1)
+    raise RuntimeError("sync run did not start replicating")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(60)
+
+
+def _entry(i: int, ts: str) -> dict[str, Any]:
+    return {"timestamp": ts, "session_id": f"s{i}", "focus": f"entry {i} of the bench"}
+
+
+_WRITER = """
+import sys, time
+from datetime import datetime, timezone
+from recall_sqlite import open_store
+s = open_store(sys.argv[1])
+i = 0
+while True:
+    s.journal.append({"timestamp": datetime.now(timezone.utc).isoformat(),
+                      "session_id": f"w{i}", "focus": f"write {i}"})
+    i += 1
+    time.sleep(0.005)
+"""
+
+
+def loss_window(trials: int) -> list[float]:
+    """kill -9 of the writer and of `sync run` (with its Litestream) together after a few
+    seconds of commits every 5 ms; the restore's newest entry against the newest the
+    killed machine had committed."""
+    from recall_sqlite import open_store
+
+    losses = []
+    for t in range(trials):
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            root = _clone(base, "dies")
+            _cli(root, "sync", "init", "--url", str(base / "replicas"))
+            with open_store(root) as s:
+                s.journal.append(_entry(0, "2026-01-01T00:00:00+00:00"))
+            run = _start(root)
+            writer = subprocess.Popen(
+                [sys.executable, "-c", _WRITER, str(root)], env=_env(), start_new_session=True
+            )
+            time.sleep(2.0 + 0.37 * t)
+            os.killpg(writer.pid, signal.SIGKILL)
+            os.killpg(run.pid, signal.SIGKILL)
+            writer.wait()
+            run.wait()
+            with open_store(root, read_only=True) as s:
+                local = max(e.timestamp for e in s.journal.versions(all_worktrees=True))
+            fresh = _clone(base, "rebuilt")
+            _cli(fresh, "sync", "restore", "--url", str(base / "replicas"))
+            with open_store(fresh, read_only=True) as s:
+                restored = max(e.timestamp for e in s.journal.versions(all_worktrees=True))
+            from recall_sqlite.timestamps import parse_timestamp
+
+            losses.append((parse_timestamp(local) - parse_timestamp(restored)) / 1e6)
+    return losses
+
+
+def append_cost(n_before: int) -> tuple[float, float, float, float]:
+    """Median append with and without `sync run` on the same store; the WAL right after a
+    burst of 5,000 appends with replication, and 10 s later."""
+    from recall_sqlite import open_store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        root = _clone(base, "writer")
+        _cli(root, "sync", "init", "--url", str(base / "replicas"))
+        counter = iter(range(10**9))
+        with open_store(root) as s:
+            s.journal.append_many([_entry(i, _ts(i)) for i in range(n_before)])
+
+            def one() -> None:
+                i = next(counter)
+                s.journal.append(_entry(10**6 + i, "2026-02-01T00:00:00+00:00"))
+
+            alone = median_time(one, repeat=9, min_time=0.3)
+            run = _start(root)
+            try:
+                with_sync = median_time(one, repeat=9, min_time=0.3)
+                for _ in range(5000):
+                    one()
+                wal = Path(f"{s.workspace.db_path}-wal")
+                burst = wal.stat().st_size
+                time.sleep(10)
+                later = wal.stat().st_size
+            finally:
+                _stop(run)
+    return alone, with_sync, burst, later
+
+
+def merge_union(half: int) -> tuple[float, float]:
+    """A holds `half` entries, B the same and `half` more (a 2 x half union): B's file
+    merged into A; against the bare copy of the missing rows (INSERT ... SELECT from the
+    attached file, no checks, no derived state)."""
+    import apsw
+
+    from recall_sqlite import open_store
+    from recall_sqlite.sync import peers
+    from recall_sqlite.sync.peers import PeerBook
+    from recall_sqlite.sync.pull import merge_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        a_db, b_db = base / "a.db", base / "b.db"
+        rows = [_entry(i, _ts(i)) for i in range(2 * half)]
+        for path, batch in ((a_db, rows[:half]), (b_db, rows)):
+            (base / path.stem).mkdir()
+            with open_store(root=base / path.stem, db_path=path) as s:
+                peers.set_sync_key(s.context, "bench")
+                for i in range(0, len(batch), 5000):
+                    s.journal.append_many(batch[i : i + 5000])
+        shutil.copy(a_db, base / "bare.db")
+        bare = apsw.Connection(str(base / "bare.db"))
+        start = time.perf_counter()
+        bare.execute(f"ATTACH '{b_db}' AS peer")
+        bare.execute(
+            "CREATE TABLE copied AS SELECT * FROM peer.journal_entries p"
+            " WHERE NOT EXISTS (SELECT 1 FROM main.journal_entries e WHERE e.id = p.id)"
+        )
+        limit = time.perf_counter() - start
+        bare.close()
+        with open_store(root=base / "a", db_path=a_db) as s:
+            book = PeerBook(base / "peers.json")
+            start = time.perf_counter()
+            report = merge_file(s.context, b_db, book, machine="b" * 16)
+            ours = time.perf_counter() - start
+            assert report.entries == half, report
+    return ours, limit
+
+
+def _ts(i: int) -> str:
+    day, hour = 1 + i // 86400 % 28, i // 3600 % 24
+    return f"2026-03-{day:02d}T{hour:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    import statistics
+
+    rows = []
+    losses = loss_window(1 if quick else 7)
+    rows.append(
+        row(
+            "sync",
+            "loss window: kill -9 of writer and Litestream, then restore (median)",
+            n=len(losses),
+            ours=statistics.median(losses),
+            limit=0.25,
+            limit_name="Litestream's sync interval, as generated",
+            target="<= 0.5 s median",
+            ok=statistics.median(losses) <= 0.5,
+            losses=losses,
+        )
+    )
+    alone, with_sync, burst, later = append_cost(200 if quick else 10_000)
+    rows.append(
+        row(
+            "sync",
+            "append with `sync run` replicating",
+            n=10_000,
+            ours=with_sync,
+            limit=alone,
+            limit_name="the same append without sync run",
+            target="<= 1.2x",
+            ok=with_sync / alone <= 1.2,
+        )
+    )
+    rows.append(
+        row(
+            "sync",
+            "WAL right after a 5,000-append burst with sync run",
+            n=5000,
+            ours=burst / 1024,
+            unit="KiB",
+            target="goal < 8 MiB",
+            ok=burst < 8 * 2**20,
+        )
+    )
+    rows.append(
+        row(
+            "sync",
+            "the same WAL 10 s later",
+            n=5000,
+            ours=later / 1024,
+            unit="KiB",
+            target="goal < 8 MiB",
+            ok=later < 8 * 2**20,
+        )
+    )
+    half = 500 if quick else 50_000
+    ours, limit = merge_union(half)
+    rows.append(
+        row(
+            "sync",
+            f"merge of a {2 * half:,}-entry union (half new)",
+            n=2 * half,
+            ours=ours,
+            limit=limit,
+            limit_name="bare INSERT ... SELECT of the missing rows",
+            target="<= 5 s at 100k",
+            ok=ours <= 5.0 if not quick else None,
+        )
+    )
+    return rows
