@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "UnreadEntry": "cursors",
     "RecallError": "errors",
     "WorkspaceError": "errors",
+    "WorkspaceAccessError": "errors",
     "StoreError": "errors",
     "NotAStoreError": "errors",
     "ForeignDatabaseError": "errors",
@@ -105,6 +106,7 @@ if TYPE_CHECKING:
     from .errors import StoreError as StoreError
     from .errors import StoreGoneError as StoreGoneError
     from .errors import UnknownEntryError as UnknownEntryError
+    from .errors import WorkspaceAccessError as WorkspaceAccessError
     from .errors import WorkspaceError as WorkspaceError
     from .journal import AppendResult as AppendResult
     from .journal import CarryReport as CarryReport

@@ -158,6 +158,18 @@ def cmd_journal_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scope_options(p: Any) -> None:
+    p.add_argument("--branch", help="only this branch ('' for entries with none)")
+    p.add_argument(
+        "--all-worktrees", action="store_true", help="every worktree, not only the current one"
+    )
+    p.add_argument(
+        "--meaningful",
+        action="store_true",
+        help="skip entries with nothing but an auto-extracted focus",
+    )
+
+
 def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     s = journal_subparsers.add_parser(
         "search",
@@ -171,10 +183,8 @@ def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentPa
         nargs="+",
         help="the words to look for (put -- before a query that starts with '-')",
     )
-    s.add_argument("-n", type=nonneg_int, default=10)
-    s.add_argument("--branch")
-    s.add_argument("--all-worktrees", action="store_true")
-    s.add_argument("--meaningful", action="store_true")
+    s.add_argument("-n", type=nonneg_int, default=10, help="at most N hits (default: 10)")
+    _scope_options(s)
     s.set_defaults(func=cmd_journal_search)
 
 
@@ -183,25 +193,31 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     jsub = journal.add_subparsers(dest="journal_command", metavar="ACTION")
     jsub.required = True
     w = jsub.add_parser("write", parents=[jp], help="write an entry (carries next steps forward)")
-    w.add_argument("--focus")
-    w.add_argument("--done", action="append", default=[], metavar="ITEM")
-    w.add_argument("--decision", action="append", default=[], metavar="ITEM")
-    w.add_argument("--next", action="append", default=[], metavar="ITEM")
+    w.add_argument("--focus", help="what the session was about")
+    w.add_argument(
+        "--done", action="append", default=[], metavar="ITEM", help="a thing done (repeatable)"
+    )
+    w.add_argument(
+        "--decision", action="append", default=[], metavar="ITEM", help="a decision (repeatable)"
+    )
+    w.add_argument(
+        "--next", action="append", default=[], metavar="ITEM", help="a next step (repeatable)"
+    )
     w.add_argument(
         "--file", action="append", default=[], metavar="PATH", help="a file this session modified"
     )
-    w.add_argument("--session-id")
+    w.add_argument("--session-id", help="the session this entry belongs to")
     w.add_argument("--branch", help="default: the worktree's current branch")
     w.add_argument("--timestamp", help="ISO-8601 (default: now, UTC)")
     w.set_defaults(func=cmd_journal_write)
     r = jsub.add_parser("read", parents=[jp], help="newest entries, one per session")
-    r.add_argument("-n", type=nonneg_int, default=5)
-    r.add_argument("--branch")
-    r.add_argument("--all-worktrees", action="store_true")
-    r.add_argument("--meaningful", action="store_true")
+    r.add_argument("-n", type=nonneg_int, default=5, help="at most N sessions (default: 5)")
+    _scope_options(r)
     r.set_defaults(func=cmd_journal_read)
     p = jsub.add_parser("pending", parents=[jp], help="unresolved next steps")
-    p.add_argument("--all-worktrees", action="store_true")
+    p.add_argument(
+        "--all-worktrees", action="store_true", help="every worktree, not only the current one"
+    )
     p.set_defaults(func=cmd_journal_pending)
     add_journal_search(jsub, jp)
     f = jsub.add_parser(

@@ -18,7 +18,7 @@ from .assign import KnownWorktree
 from .export import ExportFormat, ExportReport, export
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .plan import Plan, as_mapping, as_paths, make_plan
-from .sources import recorded_worktrees, sources_by_worktree, states
+from .sources import accounted, known_ids, recorded_worktrees, sources_by_worktree, states
 from .survey import SurveyReport, survey
 from .verify import Verifier, VerifyReport
 
@@ -98,7 +98,14 @@ class Legacy:
     ) -> SurveyReport:
         """`survey()` with this workspace's worktrees and import states (reads only)."""
         plan = self.plan(paths, mapping=mapping, cwd=cwd)
-        return survey(plan=plan, states=self.states(plan), progress=progress)
+        db, ws = self._ctx.db, self._ctx.workspace_pk
+        return survey(
+            plan=plan,
+            states=self.states(plan),
+            progress=progress,
+            accounted=accounted(db, ws),
+            known=lambda ids: known_ids(db, ws, ids),
+        )
 
     def import_paths(
         self,

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import Store, open_store
 from .. import synapt_layout as layout
-from ..errors import RecallError
+from ..errors import ReadOnlyStoreError, RecallError
 from ..paths.resolve import Workspace, resolve
 from .paths import mirror_of
 
@@ -29,6 +29,13 @@ MARKER = "recall-sqlite-synapt.json"
 
 _stores: dict[tuple[str, str, str], Store] = {}
 _checked: set[str] = set()
+_read_only: set[tuple[str, str, str]] = set()
+# `recall-sqlite --read-only synapt ...`: every store opened read-only.
+_mode = {"read_only": False}
+
+
+def set_read_only(on: bool) -> None:
+    _mode["read_only"] = bool(on)
 
 
 def _close_all() -> None:
@@ -46,8 +53,12 @@ def store_for(directory: Path | None) -> tuple[Store, Workspace]:
     key = (str(w.root), w.worktree, os.environ.get("RECALL_SQLITE_DB", ""))
     store = _stores.get(key)
     if store is None:
-        store = _stores[key] = open_store(directory)
-    if str(w.root) not in _checked:
+        store, read_only = _open(directory)
+        _stores[key] = store
+        if read_only:
+            _read_only.add(key)
+    # A read-only store cannot take an import: it answers as it stands.
+    if str(w.root) not in _checked and key not in _read_only:
         _checked.add(str(w.root))
         try:
             ensure_imported(store, w)
@@ -57,10 +68,25 @@ def store_for(directory: Path | None) -> tuple[Store, Workspace]:
     return store, w
 
 
+def _open(directory: Path | None) -> tuple[Store, bool]:
+    """The store and whether it is read-only: for writing unless --read-only; a store this
+    user cannot write (another owner's, read-only media) is opened read-only, so synapt's
+    reads answer and a write fails with one line saying why (rather than refusing even a
+    read with advice the user cannot follow)."""
+    if _mode["read_only"]:
+        return open_store(directory, read_only=True), True
+    try:
+        return open_store(directory), False
+    except ReadOnlyStoreError:
+        return open_store(directory, read_only=True), True
+
+
 def reset() -> None:
     """Forget open stores and first-use checks (tests; a process that changes HOME)."""
     _close_all()
     _checked.clear()
+    _read_only.clear()
+    _mode["read_only"] = False
 
 
 # -- first-use import --------------------------------------------------------------------
