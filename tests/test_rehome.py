@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recall_sqlite import Store, derived, open_store
+from recall_sqlite import InvalidInputError, Store, derived, open_store
 
 from .conftest import make_workspace
 
@@ -355,6 +355,11 @@ def test_derived_state_and_homes_hold_after_any_sequence(steps: list[Any]) -> No
                     )
                     if oldest:
                         s.journal.forget(str(oldest[0][0]))
+                elif op == "map" and not path.exists():
+                    # --map of a bucket no store has is a mistake, and changes nothing.
+                    with pytest.raises(InvalidInputError):
+                        s.legacy.import_paths(mapping={str(a): str(b)})
+                    continue
                 else:
                     mapping = {str(a): str(b)} if op == "map" else {}
                     s.legacy.import_paths(mapping=mapping)

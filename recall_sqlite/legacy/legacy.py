@@ -14,11 +14,18 @@ from ..context import StoreContext
 from ..errors import WorkspaceError
 from ..limits import MAX_LINE_BYTES
 from ..paths import idfile
+from .admit import refuse_strangers
 from .assign import KnownWorktree
 from .export import ExportFormat, ExportReport, export
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .plan import Plan, as_mapping, as_paths, make_plan
-from .sources import accounted, known_ids, recorded_worktrees, sources_by_worktree, states
+from .sources import (
+    accounted,
+    known_ids,
+    recorded_worktrees,
+    sources_by_worktree,
+    states,
+)
 from .survey import SurveyReport, survey
 from .verify import Verifier, VerifyReport
 
@@ -116,12 +123,16 @@ class Legacy:
         chunk_lines: int = CHUNK_LINES,
         max_line: int = MAX_LINE_BYTES,
         cwd: str | os.PathLike[str] | None = None,
+        force: bool = False,
     ) -> ImportReport:
         """Import every legacy journal `paths` select (none: every store of the workspace).
         Idempotent; safe to kill at any point and re-run; never writes to the source
-        files. The report lists the workspace's stores still not imported."""
+        files. The report lists the workspace's stores still not imported. A given path
+        that is no synapt journal nor holds one raises InvalidInputError before anything
+        is written (`force`: take a stray file anyway; legacy/admit.py)."""
         given = as_paths(paths)
         plan = self.plan(given, mapping=mapping, cwd=cwd)
+        refuse_strangers(plan, force=force)
         return Importer(self._ctx).run(
             plan, progress=progress, chunk_lines=chunk_lines, max_line=max_line, given=given
         )
