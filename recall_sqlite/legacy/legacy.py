@@ -5,7 +5,7 @@ the export back to files, each of which lives in its own module."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -18,6 +18,7 @@ from .admit import refuse_strangers
 from .assign import KnownWorktree
 from .export import ExportFormat, ExportReport, export
 from .importer import CHUNK_LINES, Importer, ImportReport
+from .mirror import OnLocked, append_own
 from .plan import Plan, as_mapping, as_paths, make_plan
 from .sources import (
     accounted,
@@ -149,6 +150,26 @@ class Legacy:
         which also fails for every store found but not imported)."""
         plan = self.plan(paths, cwd=cwd)
         return Verifier(self._ctx).run(plan, deep=deep, progress=progress)
+
+    def append_own(
+        self,
+        path: str | os.PathLike[str],
+        lines: Sequence[str],
+        *,
+        worktree: str | None = None,
+        on_locked: OnLocked | None = None,
+    ) -> bool:
+        """Append `lines` (synapt's line format) to the synapt bucket at `path` under
+        synapt's lock and account for them as the store's own (legacy/mirror.py): the
+        adapter's mirror and `export --to-buckets` write through this."""
+        return append_own(
+            self._ctx,
+            self.root(),
+            Path(os.path.abspath(path)),
+            lines,
+            worktree=worktree,
+            on_locked=on_locked,
+        )
 
     def export(
         self,
