@@ -35,7 +35,7 @@ class Store:
     def __init__(self, ctx: StoreContext, info: WorkspaceInfo) -> None:
         self._ctx = ctx
         self.workspace = info
-        self.journal = Journal(ctx, searcher=self._search_journal)
+        self.journal = Journal(ctx, searcher=self._search_journal, files=self._forget_copies)
         self._families: dict[str, Any] = {}
 
     @property
@@ -112,6 +112,10 @@ class Store:
         from .search.journal import search_journal
 
         return search_journal(journal, query, n, vectors=lambda: self.vectors, **options)
+
+    def _forget_copies(self, targets: Any, scrub_sources: bool) -> Any:
+        """journal.forget's reach into files: the copies in synapt's buckets (legacy)."""
+        return self.legacy.forget_copies(targets, scrub_sources=scrub_sources)
 
     def _search_summaries(self, summaries: Summaries, query: str, n: int, **options: Any) -> Any:
         from .search.summaries import search_summaries

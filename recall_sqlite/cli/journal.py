@@ -95,7 +95,9 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
 
         raise UsageError("give entry ids or --session S")
     with open_from_args(args) as store:
-        report = store.journal.forget(args.ids, session_id=args.session)
+        report = store.journal.forget(
+            args.ids, session_id=args.session, scrub_sources=args.scrub_sources
+        )
     data = report.to_dict()
     lines = [
         f"Forgot {len(report.entries)} entry versions"
@@ -113,14 +115,38 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
             "summaries that named them (their text may repeat it; "
             "`recall-sqlite summary remove ID`): " + ", ".join(map(str, report.summaries))
         )
+    lines += _file_lines(report)
     lines.append(
-        "the WAL was emptied: no byte of the text is left in the store files"
+        "the WAL was emptied: no byte of the text is left in the database files"
         if report.wal_emptied
         else "another process is reading: the WAL could not be emptied yet; run "
         "`recall-sqlite doctor` later, or forget again, to finish"
     )
     emit(args, data, "\n".join(lines))
-    return 0
+    return 1 if report.file_errors else 0
+
+
+def _file_lines(report: Any) -> list[str]:
+    """What became of the copies in files: never "no byte left" while one holds it."""
+    removed = [c for c in report.copies if c.removed]
+    left = report.copies_left
+    out = []
+    if removed:
+        files = len({c.path for c in removed})
+        out.append(f"removed {len(removed)} line(s) holding them from {files} synapt bucket(s)")
+    if left:
+        out.append(
+            f"{len(left)} line(s) of files the store did not write still hold them"
+            " (`journal forget --scrub-sources` removes them too):"
+        )
+        out += [f"  {clean(c.path)}:{c.line}" for c in left[:20]]
+        if len(left) > 20:
+            out.append(f"  ... and {len(left) - 20} more (--json lists all)")
+    for e in report.file_errors:
+        out.append(f"could not check or rewrite: {clean(e)}")
+    if not left and not report.file_errors:
+        out.append("no synapt bucket of the workspace holds them")
+    return out
 
 
 def cmd_journal_search(args: argparse.Namespace) -> int:
@@ -225,4 +251,10 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     )
     f.add_argument("ids", nargs="*", metavar="ID", help="entry ids (32 hex digits)")
     f.add_argument("--session", metavar="S", help="every version of session S")
+    f.add_argument(
+        "--scrub-sources",
+        action="store_true",
+        help="also remove the copies in synapt buckets the store did not write"
+        " (the history it imported)",
+    )
     f.set_defaults(func=cmd_journal_forget)

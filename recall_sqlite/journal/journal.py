@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
-    from .forget import ForgetReport
+    from .forget import FilesHook, ForgetReport
 
     # What the store composes in for `search` (search/ depends on this family, never the
     # reverse): called with the journal, the query and search's own arguments.
@@ -46,9 +46,17 @@ PENDING_WINDOW = 20
 
 
 class Journal:
-    def __init__(self, ctx: StoreContext, *, searcher: Searcher | None = None) -> None:
+    def __init__(
+        self,
+        ctx: StoreContext,
+        *,
+        searcher: Searcher | None = None,
+        files: FilesHook | None = None,
+    ) -> None:
         self._ctx = ctx
         self._searcher = searcher
+        # What forget calls for the copies in files (the store composes legacy/scrub.py in).
+        self._files = files
 
     @property
     def context(self) -> StoreContext:
@@ -168,16 +176,25 @@ class Journal:
         return (eid, ctx.workspace_pk, worktree_pk, now_us(), *content)
 
     def forget(
-        self, entry_ids: str | Iterable[str] = (), *, session_id: str | None = None
+        self,
+        entry_ids: str | Iterable[str] = (),
+        *,
+        session_id: str | None = None,
+        scrub_sources: bool = False,
     ) -> ForgetReport:
         """Remove entry versions (by id) or every version of a session, for real: their
         vectors, summary links and provenance go, quarantined copies of their text are
         emptied, derived state stays right, the ids are tombstoned (an import never brings
         them back) and no byte of the text stays in the database file or its WAL (see
-        journal/forget.py). Raises UnknownEntryError for an id not in this workspace."""
+        journal/forget.py). The lines the store wrote into synapt's buckets (its mirror)
+        are removed; copies in files it did not write (imported sources) are listed in the
+        report, and removed too with `scrub_sources`. Raises UnknownEntryError for an id
+        not in this workspace."""
         from .forget import forget
 
-        return forget(self._ctx, entry_ids, session_id)
+        return forget(
+            self._ctx, entry_ids, session_id, files=self._files, scrub_sources=scrub_sources
+        )
 
     # -- reading ----------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import IO
 from .. import identity
 from ..context import StoreContext
 from ..errors import WorkspaceError
+from ..journal.forget import FileOutcome, ForgetTarget
 from ..limits import MAX_LINE_BYTES
 from ..paths import idfile
 from .admit import refuse_strangers
@@ -20,9 +21,11 @@ from .export import ExportFormat, ExportReport, export
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .mirror import OnLocked, append_own
 from .plan import Plan, as_mapping, as_paths, make_plan
+from .scrub import forget_copies
 from .sources import (
     accounted,
     known_ids,
+    recorded_keys,
     recorded_worktrees,
     sources_by_worktree,
     states,
@@ -170,6 +173,24 @@ class Legacy:
             worktree=worktree,
             on_locked=on_locked,
         )
+
+    def forget_copies(
+        self, targets: tuple[ForgetTarget, ...], *, scrub_sources: bool = False
+    ) -> FileOutcome:
+        """journal.forget's reach into files (legacy/scrub.py): remove the store's own
+        copies of the forgotten versions from the workspace's synapt buckets, list the
+        copies in the user's files (remove them too with `scrub_sources`), and import the
+        rewritten files again."""
+        recorded = recorded_keys(self._ctx)
+        plan = self.plan()
+
+        def reimport(paths: list[Path]) -> None:
+            keys = {s.path: s.key for s in plan.everything}
+            again = [p for p in paths if keys.get(p) in recorded]
+            if again:
+                self.import_paths(again)
+
+        return forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
 
     def export(
         self,
