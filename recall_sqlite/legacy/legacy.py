@@ -17,7 +17,7 @@ from ..limits import MAX_LINE_BYTES
 from ..paths import idfile
 from .admit import refuse_strangers
 from .assign import KnownWorktree
-from .export import ExportFormat, ExportReport, export
+from .export import BucketsReport, ExportFormat, ExportReport, export, to_buckets
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .mirror import OnLocked, append_own
 from .plan import Plan, as_mapping, as_paths, make_plan
@@ -191,6 +191,15 @@ class Legacy:
                 self.import_paths(again)
 
         return forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
+
+    def export_to_buckets(self, *, worktree: str | None = None) -> BucketsReport:
+        """`export --format synapt --to-buckets`: every worktree's versions appended to the
+        bucket stock synapt reads from its root, those already there kept (export.py)."""
+
+        def append(path: Path, lines: list[str], key: str) -> bool:
+            return self.append_own(path, lines, worktree=key)
+
+        return to_buckets(self._ctx, append=append, worktree=worktree)
 
     def export(
         self,
