@@ -115,7 +115,7 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
             "summaries that named them (their text may repeat it; "
             "`recall-sqlite summary remove ID`): " + ", ".join(map(str, report.summaries))
         )
-    lines += _file_lines(report)
+    lines += copies_lines(report)
     lines.append(
         "the WAL was emptied: no byte of the text is left in the database files"
         if report.wal_emptied
@@ -126,7 +126,7 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
     return 1 if report.file_errors else 0
 
 
-def _file_lines(report: Any) -> list[str]:
+def copies_lines(report: Any) -> list[str]:
     """What became of the copies in files: never "no byte left" while one holds it."""
     removed = [c for c in report.copies if c.removed]
     left = report.copies_left
