@@ -200,3 +200,28 @@ def test_a_rewrite_removes_exactly_the_copies_and_keeps_every_other_byte(
         assert sorted(c.line for c in found if c.removed) == [
             sum(1 for j in range(i) if j not in removed) + 1 for i in sorted(removed)
         ]
+
+
+def test_synapt_files_quoting_the_text_are_a_cache_removed_or_listed(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / ".grip").mkdir(parents=True)
+    data = layout.data_dir(root)
+    bucket = layout.bucket_file(data, "ws")
+    wake = bucket.parent / "wake" / "latest.md"
+    knowledge = data / "knowledge.jsonl"
+    with open_store(root) as s:
+        record = {"timestamp": "2026-01-01T00:00:00+00:00", "focus": f"pasted {SECRET}"}
+        eid = s.journal.append(record).id
+        s.legacy.append_own(bucket, [layout.line(record)])
+        wake.parent.mkdir()
+        wake.write_text(f"# Last session\nFocus: pasted {SECRET}\n")
+        knowledge.write_text(
+            '{"fact": "unrelated"}\n' + json.dumps({"fact": f"pasted {SECRET}"}) + "\n"
+        )
+        report = s.journal.forget(eid)
+    # synapt's wake text is a cache it writes anew: removed; knowledge is the user's: listed.
+    assert not wake.exists()
+    assert sorted((c.path, c.line, c.removed) for c in report.copies) == sorted(
+        [(str(bucket), 1, True), (str(wake), 0, True), (str(knowledge), 2, False)]
+    )
+    assert _files_holding(root, SECRET) == [str(knowledge.relative_to(root))]

@@ -46,19 +46,33 @@ class ForgetTarget(Frozen):
     first copy (a write through the store, not a line of a user's file it imported), so
     every copy in a synapt bucket is one the store wrote (its mirror)."""
 
-    __slots__ = ("id", "timestamp", "session_id", "focus", "own")
+    __slots__ = ("id", "timestamp", "session_id", "focus", "own", "texts")
     id: bytes
     timestamp: str
     session_id: str
     focus: str
     own: bool
+    texts: tuple[str, ...]  # its list items (done, decisions, next steps)
 
-    def __init__(self, id: bytes, timestamp: str, session_id: str, focus: str, own: bool) -> None:  # noqa: A002
-        self._set(id=id, timestamp=timestamp, session_id=session_id, focus=focus, own=own)
+    def __init__(
+        self,
+        id: bytes,  # noqa: A002 - the entry's id
+        timestamp: str,
+        session_id: str,
+        focus: str,
+        own: bool,
+        texts: tuple[str, ...] = (),
+    ) -> None:
+        self._set(
+            id=id, timestamp=timestamp, session_id=session_id, focus=focus, own=own, texts=texts
+        )
 
     def needles(self) -> tuple[str, ...]:
-        """The texts a damaged copy of it is recognised by (long enough to mean it)."""
-        return tuple(t for t in (self.session_id, self.focus) if len(t) >= MIN_MATCH_CHARS)
+        """The texts a damaged copy of it, or another file quoting it, is recognised by
+        (each long enough to mean it)."""
+        return tuple(
+            t for t in (self.session_id, self.focus, *self.texts) if len(t) >= MIN_MATCH_CHARS
+        )
 
 
 class FileCopy(Frozen):
@@ -229,14 +243,24 @@ def _forget_targets(
     conn: Any, targets: list[tuple[int, bytes, str, str]]
 ) -> tuple[ForgetTarget, ...]:
     """The versions as the files hook sees them, read before their rows go."""
+    import json
+
     out = []
     for seq, eid, sid, focus in targets:
-        ts, imported = conn.execute(
+        ts, imported, done, decisions, steps = conn.execute(
             "SELECT timestamp, EXISTS (SELECT 1 FROM entry_provenance"
-            " WHERE entry_seq = ?1 AND status = 'imported') FROM journal_entries WHERE seq = ?1",
+            " WHERE entry_seq = ?1 AND status = 'imported'), done, decisions, next_steps"
+            " FROM journal_entries WHERE seq = ?1",
             (seq,),
         ).fetchall()[0]
-        out.append(ForgetTarget(eid, str(ts), sid, focus, not imported))
+        texts: list[str] = []
+        for column in (done, decisions, steps):
+            try:
+                items = json.loads(column)
+            except (TypeError, ValueError):
+                continue
+            texts += [x for x in items if isinstance(x, str)] if isinstance(items, list) else []
+        out.append(ForgetTarget(eid, str(ts), sid, focus, not imported, tuple(texts)))
     return tuple(out)
 
 

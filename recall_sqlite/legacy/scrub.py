@@ -85,6 +85,7 @@ def forget_copies(
         copies += found
         if changed:
             rewritten.append(path)
+    copies += _other_files(plan, matcher, seen, errors)
     reimported = False
     if rewritten:
         try:
@@ -93,6 +94,52 @@ def forget_copies(
         except Exception as exc:  # noqa: BLE001 - the rows are gone already: say, never lose it
             errors.append(f"re-importing {len(rewritten)} rewritten file(s) failed: {exc}")
     return FileOutcome(tuple(copies), tuple(errors), reimported)
+
+
+# synapt's own caches of what it read from the journal, rewritten at every session start:
+# a copy of forgotten text there is removed with the file (synapt makes it anew).
+_CACHES = (("wake", "latest.md"),)
+# Files of a data directory that are no synapt copy of the journal (the store's own).
+_OURS = ("recall-sqlite.db", "workspace.json", "recall-sqlite-synapt.json")
+_SCAN_LIMIT = 64 << 20
+
+
+def _other_files(
+    plan: Plan, matcher: _Matcher, buckets: set[Path], errors: list[str]
+) -> list[FileCopy]:
+    """synapt's other files in the workspace's data directories (its session-start wake
+    text, its index, ...) that quote a forgotten version's text: a cache is removed, any
+    other file listed (at the line of its first copy; line 0: the whole file went)."""
+    found: list[FileCopy] = []
+    forms = {form for form, _ in matcher.needles}
+    for d in plan.walk.data_dirs:
+        for top, _dirs, names in os.walk(d.path):
+            for name in names:
+                path = Path(top) / name
+                if path in buckets or name.startswith(_OURS) or path.is_symlink():
+                    continue
+                try:
+                    if path.stat().st_size > _SCAN_LIMIT:
+                        continue
+                    data = path.read_bytes()
+                except OSError as exc:
+                    errors.append(f"{path}: {exc.strerror or exc}")
+                    continue
+                hits = [data.find(f) for f in forms if f in data]
+                if not hits:
+                    continue
+                target = next(t for form, t in matcher.needles if form in data)
+                if (path.parent.name, name) in _CACHES:
+                    try:
+                        path.unlink()
+                    except OSError as exc:
+                        errors.append(f"{path}: {exc.strerror or exc}")
+                        continue
+                    found.append(FileCopy(str(path), 0, target.id.hex(), True))
+                else:
+                    line = data.count(b"\n", 0, min(hits)) + 1
+                    found.append(FileCopy(str(path), line, target.id.hex(), False))
+    return found
 
 
 def _scrub(path: Path, matcher: _Matcher, scrub_sources: bool) -> tuple[list[FileCopy], bool]:
