@@ -237,3 +237,17 @@ def test_the_readme_delete_recipe_names_the_table() -> None:
     text = README.read_text(encoding="utf-8")
     deletes = [line for line in text.splitlines() if "DELETE FROM" in line]
     assert deletes and all("DELETE FROM journal_entries" in line for line in deletes)
+
+
+def test_the_survey_counts_a_rewritten_file_whole(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    for focus in ("one", "two"):
+        assert _stock(repo, home, "recall", "journal", "--write", "--focus", focus).returncode == 0
+    assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
+    bucket = repo / ".synapt/recall/worktrees/proj/journal.jsonl"
+    first = bucket.read_text().splitlines()[0]
+    bucket.write_text(first.replace('"one"', '"uno"') + "\n")  # rewritten, shorter
+    data = json.loads(run_cli("survey", "--json", cwd=repo, env=user_env(home)).stdout)
+    assert data["not_imported"]["lines"] == 1 and data["not_imported"]["rows_to_create"] == 1

@@ -34,6 +34,10 @@ from .survey import SurveyReport, survey
 from .verify import Verifier, VerifyReport
 
 Progress = Callable[[int, int], None]
+# Import states (sources.states) in which a file still starts with what was imported.
+_PREFIX_KEPT = frozenset(
+    ("imported", "partly imported (file has more)", "import interrupted: run import again")
+)
 # One path, or an iterable of them (plan.as_paths checks either at run time).
 Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
@@ -110,11 +114,15 @@ class Legacy:
         """`survey()` with this workspace's worktrees and import states (reads only)."""
         plan = self.plan(paths, mapping=mapping, cwd=cwd)
         db, ws = self._ctx.db, self._ctx.workspace_pk
+        states = self.states(plan)
+        # A file rewritten since its import is read whole by the next import (as a new
+        # version); only a file that kept its imported prefix has one to skip.
+        kept = {k: n for k, n in accounted(db, ws).items() if states.get(k) in _PREFIX_KEPT}
         return survey(
             plan=plan,
-            states=self.states(plan),
+            states=states,
             progress=progress,
-            accounted=accounted(db, ws),
+            accounted=kept,
             known=lambda ids: known_ids(db, ws, ids),
         )
 
