@@ -29,6 +29,7 @@ from typing import Any
 from .. import identity
 from .. import synapt_layout as layout
 from ..context import StoreContext
+from ..errors import RecallError
 from .find import Checkout
 from .lines import Bad, classify
 from .plan import source_key
@@ -74,7 +75,12 @@ def append_own(
         f.flush()
         os.fsync(f.fileno())
         after = os.fstat(f.fileno())
-        accounted = _account(ctx, root, path, before, after, data, worktree)
+        try:
+            accounted = _account(ctx, root, path, before, after, data, worktree)
+        except RecallError:
+            # The lines are written and their entries stored; unaccounted, they are only
+            # lines the next import reads as duplicates: no reason to fail the write.
+            accounted = False
         if on_locked is not None:
             on_locked(before, after)
     return accounted
