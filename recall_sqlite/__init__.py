@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "UnreadEntry": "cursors",
     "RecallError": "errors",
     "WorkspaceError": "errors",
+    "WorkspaceAccessError": "errors",
     "StoreError": "errors",
     "NotAStoreError": "errors",
     "ForeignDatabaseError": "errors",
@@ -113,6 +114,7 @@ if TYPE_CHECKING:
     from .errors import SyncError as SyncError
     from .errors import SyncSetupError as SyncSetupError
     from .errors import UnknownEntryError as UnknownEntryError
+    from .errors import WorkspaceAccessError as WorkspaceAccessError
     from .errors import WorkspaceError as WorkspaceError
     from .journal import AppendResult as AppendResult
     from .journal import CarryReport as CarryReport

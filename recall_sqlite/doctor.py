@@ -97,7 +97,7 @@ def doctor(
     stores); with `repair`, rebuild what is derived first."""
     repaired: list[str] = []
     if repair:
-        repaired = _repair(ctx)
+        repaired = _repair(ctx) + _acknowledge(ctx, info)
     return DoctorReport(tuple(_findings(ctx, info, legacy)), tuple(repaired), str(ctx.db.path))
 
 
@@ -247,7 +247,9 @@ def _identity_findings(
                 Finding(
                     "moved_workspace",
                     "warning",
-                    f"this workspace was also seen at {root}, which no longer exists (moved?)",
+                    f"this workspace was also seen at {root}, which no longer exists (moved?);"
+                    " `doctor --repair` records that it moved",
+                    repairable=True,
                     data={"root": root},
                 )
             )
@@ -258,7 +260,9 @@ def _identity_findings(
                     "moved_worktree",
                     "warning",
                     f"worktree {key!r} was last seen at {root}, which no longer"
-                    " exists (moved or removed?)",
+                    " exists (moved or removed?); `doctor --repair` records where git"
+                    " moved it, or that it is gone (its history stays: --all-worktrees)",
+                    repairable=True,
                     data={"worktree": key, "root": root},
                 )
             )
@@ -314,6 +318,43 @@ def _tracked_by_git(root: Path, path: Path) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     return res.returncode == 0
+
+
+def _acknowledge(ctx: StoreContext, info: WorkspaceInfo) -> list[str]:
+    """What ordinary git use changed, recorded so doctor is healthy again: a linked
+    worktree git moved gets its new root, one whose directory is gone is kept as gone (its
+    history stays, read with --all-worktrees), and roots the workspace left (it moved to
+    `info.root`, where this store was opened) are dropped."""
+    from .paths.git import linked_admin, linked_worktrees
+
+    here = str(info.root)
+    moved_to = {}
+    for wt in linked_worktrees(info.root):
+        admin = linked_admin(wt)
+        if admin is not None:
+            moved_to[f"@{admin[1]}"] = str(wt)
+    done: list[str] = []
+    with ctx.db.write() as conn:
+        for key, root in identity.worktree_roots(conn, ctx.workspace_pk):
+            if key == "." or Path(root).exists():
+                continue
+            new = moved_to.get(key)
+            if new is not None and Path(new).is_dir():
+                identity.move_worktree(conn, ctx.workspace_pk, key, new)
+                done.append(f"worktree {key!r} moved from {root} to {new} (git says so)")
+            else:
+                identity.mark_gone(conn, ctx.workspace_pk, key)
+                done.append(
+                    f"worktree {key!r} ({root}) is gone: kept as history"
+                    " (journal read --all-worktrees shows it)"
+                )
+        roots = [r for r, _ in identity.root_sightings(conn, ctx.workspace_pk)]
+        if here in roots:
+            for root in roots:
+                if root != here and not Path(root).exists():
+                    identity.forget_root(conn, ctx.workspace_pk, root)
+                    done.append(f"the workspace moved from {root} to {here}")
+    return done
 
 
 def _repair(ctx: StoreContext) -> list[str]:

@@ -23,6 +23,13 @@ class WorkspaceError(RecallError):
     exit_code = 2
 
 
+class WorkspaceAccessError(WorkspaceError):
+    """A file or directory of the workspace exists but cannot be read, written or created
+    (permissions, I/O): a failure at run time (exit 1), not a mistake in the command."""
+
+    exit_code = 1
+
+
 # --- the database file ----------------------------------------------------
 
 

@@ -70,7 +70,7 @@ def register(db: Database, s: Sighting) -> Registered:
     stale_before = now_us() - SEEN_REFRESH_US
     with db.read() as conn:
         rows: list[tuple[Any, ...]] = conn.execute(
-            "SELECT w.id, t.id, r.last_seen, t.last_seen FROM workspaces w"
+            "SELECT w.id, t.id, r.last_seen, t.last_seen, t.gone_at FROM workspaces w"
             " LEFT JOIN workspace_roots r ON r.workspace_id = w.id AND r.root = ?"
             " LEFT JOIN worktrees t ON t.workspace_id = w.id AND t.key = ?"
             " WHERE w.uuid = ?",
@@ -87,6 +87,7 @@ def register(db: Database, s: Sighting) -> Registered:
     known = bool(rows) and rows[0][1] is not None
     if (
         known
+        and rows[0][4] is None  # a worktree acknowledged gone is back: record it live
         and rows[0][2] is not None
         and parse_timestamp(rows[0][2]) > stale_before
         and parse_timestamp(rows[0][3]) > stale_before
@@ -123,13 +124,14 @@ def ensure_worktree(
 ) -> int:
     """The worktree's id, recording it if it is new (inside the caller's write). `root`
     None: known only from an imported file, which neither clears a recorded root nor
-    counts as a sighting."""
+    counts as a sighting. A live sighting of a worktree acknowledged gone makes it live."""
     now = now or utc_now_iso()
     conn.execute(
         "INSERT INTO worktrees (workspace_id, key, name, root, first_seen, last_seen)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, key) DO UPDATE"
         " SET root = coalesce(excluded.root, root),"
-        " last_seen = CASE WHEN excluded.root IS NULL THEN last_seen ELSE excluded.last_seen END",
+        " last_seen = CASE WHEN excluded.root IS NULL THEN last_seen ELSE excluded.last_seen END,"
+        " gone_at = CASE WHEN excluded.root IS NULL THEN gone_at END",
         (workspace_pk, key, name, root, now, now),
     )
     return int(
@@ -191,14 +193,27 @@ def root_sightings(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
 
 
 def worktree_roots(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
-    """(key, root) of every worktree with a recorded root (inside a read)."""
+    """(key, root) of every worktree with a recorded root not acknowledged gone (inside a
+    read)."""
     return [
         (str(k), str(r))
         for k, r in conn.execute(
-            "SELECT key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL",
+            "SELECT key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL"
+            " AND gone_at IS NULL",
             (workspace_pk,),
         )
     ]
+
+
+def gone_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
+    """key -> when it was acknowledged gone, for the worktrees whose root went away."""
+    return {
+        str(k): str(g)
+        for k, g in db.query(
+            "SELECT key, gone_at FROM worktrees WHERE workspace_id = ? AND gone_at IS NOT NULL",
+            (workspace_pk,),
+        )
+    }
 
 
 # -- the sync key (sync/) ------------------------------------------------------------------
@@ -245,6 +260,52 @@ def worktree_names(db: Any, workspace_pk: int) -> dict[int, tuple[str, str]]:
             db, "SELECT id, key, name FROM worktrees WHERE workspace_id = ?", (workspace_pk,)
         )
     }
+
+
+def move_worktree(conn: Any, workspace_pk: int, key: str, root: str) -> None:
+    """Record a worktree's new root (git knows it moved there), inside the caller's write."""
+    conn.execute(
+        "UPDATE worktrees SET root = ?, gone_at = NULL WHERE workspace_id = ? AND key = ?",
+        (root, workspace_pk, key),
+    )
+
+
+def mark_gone(conn: Any, workspace_pk: int, key: str) -> None:
+    """Acknowledge that a worktree's root is gone (inside the caller's write): its rows,
+    root included, stay as history."""
+    conn.execute(
+        "UPDATE worktrees SET gone_at = ? WHERE workspace_id = ? AND key = ? AND gone_at IS NULL",
+        (utc_now_iso(), workspace_pk, key),
+    )
+
+
+def forget_root(conn: Any, workspace_pk: int, root: str) -> None:
+    """Drop a root the workspace was seen at and has left (moved), inside a write."""
+    conn.execute(
+        "DELETE FROM workspace_roots WHERE workspace_id = ? AND root = ?", (workspace_pk, root)
+    )
+
+
+def retire_worktree(conn: Any, workspace_pk: int, key: str) -> bool:
+    """After its entries were forgotten: remove a worktree's row (and its empty counts)
+    when nothing refers to it any more, else mark it gone. True if the row went."""
+    pk = conn.execute(
+        "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?", (workspace_pk, key)
+    ).fetchall()
+    if not pk:
+        return False
+    wt = int(pk[0][0])
+    used = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM journal_entries WHERE worktree_id = ?1)"
+        " OR EXISTS (SELECT 1 FROM import_sources WHERE worktree_id = ?1)",
+        (wt,),
+    ).fetchall()[0][0]
+    if used:
+        mark_gone(conn, workspace_pk, key)
+        return False
+    conn.execute("DELETE FROM journal_counts_wt WHERE worktree_id = ?", (wt,))
+    conn.execute("DELETE FROM worktrees WHERE id = ?", (wt,))
+    return True
 
 
 def drop_paths(db: Database) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from . import identity
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .db import Database
-from .errors import NoStoreError, RecallError, StoreError, WorkspaceError
+from .errors import InvalidInputError, NoStoreError, RecallError, StoreError, WorkspaceError
 from .journal.journal import Journal
 from .paths import datadir, idfile
 from .paths.files import ensure_private_dir
@@ -23,11 +23,29 @@ if TYPE_CHECKING:
 
     from .cursors import Cursors
     from .doctor import DoctorReport
+    from .journal.forget import ForgetReport
     from .legacy import Legacy
     from .summaries import Summaries
     from .vectors.vectors import Vectors
 
 DB_ENV = "RECALL_SQLITE_DB"
+
+
+class WorktreeForgotten:
+    """What `Store.forget_worktree` did: the worktree, whether its record went (else it
+    is kept as gone), and the forget of its entries (None: it held none)."""
+
+    __slots__ = ("key", "removed", "forget")
+
+    def __init__(self, key: str, removed: bool, forget: ForgetReport | None) -> None:
+        self.key, self.removed, self.forget = key, removed, forget
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "worktree": self.key,
+            "record_removed": self.removed,
+            "forget": self.forget.to_dict() if self.forget is not None else None,
+        }
 
 
 class Store:
@@ -41,6 +59,7 @@ class Store:
         self.journal = Journal(
             ctx,
             searcher=self._search_journal,
+            files=self._forget_copies,
             others=self._others,
             hold=_hold_of(info.db_path),
         )
@@ -110,6 +129,30 @@ class Store:
             for w in identity.worktrees(self.db, self._ctx.workspace_pk)
         ]
 
+    def forget_worktree(self, name: str, *, scrub_sources: bool = False) -> WorktreeForgotten:
+        """Forget a worktree (by key, or by a name only one worktree has): every entry
+        version it holds, as journal.forget does (the store's copies in files go; copies
+        in imported files are listed, and go too with `scrub_sources`), then its record
+        (kept, marked gone, while an imported file is still filed under it). The worktree
+        this store was opened in is refused: it would be recorded again at once."""
+        rows = identity.worktrees(self.db, self._ctx.workspace_pk)
+        keyed = [w for w in rows if w.key == name] or [w for w in rows if w.name == name]
+        if len(keyed) != 1:
+            known = ", ".join(w.key for w in rows) or "none"
+            why = "several worktrees are named so; give the key" if keyed else "no such worktree"
+            raise InvalidInputError(f"worktree {name!r}: {why} (known: {known})")
+        key = keyed[0].key
+        if key == self._ctx.worktree_key:
+            raise InvalidInputError(
+                f"worktree {key!r} is the one this command runs in; run it from another"
+                " worktree (or --cwd)"
+            )
+        ids = [e.id or "" for e in self.journal.versions(worktree=key)]
+        report = self.journal.forget(ids, scrub_sources=scrub_sources) if ids else None
+        with self.db.write() as conn:
+            removed = identity.retire_worktree(conn, self._ctx.workspace_pk, key)
+        return WorktreeForgotten(key, removed, report)
+
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Check the store (see doctor.py); with `repair`, rebuild what is derived first."""
         from .doctor import doctor
@@ -125,6 +168,10 @@ class Store:
 
             found = replace(found, elsewhere=found.elsewhere.with_machines(ahead))
         return found
+
+    def _forget_copies(self, targets: Any, scrub_sources: bool) -> Any:
+        """journal.forget's reach into files: the copies in synapt's buckets (legacy)."""
+        return self.legacy.forget_copies(targets, scrub_sources=scrub_sources)
 
     def _search_summaries(self, summaries: Summaries, query: str, n: int, **options: Any) -> Any:
         from .search.summaries import search_summaries

@@ -21,7 +21,7 @@ ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
 
 # The rooms from the bottom up: a room imports only rooms of lower layers.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_record", "limits"),
+    ("errors", "_record", "limits", "dist"),
     ("checks", "timestamps"),
     ("paths",),
     ("synapt_layout",),
@@ -228,7 +228,7 @@ def test_identity_sql_lives_in_identity_py() -> None:
 
 
 def test_the_adapter_uses_the_public_face() -> None:
-    allowed = {FACE, "errors", "paths", "synapt_layout", "synapt"}
+    allowed = {FACE, "errors", "dist", "paths", "synapt_layout", "synapt"}
     for m in MODULES:
         if _room(m) != "synapt":
             continue

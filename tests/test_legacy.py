@@ -427,7 +427,8 @@ def test_cli_survey_writes_nothing_then_import_and_verify(tmp_path: Path) -> Non
     v = run_cli("verify", str(root), cwd=root)
     assert v.returncode == 1 and "NOT OK" in v.stdout
     nothing = run_cli("import", str(tmp_path / "nothing-here"), cwd=tmp_path)
-    assert nothing.returncode == 1 and "does not exist" in nothing.stdout
+    # A path that holds no journal is a mistake in the command (issue 16): exit 2.
+    assert nothing.returncode == 2 and "does not exist" in nothing.stderr
     assert not (tmp_path / ".synapt").exists()  # no store minted for nothing
 
 

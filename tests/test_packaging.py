@@ -23,7 +23,7 @@ def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
-    (wheel,) = dist.glob("recall_sqlite-*.whl")
+    (wheel,) = dist.glob("synapt_recall_sqlite-*.whl")
     with zipfile.ZipFile(wheel) as z:
         assert "recall_sqlite/schema.sql" in z.namelist()
         names = z.namelist()

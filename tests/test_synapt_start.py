@@ -73,14 +73,15 @@ def test_a_start_with_nothing_new_skips_the_importer_and_misses_nothing(repo: Pa
     assert "one" in out and loaded
     out, loaded = listed(repo)  # nothing changed: no importer
     assert "one" in out and not loaded
-    # An activated write appends to the mirror: recorded, not imported again.
+    # An activated write appends to the mirror: recorded, not imported again, and the
+    # store accounts for the line as its own (the record covers the whole file).
     res = activated(repo, "recall", "journal", "--write", "--focus", "two")
     out, loaded = listed(repo)
     assert "two" in out and not loaded, res
     with open_store(repo) as store:
         sources = store.db.query("SELECT size FROM import_sources WHERE superseded = 0")
     bucket = repo / ".synapt/recall/worktrees/repo/journal.jsonl"
-    assert sources and sources[0][0] < bucket.stat().st_size
+    assert sources and sources[0][0] == bucket.stat().st_size
     # Stock synapt appends to the same bucket: imported before the next answer.
     stock_write(repo, "three")
     out, loaded = listed(repo)

@@ -50,14 +50,40 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+# The commands that run synapt on the store (recall_sqlite/synapt/cli.py).
+HOSTS = ("synapt", "synapt-server")
+
+
+def host_split(argv: Sequence[str]) -> tuple[dict[str, str | bool], str, list[str]] | None:
+    """(the global options, the host command, its arguments) when the command line runs a
+    host command; None otherwise. The arguments go to synapt untouched, so host commands
+    are split off here rather than parsed by argparse (which would read synapt's options)."""
+    options: dict[str, str | bool] = {}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name in _VALUED and (eq or i + 1 < len(argv)):
+            options[name[2:]] = value if eq else argv[i + 1]
+            i += 1 if eq else 2
+        elif arg in _FLAGS:
+            options[arg[2:].replace("-", "_")] = True
+            i += 1
+        else:
+            break
+    if i < len(argv) and argv[i] in HOSTS:
+        return options, argv[i], list(argv[i + 1 :])
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    # Host commands pass their arguments to synapt untouched, so they dispatch before argparse.
-    if args and args[0] in ("synapt", "synapt-server"):
+    split = host_split(args)
+    if split is not None:
         from ..synapt import cli as host
 
-        run_host = host.main_synapt if args[0] == "synapt" else host.main_server
-        return run_host(args[1:])
+        options, name, rest = split
+        return host.main_host(name, rest, options)
     from ._common import run
 
     command = command_of(args)

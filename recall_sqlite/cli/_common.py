@@ -209,12 +209,40 @@ def build_parser(modules: Sequence[str]) -> argparse.ArgumentParser:
         action="store_true",
         help="never create or write anything (reads only; writes fail)",
     )
+    parser.add_argument(
+        "--version", action=_Version, help="print the version and the distribution's name"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     jp = json_parent()
     for name in modules:
         importlib.import_module(f"{__package__}.{name}").register(sub, jp)
+    if len(modules) > 1:
+        _list_hosts(sub)
     return parser
+
+
+def _list_hosts(sub: Any) -> None:
+    """The host commands in --help. cli/__init__.py runs them before any parsing (their
+    arguments are synapt's), so these entries are only ever shown."""
+    for name, text in (
+        ("synapt", "run synapt's CLI and hooks on the store: recall-sqlite synapt ARGS..."),
+        ("synapt-server", "run synapt's MCP server (stdio) on the store"),
+    ):
+        sub.add_parser(name, help=text, add_help=False)
+
+
+class _Version(argparse.Action):
+    """--version, computed only when asked (importlib.metadata is not free)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        from .. import __version__, dist
+
+        sys.stdout.write(f"recall-sqlite {__version__} (distribution {dist.NAME})\n")
+        raise SystemExit(0)
 
 
 def search_marks() -> tuple[str, str]:
@@ -289,14 +317,21 @@ def run(argv: Sequence[str], modules: Sequence[str]) -> int:
         sys.stderr.write(f"recall-sqlite: {clean(exc)}\n")
         return exc.exit_code
     except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, and leave the exit-time flush
+        # nothing to complain about.
+        from ..synapt.cli import quiet_stdout
+
+        quiet_stdout()
         return 0
     except KeyboardInterrupt:
         sys.stderr.write("recall-sqlite: interrupted\n")
         return 130
     except ModuleNotFoundError as exc:
         if exc.name == "numpy":
+            from ..dist import install_hint
+
             sys.stderr.write(
-                "recall-sqlite: this command needs numpy: pip install 'recall-sqlite[vectors]'\n"
+                f"recall-sqlite: this command needs numpy: {install_hint('vectors')}\n"
             )
             return 1
         return _last_resort(exc)

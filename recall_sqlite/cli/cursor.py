@@ -141,7 +141,7 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     )
     unread.add_argument("consumer")
     unread.add_argument("--branch", help=branch_help)
-    unread.add_argument("--limit", type=cli.positive_int)
+    unread.add_argument("--limit", type=cli.positive_int, help="at most N entries")
     unread.add_argument(
         "--take",
         action="store_true",
@@ -156,7 +156,12 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     )
     advance.add_argument("consumer")
     advance.add_argument("--branch", help=branch_help)
-    advance.add_argument("--to", required=True, metavar="POSITION|ENTRY_ID")
+    advance.add_argument(
+        "--to",
+        required=True,
+        metavar="POSITION|ENTRY_ID",
+        help="the journal position (or an entry's) read up to; never moves back",
+    )
     advance.set_defaults(func=cmd_advance)
 
     reset = sub.add_parser(
@@ -166,5 +171,10 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     )
     reset.add_argument("consumer")
     reset.add_argument("--branch", help=branch_help)
-    reset.add_argument("--to", default="0", metavar="POSITION|ENTRY_ID")
+    reset.add_argument(
+        "--to",
+        default="0",
+        metavar="POSITION|ENTRY_ID",
+        help="the position to set, backwards too (default: 0, unread from the start)",
+    )
     reset.set_defaults(func=cmd_reset)

@@ -40,5 +40,9 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         parents=[jp],
         help="check the store; --repair rebuilds what is derived (never deletes an entry)",
     )
-    d.add_argument("--repair", action="store_true")
+    d.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild derived state and acknowledge removed worktrees and a moved workspace",
+    )
     d.set_defaults(func=cmd_doctor)

@@ -33,18 +33,55 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         help="a worktree key (see `worktree list`); default: the current one",
     )
     scope.add_argument("--all-worktrees", action="store_true", help="the whole workspace")
-    p.add_argument(
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument(
         "-o",
         "--output",
-        required=True,
         metavar="FILE",
         help="the file to write ('-' for standard output)",
+    )
+    where.add_argument(
+        "--to-buckets",
+        action="store_true",
+        help="switching back to stock synapt: append every worktree's entries (or"
+        " --worktree W's) to the bucket synapt reads from its root, keeping the lines"
+        " already there",
     )
     p.add_argument("--force", action="store_true", help="replace FILE if it exists")
     p.set_defaults(func=cmd_export)
 
 
+def cmd_to_buckets(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+
+    if args.format != "synapt" or args.all_worktrees or args.force:
+        raise UsageError("--to-buckets writes synapt buckets of every worktree (or --worktree W)")
+    with open_from_args(args) as store:
+        report = store.legacy.export_to_buckets(worktree=args.worktree)
+    data = report.to_dict()
+    lines = []
+    for b in data["buckets"]:
+        lines.append(
+            f"{b['path']}: {b['appended']} line(s) appended to {b['had']}"
+            f" (worktree {', '.join(b['worktrees'])})"
+            + (
+                f"; {b['unknown']} line(s) there are not in the store (run import)"
+                if b["unknown"]
+                else ""
+            )
+        )
+    lines += [f"skipped worktree {s['worktree']}: {s['why']}" for s in data["skipped"]]
+    lines.append(
+        f"Appended {data['appended']} line(s): stock synapt started in each worktree's root"
+        " now reads what the store holds for it."
+    )
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.to_buckets:
+        return cmd_to_buckets(args)
     with open_from_args(args, read_only=True) as store:
         report = store.legacy.export(
             args.output,

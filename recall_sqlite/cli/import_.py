@@ -10,11 +10,13 @@ from . import _common as cli
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from ..legacy.admit import refuse_strangers
     from ..legacy.plan import make_plan, resolve_root
 
     mapping = cli.mapping_of(args)
     # Nothing to import: say why, and open (or mint) no store for it.
     found = make_plan(resolve_root(args.cwd), args.paths, mapping=mapping, cwd=args.cwd)
+    refuse_strangers(found, force=args.force)
     if not found.stores:
         data = {
             "ok": False,
@@ -32,7 +34,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         with cli.open_from_args(args) as store:
             report = store.legacy.import_paths(
-                args.paths, mapping=mapping, progress=bar, cwd=args.cwd
+                args.paths, mapping=mapping, progress=bar, cwd=args.cwd, force=args.force
             )
     finally:
         bar.close()
@@ -99,5 +101,10 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         metavar="BUCKET=WORKTREE",
         help="put a bucket's entries in this worktree (key or name); on a "
         "source already imported, moves its rows there",
+    )
+    i.add_argument(
+        "--force",
+        action="store_true",
+        help="import a file outside synapt's layout even if its lines are not synapt entries",
     )
     i.set_defaults(func=cmd_import)

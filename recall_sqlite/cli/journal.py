@@ -95,7 +95,9 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
 
         raise UsageError("give entry ids or --session S")
     with open_from_args(args) as store:
-        report = store.journal.forget(args.ids, session_id=args.session)
+        report = store.journal.forget(
+            args.ids, session_id=args.session, scrub_sources=args.scrub_sources
+        )
     data = report.to_dict()
     lines = [
         f"Forgot {len(report.entries)} entry versions"
@@ -113,14 +115,38 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
             "summaries that named them (their text may repeat it; "
             "`recall-sqlite summary remove ID`): " + ", ".join(map(str, report.summaries))
         )
+    lines += copies_lines(report)
     lines.append(
-        "the WAL was emptied: no byte of the text is left in the store files"
+        "the WAL was emptied: no byte of the text is left in the database files"
         if report.wal_emptied
         else "another process is reading: the WAL could not be emptied yet; run "
         "`recall-sqlite doctor` later, or forget again, to finish"
     )
     emit(args, data, "\n".join(lines))
-    return 0
+    return 1 if report.file_errors else 0
+
+
+def copies_lines(report: Any) -> list[str]:
+    """What became of the copies in files: never "no byte left" while one holds it."""
+    removed = [c for c in report.copies if c.removed]
+    left = report.copies_left
+    out = []
+    if removed:
+        files = len({c.path for c in removed})
+        out.append(f"removed {len(removed)} line(s) holding them from {files} synapt bucket(s)")
+    if left:
+        out.append(
+            f"{len(left)} line(s) of files the store did not write still hold them"
+            " (`journal forget --scrub-sources` removes them too):"
+        )
+        out += [f"  {clean(c.path)}:{c.line}" for c in left[:20]]
+        if len(left) > 20:
+            out.append(f"  ... and {len(left) - 20} more (--json lists all)")
+    for e in report.file_errors:
+        out.append(f"could not check or rewrite: {clean(e)}")
+    if not left and not report.file_errors:
+        out.append("no synapt bucket of the workspace holds them")
+    return out
 
 
 def cmd_journal_search(args: argparse.Namespace) -> int:
@@ -158,6 +184,18 @@ def cmd_journal_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scope_options(p: Any) -> None:
+    p.add_argument("--branch", help="only this branch ('' for entries with none)")
+    p.add_argument(
+        "--all-worktrees", action="store_true", help="every worktree, not only the current one"
+    )
+    p.add_argument(
+        "--meaningful",
+        action="store_true",
+        help="skip entries with nothing but an auto-extracted focus",
+    )
+
+
 def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
     s = journal_subparsers.add_parser(
         "search",
@@ -171,10 +209,8 @@ def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentPa
         nargs="+",
         help="the words to look for (put -- before a query that starts with '-')",
     )
-    s.add_argument("-n", type=nonneg_int, default=10)
-    s.add_argument("--branch")
-    s.add_argument("--all-worktrees", action="store_true")
-    s.add_argument("--meaningful", action="store_true")
+    s.add_argument("-n", type=nonneg_int, default=10, help="at most N hits (default: 10)")
+    _scope_options(s)
     s.set_defaults(func=cmd_journal_search)
 
 
@@ -183,25 +219,31 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     jsub = journal.add_subparsers(dest="journal_command", metavar="ACTION")
     jsub.required = True
     w = jsub.add_parser("write", parents=[jp], help="write an entry (carries next steps forward)")
-    w.add_argument("--focus")
-    w.add_argument("--done", action="append", default=[], metavar="ITEM")
-    w.add_argument("--decision", action="append", default=[], metavar="ITEM")
-    w.add_argument("--next", action="append", default=[], metavar="ITEM")
+    w.add_argument("--focus", help="what the session was about")
+    w.add_argument(
+        "--done", action="append", default=[], metavar="ITEM", help="a thing done (repeatable)"
+    )
+    w.add_argument(
+        "--decision", action="append", default=[], metavar="ITEM", help="a decision (repeatable)"
+    )
+    w.add_argument(
+        "--next", action="append", default=[], metavar="ITEM", help="a next step (repeatable)"
+    )
     w.add_argument(
         "--file", action="append", default=[], metavar="PATH", help="a file this session modified"
     )
-    w.add_argument("--session-id")
+    w.add_argument("--session-id", help="the session this entry belongs to")
     w.add_argument("--branch", help="default: the worktree's current branch")
     w.add_argument("--timestamp", help="ISO-8601 (default: now, UTC)")
     w.set_defaults(func=cmd_journal_write)
     r = jsub.add_parser("read", parents=[jp], help="newest entries, one per session")
-    r.add_argument("-n", type=nonneg_int, default=5)
-    r.add_argument("--branch")
-    r.add_argument("--all-worktrees", action="store_true")
-    r.add_argument("--meaningful", action="store_true")
+    r.add_argument("-n", type=nonneg_int, default=5, help="at most N sessions (default: 5)")
+    _scope_options(r)
     r.set_defaults(func=cmd_journal_read)
     p = jsub.add_parser("pending", parents=[jp], help="unresolved next steps")
-    p.add_argument("--all-worktrees", action="store_true")
+    p.add_argument(
+        "--all-worktrees", action="store_true", help="every worktree, not only the current one"
+    )
     p.set_defaults(func=cmd_journal_pending)
     add_journal_search(jsub, jp)
     f = jsub.add_parser(
@@ -209,4 +251,10 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     )
     f.add_argument("ids", nargs="*", metavar="ID", help="entry ids (32 hex digits)")
     f.add_argument("--session", metavar="S", help="every version of session S")
+    f.add_argument(
+        "--scrub-sources",
+        action="store_true",
+        help="also remove the copies in synapt buckets the store did not write"
+        " (the history it imported)",
+    )
     f.set_defaults(func=cmd_journal_forget)

@@ -178,13 +178,13 @@ def add_summary_search(summary_subparsers: Any, json_parent: argparse.ArgumentPa
         nargs="+",
         help="the words to look for (put -- before a query that starts with '-')",
     )
-    s.add_argument("-n", type=cli.nonneg_int, default=10)
+    s.add_argument("-n", type=cli.nonneg_int, default=10, help="at most N hits (default: 10)")
     s.add_argument("--branch", help="one branch's summaries ('' = none); default: every scope")
     s.add_argument(
         "--workspace-wide", action="store_true", help="only the workspace-wide summaries"
     )
     s.add_argument("--all-branches", action="store_true", help="every scope (the default)")
-    s.add_argument("--kind")
+    s.add_argument("--kind", help="only summaries of this kind")
     s.add_argument("--superseded", action="store_true", help="include superseded summaries")
     s.set_defaults(func=cmd_summary_search)
 
@@ -225,12 +225,14 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         p = sub.add_parser(name, parents=[json_parent], help=helptext)
         p.add_argument("--branch", help=branch_help)
         p.add_argument("--all-branches", action="store_true", help="every scope")
-        p.add_argument("--kind")
+        p.add_argument("--kind", help="only summaries of this kind")
         p.set_defaults(func=func)
         if name == "list":
             p.add_argument("--since", help="created at or after (ISO-8601)")
             p.add_argument("--until", help="created before (ISO-8601)")
-            p.add_argument("--limit", type=cli.positive_int, default=20)
+            p.add_argument(
+                "--limit", type=cli.positive_int, default=20, help="at most N (default: 20)"
+            )
             p.add_argument("--current", action="store_true", help="hide superseded ones")
             p.add_argument(
                 "--stale",

@@ -106,10 +106,17 @@ def format_survey(d: dict[str, Any]) -> str:
         f"Across buckets: {d['lines_total']} lines, {d['valid']} valid, "
         f"{d['duplicates']} duplicate(s) of an earlier line, {d['quarantined']} malformed."
     )
+    no_sid = d.get("entries_without_session", 0)
     out.append(
-        f"Sessions: {d['sessions']}; in several buckets: "
+        f"Sessions: {d['sessions']} with a session id; in several buckets: "
         f"{d['sessions_in_several_buckets']}; with differing versions: "
         f"{d['sessions_with_differing_versions']}."
+        + (
+            f" {no_sid} entr{'y has' if no_sid == 1 else 'ies have'} no session id"
+            " (synapt's CLI writes them so); each reads as a session of its own."
+            if no_sid
+            else ""
+        )
     )
     if d["likely_slices"]:
         out.append(
@@ -136,12 +143,25 @@ def format_survey(d: dict[str, Any]) -> str:
             )
             + "."
         )
-    out.append(
-        f"An import would create {d['rows_to_create']} row(s), recognise "
-        f"{d['duplicates']} duplicate(s) and quarantine {d['quarantined']} line(s)."
-    )
+    out.append(_what_an_import_would_do(d))
     out.extend(cli.problem_lines(d))
     return "\n".join(out)
+
+
+def _what_an_import_would_do(d: dict[str, Any]) -> str:
+    pending = d.get("not_imported")
+    if pending is None:  # no store yet: an import would read everything
+        return (
+            f"An import would create {d['rows_to_create']} row(s), recognise "
+            f"{d['duplicates']} duplicate(s) and quarantine {d['quarantined']} line(s)."
+        )
+    if not pending["lines"]:
+        return "Every line found is imported already: an import would change nothing."
+    return (
+        f"{pending['lines']} line(s) are not imported yet: an import would create"
+        f" {pending['rows_to_create']} row(s), recognise {pending['duplicates']}"
+        f" duplicate(s) and quarantine {pending['quarantined']} line(s)."
+    )
 
 
 def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
@@ -160,5 +180,11 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         help="default: every store of the current directory's workspace; or a "
         "directory of it, a .synapt/recall directory, journal.jsonl files",
     )
-    s.add_argument("--map", action="append", default=[], metavar="BUCKET=WORKTREE")
+    s.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="BUCKET=WORKTREE",
+        help="survey a bucket as if imported into this worktree (key or name), as import --map",
+    )
     s.set_defaults(func=cmd_survey)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import emit, open_from_args
+from ._common import clean, emit, open_from_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,6 +39,27 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    with open_from_args(args) as store:
+        done = store.forget_worktree(args.name, scrub_sources=args.scrub_sources)
+    data = done.to_dict()
+    lines = [
+        f"Forgot worktree {clean(done.key)}: "
+        + (
+            f"{len(done.forget.entries)} entry version(s) removed"
+            if done.forget is not None
+            else "it held no entries"
+        )
+        + ("; its record is gone." if done.removed else "; kept as gone (imported files name it).")
+    ]
+    if done.forget is not None:
+        from .journal import copies_lines
+
+        lines += copies_lines(done.forget)
+    emit(args, data, "\n".join(lines))
+    return 1 if done.forget is not None and done.forget.file_errors else 0
+
+
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     wt = sub.add_parser("worktree", help="the workspace's worktrees")
     wsub = wt.add_subparsers(dest="worktree_command", required=True)
@@ -46,3 +67,15 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         "list", parents=[jp], help="every worktree: key, root, entries, whether the root exists"
     )
     ls.set_defaults(func=cmd_list)
+    fg = wsub.add_parser(
+        "forget",
+        parents=[jp],
+        help="forget a worktree and every entry it holds (as journal forget does)",
+    )
+    fg.add_argument("name", metavar="NAME", help="the worktree's key (see `worktree list`) or name")
+    fg.add_argument(
+        "--scrub-sources",
+        action="store_true",
+        help="also remove its entries' copies in synapt buckets the store did not write",
+    )
+    fg.set_defaults(func=cmd_forget)

@@ -8,6 +8,12 @@ rows). Around that DELETE this module does what a trigger cannot: it blanks quar
 lines that carry the forgotten text, runs with `secure_delete` so freed cells and pages are
 zeroed, and checkpoints the WAL (TRUNCATE) so no earlier frame keeps the text.
 
+Copies in files are not this family's (it knows no filesystem): the store composes in a
+`files` hook (legacy/scrub.py) that is handed the forgotten versions after their rows are
+gone and removes the lines the store wrote (its mirror lines) from synapt's buckets, lists
+the copies in files it did not write (and removes them too with `scrub_sources`), and
+says which; the report carries its answer.
+
 Loaded only when something is forgotten: the read path never imports it."""
 
 from __future__ import annotations
@@ -26,11 +32,80 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any
 
+    # The hook the store composes in: (the forgotten versions, scrub_sources) -> outcome.
+    FilesHook = Callable[[tuple["ForgetTarget", ...], bool], "FileOutcome"]
+
     from ..context import StoreContext
 
 # Quarantined lines are matched on text this long or longer: shorter focus texts ("wip")
 # would match unrelated lines.
 MIN_MATCH_CHARS = 12
+
+
+class ForgetTarget(Frozen):
+    """A forgotten entry version, as the files hook needs it. `own`: the store wrote its
+    first copy (a write through the store, not a line of a user's file it imported), so
+    every copy in a synapt bucket is one the store wrote (its mirror)."""
+
+    __slots__ = ("id", "timestamp", "session_id", "focus", "own", "texts")
+    id: bytes
+    timestamp: str
+    session_id: str
+    focus: str
+    own: bool
+    texts: tuple[str, ...]  # its list items (done, decisions, next steps)
+
+    def __init__(
+        self,
+        id: bytes,  # noqa: A002 - the entry's id
+        timestamp: str,
+        session_id: str,
+        focus: str,
+        own: bool,
+        texts: tuple[str, ...] = (),
+    ) -> None:
+        self._set(
+            id=id, timestamp=timestamp, session_id=session_id, focus=focus, own=own, texts=texts
+        )
+
+    def needles(self) -> tuple[str, ...]:
+        """The texts a damaged copy of it, or another file quoting it, is recognised by
+        (each long enough to mean it)."""
+        return tuple(
+            t for t in (self.session_id, self.focus, *self.texts) if len(t) >= MIN_MATCH_CHARS
+        )
+
+
+class FileCopy(Frozen):
+    """A line of a file that held a forgotten version (or its text), and what became of
+    it: removed, or left where it is (a file the store did not write)."""
+
+    __slots__ = ("path", "line", "entry", "removed")
+    path: str
+    line: int  # 1-based, in the file as it is after the forget
+    entry: str  # the forgotten version's id
+    removed: bool
+
+    def __init__(self, path: str, line: int, entry: str, removed: bool) -> None:
+        self._set(path=path, line=line, entry=entry, removed=removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "entry": self.entry, "removed": self.removed}
+
+
+class FileOutcome(Frozen):
+    """What the files hook did: the copies it found, the files it could not handle, and
+    whether it wrote to the store again (a rewritten file is re-imported)."""
+
+    __slots__ = ("copies", "errors", "reimported")
+    copies: tuple[FileCopy, ...]
+    errors: tuple[str, ...]
+    reimported: bool
+
+    def __init__(
+        self, copies: tuple[FileCopy, ...], errors: tuple[str, ...], reimported: bool
+    ) -> None:
+        self._set(copies=copies, errors=errors, reimported=reimported)
 
 
 class ForgetReport(Frozen):
@@ -43,6 +118,8 @@ class ForgetReport(Frozen):
         "quarantine_blanked",
         "summaries",
         "wal_emptied",
+        "copies",
+        "file_errors",
     )
     entries: tuple[str, ...]  # ids of the removed versions
     sessions: tuple[str, ...]
@@ -53,6 +130,8 @@ class ForgetReport(Frozen):
     summaries: tuple[int, ...]  # summaries that named a removed version: their text
     # may repeat it (remove them with `summary remove`)
     wal_emptied: bool  # False: a reader kept old WAL frames alive
+    copies: tuple[FileCopy, ...]  # lines of files that held them (removed or left)
+    file_errors: tuple[str, ...]  # files that could not be read or rewritten
 
     def __init__(
         self,
@@ -64,8 +143,12 @@ class ForgetReport(Frozen):
         quarantine_blanked: int,
         summaries: tuple[int, ...],
         wal_emptied: bool,
+        copies: tuple[FileCopy, ...] = (),
+        file_errors: tuple[str, ...] = (),
     ) -> None:
         self._set(
+            copies=copies,
+            file_errors=file_errors,
             entries=entries,
             sessions=sessions,
             vectors=vectors,
@@ -86,7 +169,15 @@ class ForgetReport(Frozen):
             "quarantine_blanked": self.quarantine_blanked,
             "summaries": list(self.summaries),
             "wal_emptied": self.wal_emptied,
+            "copies_removed": [c.to_dict() for c in self.copies if c.removed],
+            "copies_left": [c.to_dict() for c in self.copies if not c.removed],
+            "file_errors": list(self.file_errors),
         }
+
+    @property
+    def copies_left(self) -> tuple[FileCopy, ...]:
+        """Lines of known files that still hold a forgotten version's text."""
+        return tuple(c for c in self.copies if not c.removed)
 
 
 def forget(
@@ -94,6 +185,8 @@ def forget(
     entry_ids: Iterable[str] = (),
     session_id: str | None = None,
     *,
+    files: FilesHook | None = None,
+    scrub_sources: bool = False,
     hold: Callable[[], AbstractContextManager[bool]] | None = None,
 ) -> ForgetReport:
     """See Journal.forget. `hold` keeps replication still (and purges this machine's
@@ -104,19 +197,77 @@ def forget(
         require_text("session_id", session_id, allow_empty=False)
     if not ids and session_id is None:
         raise InvalidInputError("forget needs entry ids or a session id")
+    if not isinstance(scrub_sources, bool):
+        raise InvalidInputError("scrub_sources must be true or false")
     db, ws = ctx.db, ctx.workspace_pk
+    outcome = FileOutcome((), (), False)
     with db.lock:
         db.conn.execute("PRAGMA secure_delete=ON")
         try:
             with db.write() as conn:
-                targets = _targets(conn, ws, ids, session_id)
+                earlier = _forgotten_before(conn, ws, ids) if scrub_sources else set()
+                targets = _targets(conn, ws, [i for i in ids if i not in earlier], session_id)
                 seqs = [t[0] for t in targets]
+                # An id forgotten before has no row left: with scrub_sources its copies
+                # in files are still looked for (by content; nothing else is known of it).
+                forgotten = _forget_targets(conn, targets) + tuple(
+                    ForgetTarget(i, "", "", "", False) for i in sorted(earlier)
+                )
                 report = _remove(conn, ws, targets, seqs)
+            if files is not None:
+                outcome = files(forgotten, scrub_sources)
+            if outcome.reimported:
+                # A rewritten file was imported again: a damaged line it still holds
+                # (a user's, left in place) must not bring the text back into quarantine.
+                with db.write() as conn:
+                    _blank(conn, ws, _needles(targets))
         finally:
             db.conn.execute("PRAGMA secure_delete=OFF")
         with hold() if hold is not None else contextlib.nullcontext(True) as held:
             emptied = checkpoint(db.conn) and bool(held)
-    return ForgetReport(*report, wal_emptied=emptied)
+    return ForgetReport(
+        *report, wal_emptied=emptied, copies=outcome.copies, file_errors=outcome.errors
+    )
+
+
+def _forgotten_before(conn: Any, ws: int, ids: list[bytes]) -> set[bytes]:
+    """The given ids that are tombstoned and have no row any more."""
+    out = set()
+    for raw in ids:
+        rows = conn.execute(
+            "SELECT 1 FROM journal_tombstones t WHERE t.workspace_id = ?1 AND t.id = ?2"
+            " AND NOT EXISTS (SELECT 1 FROM journal_entries e WHERE e.workspace_id = ?1"
+            " AND e.id = ?2)",
+            (ws, raw),
+        ).fetchall()
+        if rows:
+            out.add(raw)
+    return out
+
+
+def _forget_targets(
+    conn: Any, targets: list[tuple[int, bytes, str, str]]
+) -> tuple[ForgetTarget, ...]:
+    """The versions as the files hook sees them, read before their rows go."""
+    import json
+
+    out = []
+    for seq, eid, sid, focus in targets:
+        ts, imported, done, decisions, steps = conn.execute(
+            "SELECT timestamp, EXISTS (SELECT 1 FROM entry_provenance"
+            " WHERE entry_seq = ?1 AND status = 'imported'), done, decisions, next_steps"
+            " FROM journal_entries WHERE seq = ?1",
+            (seq,),
+        ).fetchall()[0]
+        texts: list[str] = []
+        for column in (done, decisions, steps):
+            try:
+                items = json.loads(column)
+            except (TypeError, ValueError):
+                continue
+            texts += [x for x in items if isinstance(x, str)] if isinstance(items, list) else []
+        out.append(ForgetTarget(eid, str(ts), sid, focus, not imported, tuple(texts)))
+    return tuple(out)
 
 
 def remove_in(conn: Any, ws: int, ids: Iterable[bytes]) -> int:
@@ -184,6 +335,28 @@ def _targets(
     return [found[k] for k in sorted(found)]
 
 
+def _needles(targets: list[tuple[int, bytes, str, str]]) -> list[str]:
+    return sorted(
+        {t for _, _, sid, focus in targets for t in (sid, focus) if len(t) >= MIN_MATCH_CHARS}
+    )
+
+
+def _blank(conn: Any, ws: int, needles: list[str]) -> int:
+    """Empty the quarantined lines of the workspace that carry one of `needles`."""
+    blanked = 0
+    for needle in needles:
+        blanked += len(
+            conn.execute(
+                "UPDATE quarantine SET raw = x'', reason = 'forgotten',"
+                " detail = 'this line carried forgotten text; no byte of it is kept'"
+                " WHERE source_id IN (SELECT id FROM import_sources WHERE workspace_id = ?)"
+                " AND reason <> 'forgotten' AND instr(raw, CAST(? AS BLOB)) > 0 RETURNING id",
+                (ws, needle),
+            ).fetchall()
+        )
+    return blanked
+
+
 def _remove(
     conn: Any, ws: int, targets: list[tuple[int, bytes, str, str]], seqs: list[int]
 ) -> tuple[tuple[str, ...], tuple[str, ...], int, int, int, int, tuple[int, ...]]:
@@ -207,20 +380,7 @@ def _remove(
     )
     # Quarantined lines of this workspace that carry the text (a truncated copy of the
     # line, say): emptied, still accounted for, reason 'forgotten'.
-    needles = sorted(
-        {t for _, _, sid, focus in targets for t in (sid, focus) if len(t) >= MIN_MATCH_CHARS}
-    )
-    blanked = 0
-    for needle in needles:
-        blanked += len(
-            conn.execute(
-                "UPDATE quarantine SET raw = x'', reason = 'forgotten',"
-                " detail = 'this line carried forgotten text; no byte of it is kept'"
-                " WHERE source_id IN (SELECT id FROM import_sources WHERE workspace_id = ?)"
-                " AND reason <> 'forgotten' AND instr(raw, CAST(? AS BLOB)) > 0 RETURNING id",
-                (ws, needle),
-            ).fetchall()
-        )
+    blanked = _blank(conn, ws, _needles(targets))
     # A plain DELETE: the triggers of schema.sql (and of any other room) follow it.
     conn.execute(f"DELETE FROM journal_entries WHERE seq {in_seqs}", (seq_json,))
     entries = tuple(t[1].hex() for t in targets)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any
 
-    from .forget import ForgetReport
+    from .forget import FilesHook, ForgetReport
 
     # What the store composes in for `search` (search/ depends on this family, never the
     # reverse): called with the journal, the query and search's own arguments.
@@ -52,11 +52,14 @@ class Journal:
         ctx: StoreContext,
         *,
         searcher: Searcher | None = None,
+        files: FilesHook | None = None,
         others: Callable[[], int] | None = None,
         hold: Callable[[], AbstractContextManager[bool]] | None = None,
     ) -> None:
         self._ctx = ctx
         self._searcher = searcher
+        # What forget calls for the copies in files (the store composes legacy/scrub.py in).
+        self._files = files
         # Holds replication still while forget empties the WAL (composed in by the store
         # when the store syncs: sync/pause.py).
         self._hold = hold
@@ -182,16 +185,30 @@ class Journal:
         return (eid, ctx.workspace_pk, worktree_pk, now_us(), *content)
 
     def forget(
-        self, entry_ids: str | Iterable[str] = (), *, session_id: str | None = None
+        self,
+        entry_ids: str | Iterable[str] = (),
+        *,
+        session_id: str | None = None,
+        scrub_sources: bool = False,
     ) -> ForgetReport:
         """Remove entry versions (by id) or every version of a session, for real: their
         vectors, summary links and provenance go, quarantined copies of their text are
         emptied, derived state stays right, the ids are tombstoned (an import never brings
         them back) and no byte of the text stays in the database file or its WAL (see
-        journal/forget.py). Raises UnknownEntryError for an id not in this workspace."""
+        journal/forget.py). The lines the store wrote into synapt's buckets (its mirror)
+        are removed; copies in files it did not write (imported sources) are listed in the
+        report, and removed too with `scrub_sources`. Raises UnknownEntryError for an id
+        not in this workspace."""
         from .forget import forget
 
-        return forget(self._ctx, entry_ids, session_id, hold=self._hold)
+        return forget(
+            self._ctx,
+            entry_ids,
+            session_id,
+            files=self._files,
+            scrub_sources=scrub_sources,
+            hold=self._hold,
+        )
 
     # -- reading ----------------------------------------------------------------------
 

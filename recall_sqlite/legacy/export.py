@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -211,3 +212,110 @@ def _write(target: str | os.PathLike[str] | IO[str], text: str, *, force: bool) 
         if os.path.exists(tmp):
             os.unlink(tmp)
     return str(path)
+
+
+# -- back to synapt's own buckets -----------------------------------------------------------
+
+
+class BucketWrite:
+    """One bucket `export --to-buckets` wrote: the file stock synapt reads from the roots of
+    `worktrees`, how many lines it held and how many the export appended."""
+
+    __slots__ = ("path", "worktrees", "had", "appended", "unknown", "accounted")
+
+    def __init__(
+        self,
+        path: str,
+        worktrees: list[str],
+        had: int,
+        appended: int,
+        unknown: int,
+        accounted: bool,
+    ) -> None:
+        self.path, self.worktrees, self.had, self.appended = path, worktrees, had, appended
+        self.unknown, self.accounted = unknown, accounted
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+class BucketsReport:
+    __slots__ = ("buckets", "skipped", "workspace_id")
+
+    def __init__(
+        self, buckets: list[BucketWrite], skipped: list[dict[str, str]], workspace_id: str
+    ) -> None:
+        self.buckets, self.skipped, self.workspace_id = buckets, skipped, workspace_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workspace_id": self.workspace_id,
+            "appended": sum(b.appended for b in self.buckets),
+            "buckets": [b.to_dict() for b in self.buckets],
+            "skipped": list(self.skipped),
+        }
+
+
+# (bucket path, lines, worktree key of a new import record) -> whether accounted for.
+Append = Callable[[Path, list[str], str], bool]
+
+
+def to_buckets(ctx: StoreContext, *, append: Append, worktree: str | None = None) -> BucketsReport:
+    """For every worktree (or `worktree` alone) whose directory exists, append to the
+    bucket stock synapt 0.30.0 reads from its root (synapt_layout.journal_for, with none
+    of synapt's overrides set) every stored version of the worktree that the bucket does
+    not hold yet: imported, written natively, written through the adapter. Lines already
+    there are kept as they are (and not written twice); the new ones are appended in one
+    write under synapt's lock, in `synapt_order`, and accounted for as the store's own
+    (legacy/mirror.py), so switching back to stock synapt loses nothing and `verify`
+    stays clean. Worktrees synapt cannot be started in (gone, known only from an imported
+    file) are listed as skipped."""
+    rows = identity.worktrees(ctx.db, ctx.workspace_pk)
+    if worktree is not None:
+        rows = [w for w in rows if w.key == worktree]
+        if not rows:
+            raise InvalidInputError(f"unknown worktree {worktree!r} in this workspace")
+    env = layout.neutral_env()
+    by_bucket: dict[Path, list[str]] = {}
+    skipped: list[dict[str, str]] = []
+    for w in rows:
+        if not w.root or not os.path.isdir(w.root):
+            why = "known only from an imported file" if not w.root else "its directory is gone"
+            skipped.append({"worktree": w.key, "why": why})
+            continue
+        try:
+            bucket = layout.journal_for(w.root, env)
+        except ValueError as exc:  # where synapt itself refuses to resolve
+            skipped.append({"worktree": w.key, "why": str(exc)})
+            continue
+        by_bucket.setdefault(bucket, []).append(w.key)
+    journal = Journal(ctx)
+    out = []
+    for bucket, keys in sorted(by_bucket.items()):
+        present, had, unknown = _ids_in(bucket, ctx)
+        entries = [e for k in keys for e in journal.versions(worktree=k)]
+        missing = synapt_order([e for e in entries if bytes.fromhex(e.id or "") not in present])
+        lines = [synapt_record(e) for e in missing]
+        accounted = append(bucket, lines, keys[0]) if lines else True
+        out.append(BucketWrite(str(bucket), keys, had, len(lines), unknown, accounted))
+    return BucketsReport(out, skipped, ctx.workspace_uuid)
+
+
+def _ids_in(bucket: Path, ctx: StoreContext) -> tuple[set[bytes], int, int]:
+    """(entry ids of the bucket's lines, its lines, how many of them the store lacks)."""
+    from .lines import Bad, classify
+    from .sources import known_ids
+
+    try:
+        data = bucket.read_bytes()
+    except FileNotFoundError:
+        return set(), 0, 0
+    except OSError as exc:
+        raise StoreError(f"cannot read {bucket}: {exc.strerror or exc}") from None
+    ids: set[bytes] = set()
+    lines = [x for x in data.split(b"\n") if x.strip()]
+    for raw in lines:
+        fate = classify(raw, True)
+        if not isinstance(fate, Bad):
+            ids.add(fate.id)
+    return ids, len(lines), len(ids - known_ids(ctx.db, ctx.workspace_pk, ids))

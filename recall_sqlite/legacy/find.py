@@ -29,6 +29,11 @@ from ..errors import WorkspaceError
 from ..paths.git import linked_admin, linked_worktrees
 from ..paths.resolve import resolve, worktree_key
 
+# What a path given by hand may be reported as (legacy/admit.py refuses these).
+NOT_FOUND = "does not exist"
+NOT_A_FILE = "not a file or directory"
+NO_JOURNAL = "no legacy journal here"
+
 
 @dataclass(frozen=True)
 class Bucket:
@@ -292,13 +297,13 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
         p = Path(raw).expanduser().absolute()
         try:
             if not p.exists():
-                out.problems.append(Problem(str(p), "does not exist"))
+                out.problems.append(Problem(str(p), NOT_FOUND))
                 continue
             if p.is_file():
                 add(_bucket_for_file(p))
                 continue
             if not p.is_dir():
-                out.problems.append(Problem(str(p), "not a file or directory"))
+                out.problems.append(Problem(str(p), NOT_A_FILE))
                 continue
             out.dirs.append(p.resolve())
             before = len(out.buckets) + len(out.problems)
@@ -317,7 +322,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
                 out.problems.append(
                     Problem(
                         str(p),
-                        "no legacy journal here (looked for worktrees/*/journal.jsonl and "
+                        f"{NO_JOURNAL} (looked for worktrees/*/journal.jsonl and "
                         "journal.jsonl in it and in its .synapt/recall, .synapse/recall and "
                         ".synapse-recall)",
                     )

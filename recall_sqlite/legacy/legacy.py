@@ -5,24 +5,39 @@ the export back to files, each of which lives in its own module."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from .. import identity
 from ..context import StoreContext
 from ..errors import WorkspaceError
+from ..journal.forget import FileOutcome, ForgetTarget
 from ..limits import MAX_LINE_BYTES
 from ..paths import idfile
+from .admit import refuse_strangers
 from .assign import KnownWorktree
-from .export import ExportFormat, ExportReport, export
+from .export import BucketsReport, ExportFormat, ExportReport, export, to_buckets
 from .importer import CHUNK_LINES, Importer, ImportReport
+from .mirror import OnLocked, append_own
 from .plan import Plan, as_mapping, as_paths, make_plan
-from .sources import recorded_worktrees, sources_by_worktree, states
+from .scrub import forget_copies
+from .sources import (
+    accounted,
+    known_ids,
+    recorded_keys,
+    recorded_worktrees,
+    sources_by_worktree,
+    states,
+)
 from .survey import SurveyReport, survey
 from .verify import Verifier, VerifyReport
 
 Progress = Callable[[int, int], None]
+# Import states (sources.states) in which a file still starts with what was imported.
+_PREFIX_KEPT = frozenset(
+    ("imported", "partly imported (file has more)", "import interrupted: run import again")
+)
 # One path, or an iterable of them (plan.as_paths checks either at run time).
 Paths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
@@ -98,7 +113,18 @@ class Legacy:
     ) -> SurveyReport:
         """`survey()` with this workspace's worktrees and import states (reads only)."""
         plan = self.plan(paths, mapping=mapping, cwd=cwd)
-        return survey(plan=plan, states=self.states(plan), progress=progress)
+        db, ws = self._ctx.db, self._ctx.workspace_pk
+        states = self.states(plan)
+        # A file rewritten since its import is read whole by the next import (as a new
+        # version); only a file that kept its imported prefix has one to skip.
+        kept = {k: n for k, n in accounted(db, ws).items() if states.get(k) in _PREFIX_KEPT}
+        return survey(
+            plan=plan,
+            states=states,
+            progress=progress,
+            accounted=kept,
+            known=lambda ids: known_ids(db, ws, ids),
+        )
 
     def import_paths(
         self,
@@ -109,12 +135,16 @@ class Legacy:
         chunk_lines: int = CHUNK_LINES,
         max_line: int = MAX_LINE_BYTES,
         cwd: str | os.PathLike[str] | None = None,
+        force: bool = False,
     ) -> ImportReport:
         """Import every legacy journal `paths` select (none: every store of the workspace).
         Idempotent; safe to kill at any point and re-run; never writes to the source
-        files. The report lists the workspace's stores still not imported."""
+        files. The report lists the workspace's stores still not imported. A given path
+        that is no synapt journal nor holds one raises InvalidInputError before anything
+        is written (`force`: take a stray file anyway; legacy/admit.py)."""
         given = as_paths(paths)
         plan = self.plan(given, mapping=mapping, cwd=cwd)
+        refuse_strangers(plan, force=force)
         return Importer(self._ctx).run(
             plan, progress=progress, chunk_lines=chunk_lines, max_line=max_line, given=given
         )
@@ -131,6 +161,53 @@ class Legacy:
         which also fails for every store found but not imported)."""
         plan = self.plan(paths, cwd=cwd)
         return Verifier(self._ctx).run(plan, deep=deep, progress=progress)
+
+    def append_own(
+        self,
+        path: str | os.PathLike[str],
+        lines: Sequence[str],
+        *,
+        worktree: str | None = None,
+        on_locked: OnLocked | None = None,
+    ) -> bool:
+        """Append `lines` (synapt's line format) to the synapt bucket at `path` under
+        synapt's lock and account for them as the store's own (legacy/mirror.py): the
+        adapter's mirror and `export --to-buckets` write through this."""
+        return append_own(
+            self._ctx,
+            self.root(),
+            Path(os.path.abspath(path)),
+            lines,
+            worktree=worktree,
+            on_locked=on_locked,
+        )
+
+    def forget_copies(
+        self, targets: tuple[ForgetTarget, ...], *, scrub_sources: bool = False
+    ) -> FileOutcome:
+        """journal.forget's reach into files (legacy/scrub.py): remove the store's own
+        copies of the forgotten versions from the workspace's synapt buckets, list the
+        copies in the user's files (remove them too with `scrub_sources`), and import the
+        rewritten files again."""
+        recorded = recorded_keys(self._ctx)
+        plan = self.plan()
+
+        def reimport(paths: list[Path]) -> None:
+            keys = {s.path: s.key for s in plan.everything}
+            again = [p for p in paths if keys.get(p) in recorded]
+            if again:
+                self.import_paths(again)
+
+        return forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
+
+    def export_to_buckets(self, *, worktree: str | None = None) -> BucketsReport:
+        """`export --format synapt --to-buckets`: every worktree's versions appended to the
+        bucket stock synapt reads from its root, those already there kept (export.py)."""
+
+        def append(path: Path, lines: list[str], key: str) -> bool:
+            return self.append_own(path, lines, worktree=key)
+
+        return to_buckets(self._ctx, append=append, worktree=worktree)
 
     def export(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,6 +32,7 @@ from ..limits import (
 from ..timestamps import parse_timestamp
 
 _BLOCK = 1 << 20
+_BOM = b"\xef\xbb\xbf"
 
 # Quarantine reasons: stable codes that scripts and the survey group by (details vary).
 BLANK = "blank"
@@ -187,6 +189,14 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tupl
         stripped = data.strip()
     if not stripped:
         return Bad(BLANK, "empty line" if not data else "whitespace-only line")
+    if stripped.startswith(_BOM):
+        # An editor or a tool that writes "UTF-8 with BOM" put it there; JSON forbids it
+        # and synapt's reader skips such a line too.
+        return Bad(
+            INVALID_JSON,
+            "the line starts with a byte-order mark (EF BB BF, U+FEFF), which JSON does not"
+            " allow; synapt skips such a line too (remove the mark and import again)",
+        )
     try:
         text = stripped.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -209,8 +219,15 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tupl
     except RecursionError:
         return Bad(TOO_DEEP, "JSON nested too deeply to parse")
     except ValueError as exc:
-        # Not a syntax error: a value json refuses to build, e.g. an integer of more than
-        # sys.get_int_max_str_digits() digits (CVE-2020-10735's limit).
+        # Not a syntax error: a value json refuses to build, i.e. an integer of more than
+        # sys.get_int_max_str_digits() digits (CVE-2020-10735's limit). Python's message
+        # advises raising that limit, which is no advice for a journal line.
+        if "integer string conversion" in str(exc):
+            return Bad(
+                INVALID_JSON,
+                f"an integer with more than {sys.get_int_max_str_digits()} digits"
+                " (no journal field holds a number; the line is not synapt's)",
+            )
         return Bad(INVALID_JSON, f"JSON value refused: {exc}")
     # A field can be over the journal's size limit only if the line is: its decoded UTF-8
     # is never longer than its JSON text. Such a line takes the validator, which refuses

@@ -21,6 +21,7 @@ from ..errors import InvalidInputError, WorkspaceError
 from ..paths.resolve import resolve
 from .assign import Assignment, KnownWorktree, assign
 from .find import (
+    NOT_FOUND,
     Bucket,
     Checkout,
     Problem,
@@ -199,7 +200,21 @@ def make_plan(
     for p in given:
         if p != root:
             _select(plan, p, roots, chosen, planned)
+    _refuse_unknown_buckets(plan, mapping)
     return plan
+
+
+def _refuse_unknown_buckets(plan: Plan, mapping: Mapping[str, str]) -> None:
+    """`--map B=W` names a bucket (or a store key) some store of the plan has: a typo
+    would otherwise be accepted and do nothing."""
+    stores = [*plan.everything, *plan.stores]
+    names = {s.bucket.name for s in stores} | {s.key for s in stores}
+    unknown = [f"{k}={v}" for k, v in mapping.items() if k not in names]
+    if unknown:
+        have = ", ".join(sorted({s.bucket.name for s in stores})) or "none"
+        raise InvalidInputError(
+            f"--map {unknown[0]}: no store of this workspace has that bucket (buckets: {have})"
+        )
 
 
 def _select(
@@ -213,7 +228,7 @@ def _select(
     directory of the workspace), else the data directory, bucket directory or journal
     file it is."""
     if not os.path.exists(p):  # False also for a path too long or with a NUL
-        plan.problems.append(Problem(str(p), "does not exist"))
+        plan.problems.append(Problem(str(p), NOT_FOUND))
         return
     inside = any(p == r or p.is_relative_to(r) for r in roots)
     under = (

@@ -146,6 +146,36 @@ def sources_by_worktree(db: Database, workspace_pk: int) -> dict[int, int]:
     }
 
 
+def accounted(db: Database, workspace_pk: int) -> dict[str, int]:
+    """source key -> bytes of its file that its current import record accounts for."""
+    return {
+        str(k): int(n)
+        for k, n in db.query(
+            "SELECT path, size FROM import_sources WHERE workspace_id = ? AND superseded = 0",
+            (workspace_pk,),
+        )
+    }
+
+
+def known_ids(db: Database, workspace_pk: int, ids: set[bytes]) -> set[bytes]:
+    """The entry ids of `ids` the workspace holds or forgot (an import creates neither)."""
+    import json
+
+    found: set[bytes] = set()
+    batch = sorted(ids)
+    for i in range(0, len(batch), 10_000):
+        chunk = json.dumps([b.hex() for b in batch[i : i + 10_000]])
+        for (eid,) in db.query(
+            "SELECT id FROM journal_entries WHERE workspace_id = ?1"
+            " AND id IN (SELECT unhex(value) FROM json_each(?2))"
+            " UNION SELECT id FROM journal_tombstones WHERE workspace_id = ?1"
+            " AND id IN (SELECT unhex(value) FROM json_each(?2))",
+            (workspace_pk, chunk),
+        ):
+            found.add(bytes(eid))
+    return found
+
+
 class Tombstones:
     """The workspace's forgotten ids, as an import checks a line against them: v7 ids by
     content, and pre-v7 ids (salted with this store's workspace uuid) when any remain."""

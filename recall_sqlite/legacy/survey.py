@@ -17,7 +17,7 @@ from ..limits import MAX_LINE_BYTES
 from ..paths.resolve import resolve
 from ..timestamps import iso_utc
 from .find import Bucket, Problem, file_size
-from .lines import TOO_LONG, Bad, LineReader, inspect
+from .lines import TOO_LONG, Bad, LineReader, classify, inspect, too_long
 from .plan import Plan, as_paths, make_plan
 
 Progress = Callable[[int, int], None]
@@ -92,6 +92,10 @@ class SurveyReport:
     sessions_with_differing_versions: int
     root: str | None
     walk: dict[str, Any] = field(default_factory=dict)
+    entries_without_session: int = 0
+    # With a store (its import records given): the lines past what it imported, and what
+    # an import would make of them. None without a store.
+    pending: Pending | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,12 +110,32 @@ class SurveyReport:
             "sessions": self.sessions,
             "sessions_in_several_buckets": self.sessions_in_several_buckets,
             "sessions_with_differing_versions": self.sessions_with_differing_versions,
+            "entries_without_session": self.entries_without_session,
+            "not_imported": self.pending.to_dict() if self.pending is not None else None,
             "likely_slices": [b.bucket.name for b in self.buckets if b.likely_slice],
             "ambiguous": [b.bucket.name for b in self.buckets if b.assigned_by == "ambiguous"],
             "walk": self.walk,
             "buckets": [b.to_dict() for b in self.buckets],
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+@dataclass
+class Pending:
+    """The lines of the surveyed files that the store has not imported (past the prefix its
+    import records account for), and what an import would make of them."""
+
+    lines: int = 0
+    rows_to_create: int = 0
+    duplicates: int = 0
+    quarantined: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+# What the survey asks the store: which of these entry ids it holds or forgot.
+Known = Callable[[set[bytes]], set[bytes]]
 
 
 def survey(
@@ -124,11 +148,15 @@ def survey(
     max_line: int = MAX_LINE_BYTES,
     root: str | os.PathLike[str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
+    accounted: Mapping[str, int] | None = None,
+    known: Known | None = None,
 ) -> SurveyReport:
     """Characterise legacy stores without writing anything anywhere. `plan` (plan.py) says
     which stores and where each would go; without one, the stores `paths` name in the
     workspace at `root` (default: the one the paths lie in, else the current directory's).
-    `states` maps a store's key to its import state when a store was consulted."""
+    `states` maps a store's key to its import state when a store was consulted; with
+    `accounted` (key -> bytes its import records account for) and `known` (which entry
+    ids the store holds or forgot), the report also says what an import would do now."""
     given = as_paths(paths)
     if plan is None:
         plan = make_plan(
@@ -140,6 +168,7 @@ def survey(
     total = sum(file_size(b.path) for b in found.buckets)
     done = 0
     scan = _Scan(max_line)
+    pending = _PendingScan() if accounted is not None and known is not None else None
     results: list[BucketSurvey] = []
     for index, b in enumerate(found.buckets):
         s = BucketSurvey(b)
@@ -159,6 +188,9 @@ def survey(
         report = None if progress is None else _offset_progress(progress, done, total)
         with fh:
             scan.bucket(s, fh, 1 << (index + 65), report)
+            if pending is not None:
+                assert accounted is not None
+                pending.rest(fh, accounted.get(ps.key, 0), max_line)
         if s.error:
             found.problems.append(Problem(str(b.path), s.error))
         done += s.size
@@ -172,6 +204,8 @@ def survey(
     lines = sum(s.lines for s in results)
     valid = sum(s.valid for s in results)
     return SurveyReport(
+        pending=pending.result(known) if pending is not None and known is not None else None,
+        entries_without_session=sum(s.no_session for s in results),
         buckets=results,
         problems=found.problems,
         lines_total=lines,
@@ -260,6 +294,42 @@ class _Scan:
         if valid:
             s.first_us, s.last_us = first, last
         s.size = reader.end
+
+
+class _PendingScan:
+    """The lines past each file's imported prefix: their entry ids (to ask the store which
+    it holds) and how many cannot be imported. A file wholly imported costs nothing."""
+
+    def __init__(self) -> None:
+        self.ids: set[bytes] = set()
+        self.lines = self.valid = self.bad = 0
+
+    def rest(self, fh: Any, offset: int, max_line: int) -> None:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            if offset >= size:
+                return
+            fh.seek(offset)
+            first = True
+            for _, data, length, terminated in LineReader(fh, offset=offset, max_line=max_line):
+                if first and offset and data == b"":
+                    # The newline that completed a last line imported without one.
+                    first = False
+                    continue
+                first = False
+                self.lines += 1
+                fate = too_long(length, max_line) if data is None else classify(data, terminated)
+                if isinstance(fate, Bad):
+                    self.bad += 1
+                else:
+                    self.valid += 1
+                    self.ids.add(fate.id)
+        except OSError:
+            return  # the survey's own pass has reported the file
+
+    def result(self, known: Known) -> Pending:
+        new = len(self.ids - known(self.ids)) if self.ids else 0
+        return Pending(self.lines, new, self.valid - new, self.bad)
 
 
 def _offset_progress(progress: Progress, done: int, total: int) -> Callable[[int], None]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import identity
 from ..context import StoreContext
 from ..limits import MAX_LINE_BYTES
 from .find import Problem, file_size
@@ -35,6 +36,7 @@ class SourceCheck:
     path: str
     bucket: str
     # ok | grown | interrupted | changed | not-imported | missing | unreadable | inconsistent
+    # | gone (the file went with its worktree, acknowledged gone: every line is in the store)
     status: str
     worktree: str = ""
     lines: int = 0  # lines accounted for at import
@@ -59,7 +61,9 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return (
-            bool(self.sources) and not self.problems and all(s.status == "ok" for s in self.sources)
+            bool(self.sources)
+            and not self.problems
+            and all(s.status in ("ok", "gone") for s in self.sources)
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,8 +107,9 @@ class Verifier:
             if progress is not None:
                 progress(done, total)
         chosen = [s.path for s in plan.stores]
-        for key, bucket, lines in self._ctx.db.query(
-            "SELECT path, bucket, lines FROM import_sources WHERE workspace_id = ?"
+        gone = identity.gone_worktrees(self._ctx.db, self._ctx.workspace_pk)
+        for key, bucket, lines, wt in self._ctx.db.query(
+            "SELECT path, bucket, lines, worktree_id FROM import_sources WHERE workspace_id = ?"
             " AND superseded = 0",
             (self._ctx.workspace_pk,),
         ):
@@ -114,14 +119,18 @@ class Verifier:
             ):
                 continue
             if not path.exists():
+                went = self._ctx.worktree_key_of(int(wt)) in gone
                 report.sources.append(
                     SourceCheck(
                         str(path),
                         bucket,
-                        "missing",
+                        "gone" if went else "missing",
                         lines=int(lines),
                         key=str(key),
-                        detail="imported earlier; the file no longer exists (moved or deleted)",
+                        detail="imported earlier; the file went with its worktree, which is"
+                        " gone (its history stays in the store)"
+                        if went
+                        else "imported earlier; the file no longer exists (moved or deleted)",
                     )
                 )
         return report

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import WorkspaceError
+from ..errors import WorkspaceAccessError, WorkspaceError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,11 +66,11 @@ def ensure_private_dir(path: Path) -> None:
                 raise WorkspaceError(f"{directory} exists and is not a directory") from None
             continue
         except OSError as exc:
-            raise WorkspaceError(f"cannot create directory {directory}: {exc}") from exc
+            raise WorkspaceAccessError(f"cannot create directory {directory}: {exc}") from exc
         try:
             os.chmod(directory, 0o700)
         except OSError as exc:
-            raise WorkspaceError(f"cannot make {directory} private: {exc}") from exc
+            raise WorkspaceAccessError(f"cannot make {directory} private: {exc}") from exc
 
 
 def write_private(path: Path, payload: bytes, *, exclusive: bool) -> None:

@@ -13,7 +13,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..errors import WorkspaceError
+from ..errors import WorkspaceAccessError, WorkspaceError
 from ..timestamps import parse_timestamp
 from .datadir import data_dir
 from .files import SMALL_FILE_LIMIT, ensure_private_dir, fsync_dir, write_private
@@ -81,7 +81,7 @@ def _read(root: Path) -> dict[str, object] | None:
         # will fail loudly in ensure_private_dir.
         return None
     except OSError as exc:
-        raise WorkspaceError(f"cannot read {path}: {exc}") from exc
+        raise WorkspaceAccessError(f"cannot read {path}: {exc}") from exc
     if len(raw) > SMALL_FILE_LIMIT:
         raise _corrupt(path, f"larger than {SMALL_FILE_LIMIT} bytes")
     try:
@@ -157,7 +157,7 @@ def _publish(path: Path, uuid: str, stamp: str) -> str | None:
             except FileExistsError:
                 return None
     except OSError as exc:
-        raise WorkspaceError(f"cannot write {path}: {exc}") from exc
+        raise WorkspaceAccessError(f"cannot write {path}: {exc}") from exc
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

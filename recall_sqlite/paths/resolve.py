@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .._record import Frozen
-from ..errors import WorkspaceError
+from ..errors import WorkspaceAccessError, WorkspaceError
 from .files import read_small
 from .git import common_dir, linked_admin, read_branch, read_gitdir_pointer
 from .idfile import workspace_file
@@ -363,7 +363,7 @@ def _resolve_cwd(cwd: str | os.PathLike[str] | None) -> Path:
         try:
             path = Path(os.getcwd())
         except OSError as exc:
-            raise WorkspaceError(f"the current directory is not accessible: {exc}") from exc
+            raise WorkspaceAccessError(f"the current directory is not accessible: {exc}") from exc
     else:
         path = Path(os.fspath(cwd))
     if not path.exists():

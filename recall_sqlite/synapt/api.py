@@ -93,7 +93,7 @@ def append_entry(entry: Any, path: Path | None = None, allow_collapsed: bool = F
     store, target = opened
     record = entry.to_dict()
     store.journal.append(record, allow_collapsed=True)
-    mirror_append(target.journal, record, marker_path(store.workspace.root))
+    mirror_append(store, target.journal, [record], marker_path(store.workspace.root))
     return target.journal
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ..errors import RecallError
 
@@ -41,8 +41,35 @@ def _prepare() -> None:
     store_for(None)
 
 
-def _run(prog: str, argv: list[str], entry: Callable[[], object], *, store: bool) -> int:
+def _apply(options: Mapping[str, str | bool]) -> None:
+    """recall-sqlite's global options for a host command: `--cwd DIR` runs synapt in DIR,
+    `--db PATH` is the store file, `--read-only` opens every store read-only (synapt's
+    writes then fail with one line)."""
+    from ..errors import UsageError
+    from . import stores
+
+    cwd, db = options.get("cwd"), options.get("db")
+    if isinstance(db, str):
+        os.environ["RECALL_SQLITE_DB"] = os.path.abspath(os.path.expanduser(db))
+    if isinstance(cwd, str):
+        try:
+            os.chdir(os.path.expanduser(cwd))
+        except OSError as exc:
+            raise UsageError(f"--cwd {cwd}: {exc.strerror or exc}") from None
+    if options.get("read_only"):
+        stores.set_read_only(True)
+
+
+def _run(
+    prog: str,
+    argv: list[str],
+    entry: Callable[[], object],
+    *,
+    store: bool,
+    options: Mapping[str, str | bool] | None = None,
+) -> int:
     try:
+        _apply(options or {})
         if store:
             _prepare()
         else:
@@ -59,13 +86,27 @@ def _run(prog: str, argv: list[str], entry: Callable[[], object], *, store: bool
         return 1
     except RecallError as exc:
         sys.stderr.write(f"recall-sqlite {prog}: {exc}\n")
-        return 2
+        return exc.exit_code
+    except BrokenPipeError:
+        quiet_stdout()
+        return 0
     except KeyboardInterrupt:
         return 130
     return 0
 
 
-def main_synapt(argv: list[str]) -> int:
+def quiet_stdout() -> None:
+    """After the reader of standard output went away (`... | head`): point it at
+    /dev/null, so the flush at exit finds no broken pipe to report as a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def main_synapt(argv: list[str], options: Mapping[str, str | bool] | None = None) -> int:
     """synapt's own CLI (`synapt ARGS...`), activated."""
 
     def entry() -> None:
@@ -74,10 +115,10 @@ def main_synapt(argv: list[str]) -> int:
         main()
 
     store = bool(argv) and argv[0] not in _NO_STORE
-    return _run("synapt", list(argv), entry, store=store)
+    return _run("synapt", list(argv), entry, store=store, options=options)
 
 
-def main_server(argv: list[str]) -> int:
+def main_server(argv: list[str], options: Mapping[str, str | bool] | None = None) -> int:
     """synapt's MCP server (`synapt-recall-server`, stdio), activated."""
 
     def entry() -> None:
@@ -85,4 +126,10 @@ def main_server(argv: list[str]) -> int:
 
         main()
 
-    return _run("synapt-server", list(argv), entry, store=True)
+    return _run("synapt-server", list(argv), entry, store=True, options=options)
+
+
+def main_host(name: str, argv: list[str], options: Mapping[str, str | bool]) -> int:
+    """`recall-sqlite [OPTIONS] synapt|synapt-server ARGS...`."""
+    run = main_synapt if name == "synapt" else main_server
+    return run(argv, options)

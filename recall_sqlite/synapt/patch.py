@@ -26,8 +26,10 @@ def synapt_version() -> str:
     try:
         from synapt.recall import __version__
     except ImportError as exc:
+        from ..dist import install_hint
+
         raise HostError(
-            "synapt is not installed: pip install 'recall-sqlite[compat]' (synapt==0.30.0)"
+            f"synapt is not installed: {install_hint('compat')} (it brings synapt==0.30.0)"
         ) from exc
     return str(__version__)
 

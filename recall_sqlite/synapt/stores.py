@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import Store, open_store
 from .. import synapt_layout as layout
-from ..errors import RecallError
+from ..errors import ReadOnlyStoreError, RecallError
 from ..paths.resolve import Workspace, resolve
 from .paths import mirror_of
 
@@ -29,6 +29,13 @@ MARKER = "recall-sqlite-synapt.json"
 
 _stores: dict[tuple[str, str, str], Store] = {}
 _checked: set[str] = set()
+_read_only: set[tuple[str, str, str]] = set()
+# `recall-sqlite --read-only synapt ...`: every store opened read-only.
+_mode = {"read_only": False}
+
+
+def set_read_only(on: bool) -> None:
+    _mode["read_only"] = bool(on)
 
 
 def _close_all() -> None:
@@ -46,8 +53,12 @@ def store_for(directory: Path | None) -> tuple[Store, Workspace]:
     key = (str(w.root), w.worktree, os.environ.get("RECALL_SQLITE_DB", ""))
     store = _stores.get(key)
     if store is None:
-        store = _stores[key] = open_store(directory)
-    if str(w.root) not in _checked:
+        store, read_only = _open(directory)
+        _stores[key] = store
+        if read_only:
+            _read_only.add(key)
+    # A read-only store cannot take an import: it answers as it stands.
+    if str(w.root) not in _checked and key not in _read_only:
         _checked.add(str(w.root))
         try:
             ensure_imported(store, w)
@@ -57,10 +68,25 @@ def store_for(directory: Path | None) -> tuple[Store, Workspace]:
     return store, w
 
 
+def _open(directory: Path | None) -> tuple[Store, bool]:
+    """The store and whether it is read-only: for writing unless --read-only; a store this
+    user cannot write (another owner's, read-only media) is opened read-only, so synapt's
+    reads answer and a write fails with one line saying why (rather than refusing even a
+    read with advice the user cannot follow)."""
+    if _mode["read_only"]:
+        return open_store(directory, read_only=True), True
+    try:
+        return open_store(directory), False
+    except ReadOnlyStoreError:
+        return open_store(directory, read_only=True), True
+
+
 def reset() -> None:
     """Forget open stores and first-use checks (tests; a process that changes HOME)."""
     _close_all()
     _checked.clear()
+    _read_only.clear()
+    _mode["read_only"] = False
 
 
 # -- first-use import --------------------------------------------------------------------
@@ -174,30 +200,30 @@ def _mirrors(store: Store) -> dict[str, Path]:
 # -- the mirror --------------------------------------------------------------------------
 
 
-def mirror_append(path: Path, record: dict[str, Any], marker: Path) -> None:
-    """Append one entry to the mirror as synapt's append_entry would (same line, same
-    lock), creating the bucket directory as needed.
+def mirror_append(
+    store: Store,
+    path: Path,
+    records: list[dict[str, Any]],
+    marker: Path,
+    worktree: str | None = None,
+) -> None:
+    """Append entries to the mirror as synapt's append_entry would (same line, same lock),
+    creating the bucket directory as needed; the store accounts for them as its own
+    (legacy/mirror.py), so survey, verify and doctor do not take them for growth.
 
     When the file was as the last whole check recorded it (`marker`), it is recorded again
-    after this line, so the next start does not re-import the mirror's own lines; checked
-    and recorded under synapt's lock, so a line another synapt process appended is never
-    taken for imported."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    after these lines, so the next start does not check it again; decided under synapt's
+    lock, so a line another synapt process appended is never taken for imported."""
     real = str(path.resolve())
-    with open(path, "a", encoding="utf-8") as f:
-        layout.lock(f)
+
+    def remember(before: os.stat_result, after: os.stat_result) -> None:
         files = _read_state(marker).get("files")
-        known = (
-            isinstance(files, dict)
-            and files.get(real) is not None
-            and tuple(files[real]) == _stat(Path(real))
-        )
-        f.write(layout.line(record) + "\n")
-        f.flush()
-        if known:
-            assert isinstance(files, dict)
-            st = os.fstat(f.fileno())
-            _update_state(marker, files={**files, real: [st.st_size, st.st_mtime_ns]})
+        if isinstance(files, dict) and files.get(real) == [before.st_size, before.st_mtime_ns]:
+            _update_state(marker, files={**files, real: [after.st_size, after.st_mtime_ns]})
+
+    store.legacy.append_own(
+        path, [layout.line(r) for r in records], worktree=worktree, on_locked=remember
+    )
 
 
 def fill_mirror(store: Store, w: Workspace, key: str, path: Path) -> int:
@@ -210,13 +236,13 @@ def fill_mirror(store: Store, w: Workspace, key: str, path: Path) -> int:
                 line = line.strip()
                 if line:
                     present.add(_canon_line(line))
-    added = 0
-    for e in store.journal.versions(worktree=key):
-        record = e.synapt_dict()
-        if json.dumps(record, sort_keys=True) not in present:
-            mirror_append(path, record, _marker(w))
-            added += 1
-    return added
+    missing = [
+        record
+        for record in (e.synapt_dict() for e in store.journal.versions(worktree=key))
+        if json.dumps(record, sort_keys=True) not in present
+    ]
+    mirror_append(store, path, missing, _marker(w), worktree=key)
+    return len(missing)
 
 
 def _canon_line(line: str) -> str:

@@ -1,0 +1,227 @@
+"""journal forget reaches every copy the store wrote: the mirror lines of a forgotten entry
+are removed from synapt's buckets (in place, under synapt's lock: a concurrent append is
+kept), copies in files the store did not write are listed by path and line and removed
+with --scrub-sources, and the report never says nothing is left while a file holds it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recall_sqlite import open_store
+from recall_sqlite import synapt_layout as layout
+from recall_sqlite.journal.forget import ForgetTarget
+from recall_sqlite.legacy.lines import Bad, classify
+from recall_sqlite.legacy.scrub import _Matcher, _scrub
+
+from .helpers import new_repo, run_cli, user_env
+
+SECRET = "sk-live-SECRETtoken-1234567890abcdef"
+BIN = Path(sys.executable).parent
+
+
+def _stock(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "synapt"), *args],
+        cwd=cwd,
+        env=user_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _files_holding(root: Path, text: str) -> list[str]:
+    return sorted(
+        str(p.relative_to(root)) for p in root.rglob("*.jsonl") if text.encode() in p.read_bytes()
+    )
+
+
+def _ok(repo: Path, home: Path) -> None:
+    for cmd in (["doctor"], ["verify"]):
+        res = run_cli(*cmd, cwd=repo, env=user_env(home))
+        assert res.returncode == 0, (cmd, res.stdout)
+
+
+def _id_of(repo: Path, home: Path, words: str) -> str:
+    res = run_cli("journal", "search", words, "--json", cwd=repo, env=user_env(home))
+    return str(json.loads(res.stdout)["entries"][0]["id"])
+
+
+def test_forget_removes_the_mirror_line_and_says_so(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    assert _stock(repo, home, "recall", "journal", "--write", "--focus", "stock").returncode == 0
+    res = run_cli(
+        "synapt", "recall", "journal", "--write", "--focus", f"pasted {SECRET}",
+        cwd=repo, env=user_env(home),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    mirror = layout.journal_for(repo, layout.neutral_env(user_env(home)))
+    assert _files_holding(repo, SECRET) == [str(mirror.relative_to(repo))]
+    before = mirror.read_bytes()
+    res = run_cli("journal", "forget", _id_of(repo, home, SECRET), cwd=repo, env=user_env(home))
+    assert res.returncode == 0, res.stderr
+    assert "removed 1 line(s)" in res.stdout and "no synapt bucket" in res.stdout
+    assert _files_holding(repo, SECRET) == []
+    # Every other line is as it was, and stock synapt reads it.
+    assert mirror.read_bytes() == b"".join(
+        x + b"\n" for x in before.splitlines() if SECRET.encode() not in x
+    )
+    listed = _stock(repo, home, "recall", "journal", "--list")
+    assert "stock" in listed.stdout and SECRET not in listed.stdout
+    _ok(repo, home)
+
+
+def test_copies_in_imported_sources_are_listed_and_scrubbed_on_request(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    (repo / "server").mkdir()
+    for cwd, focus in ((repo, "root"), (repo / "server", f"server {SECRET}"), (repo, "later")):
+        assert _stock(cwd, home, "recall", "journal", "--write", "--focus", focus).returncode == 0
+    assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
+    eid = _id_of(repo, home, SECRET)
+    res = run_cli("journal", "forget", eid, "--json", cwd=repo, env=user_env(home))
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    nested = repo / "server/.synapt/recall/worktrees/proj/journal.jsonl"
+    assert data["copies_left"] == [{"path": str(nested), "line": 1, "entry": eid, "removed": False}]
+    assert data["copies_removed"] == []
+    text = run_cli("journal", "forget", "--scrub-sources", eid, cwd=repo, env=user_env(home))
+    # Already forgotten: the files are still searched, by content, and scrubbed.
+    assert text.returncode == 0, text.stderr
+    assert _files_holding(repo, SECRET) == []
+    _ok(repo, home)
+
+
+def test_the_report_never_says_nothing_is_left_while_a_file_holds_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    assert _stock(repo, home, "recall", "journal", "--write", "--focus", SECRET).returncode == 0
+    assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
+    res = run_cli("journal", "forget", _id_of(repo, home, SECRET), cwd=repo, env=user_env(home))
+    assert res.returncode == 0
+    assert _files_holding(repo, SECRET)  # the user's own line: left, and said so
+    assert "still hold them" in res.stdout and "--scrub-sources" in res.stdout
+    assert "no synapt bucket" not in res.stdout and ".jsonl:1" in res.stdout
+
+
+_HOLD = """
+import fcntl, sys, time
+from pathlib import Path
+path = Path(sys.argv[1])
+with open(path, "a", encoding="utf-8") as f:
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+    print("locked", flush=True)
+    time.sleep(1.0)
+    f.write(sys.argv[2] + "\\n")
+    f.flush()
+"""
+
+
+def test_a_concurrent_synapt_append_is_kept(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / ".grip").mkdir(parents=True)
+    bucket = layout.bucket_file(layout.data_dir(root), "ws")
+    with open_store(root) as s:
+        records = [
+            {"timestamp": f"2026-01-01T00:00:0{i}+00:00", "focus": f"entry {i} {SECRET}"}
+            for i in range(3)
+        ]
+        ids = [s.journal.append(r).id for r in records]
+        s.legacy.append_own(bucket, [layout.line(r) for r in records])
+        late = layout.line({"timestamp": "2026-01-02T00:00:00+00:00", "focus": "stock, late"})
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLD, str(bucket), late], stdout=subprocess.PIPE, text=True
+        )
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        started = time.monotonic()
+        done: list[object] = []
+        t = threading.Thread(target=lambda: done.append(s.journal.forget(ids[1])))
+        t.start()
+        t.join(60)
+        assert holder.wait(60) == 0 and done
+        assert time.monotonic() - started >= 0.5  # it waited for synapt's lock
+        got = bucket.read_text().splitlines()
+        assert got == [layout.line(records[0]), layout.line(records[2]), late]
+        assert s.legacy.import_paths().ok
+        assert s.legacy.verify(deep=True).ok
+
+
+_lines = st.lists(
+    st.tuples(st.text(alphabet="abcdefgh xyz", max_size=20), st.booleans(), st.booleans()),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_lines, st.booleans())
+def test_a_rewrite_removes_exactly_the_copies_and_keeps_every_other_byte(
+    spec: list[tuple[str, bool, bool]], terminated: bool
+) -> None:
+    """Each line: (its text, forgotten?, damaged? (cut short: no copy of a forgotten one))."""
+    raw: list[bytes] = []
+    targets: list[ForgetTarget] = []
+    removed: set[int] = set()
+    for i, (text, forgotten, damaged) in enumerate(spec):
+        ts = f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}+00:00"
+        line = layout.line({"timestamp": ts, "focus": f"n{i} {text}"}).encode()
+        if damaged:
+            line = line[: len(line) // 2]
+        elif forgotten:
+            fate = classify(line, True)
+            assert not isinstance(fate, Bad)
+            targets.append(ForgetTarget(fate.id, ts, "", f"n{i} {text}", True))
+            removed.add(i)
+        raw.append(line)
+    data = b"\n".join(raw) + (b"\n" if terminated else b"")
+    kept = [x for i, x in enumerate(raw) if i not in removed]
+    want = b"".join(x + b"\n" for x in kept)
+    if not terminated and len(raw) - 1 not in removed:
+        want = want[:-1]  # the unterminated last line stays unterminated
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "journal.jsonl"
+        path.write_bytes(data)
+        found, changed = _scrub(path, _Matcher(tuple(targets)), False)
+        assert path.read_bytes() == want
+        assert changed == bool(removed)
+        assert sorted(c.line for c in found if c.removed) == [
+            sum(1 for j in range(i) if j not in removed) + 1 for i in sorted(removed)
+        ]
+
+
+def test_synapt_files_quoting_the_text_are_a_cache_removed_or_listed(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / ".grip").mkdir(parents=True)
+    data = layout.data_dir(root)
+    bucket = layout.bucket_file(data, "ws")
+    wake = bucket.parent / "wake" / "latest.md"
+    knowledge = data / "knowledge.jsonl"
+    with open_store(root) as s:
+        record = {"timestamp": "2026-01-01T00:00:00+00:00", "focus": f"pasted {SECRET}"}
+        eid = s.journal.append(record).id
+        s.legacy.append_own(bucket, [layout.line(record)])
+        wake.parent.mkdir()
+        wake.write_text(f"# Last session\nFocus: pasted {SECRET}\n")
+        knowledge.write_text(
+            '{"fact": "unrelated"}\n' + json.dumps({"fact": f"pasted {SECRET}"}) + "\n"
+        )
+        report = s.journal.forget(eid)
+    # synapt's wake text is a cache it writes anew: removed; knowledge is the user's: listed.
+    assert not wake.exists()
+    assert sorted((c.path, c.line, c.removed) for c in report.copies) == sorted(
+        [(str(bucket), 1, True), (str(wake), 0, True), (str(knowledge), 2, False)]
+    )
+    assert _files_holding(root, SECRET) == [str(knowledge.relative_to(root))]
