@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .forget import FilesHook, ForgetReport
+    from .wake import Wake
 
     # What the store composes in for `search` (search/ depends on this family, never the
     # reverse): called with the journal, the query and search's own arguments.
@@ -397,6 +398,22 @@ class Journal:
             model=model,
             fusion=fusion,
         )
+
+    def wake(self, branch: str) -> Wake:
+        """What synapt's session start reads of this worktree's journal, in a few index
+        steps (journal/wake.py; the activated hook)."""
+        from .wake import wake
+
+        return wake(self._ctx, branch, self.entries_from_rows)
+
+    def unclean_candidates(
+        self, session_id: str, lo_us: int, hi_us: int
+    ) -> list[tuple[JournalEntry, int]]:
+        """The authored heads synapt's unclean-end check needs, each with its instant in
+        epoch microseconds (journal/wake.py)."""
+        from .wake import unclean_candidates
+
+        return unclean_candidates(self._ctx, session_id, lo_us, hi_us, self.entries_from_rows)
 
     def get(self, entry_id_hex: str) -> JournalEntry | None:
         """One stored version by id, within this workspace only."""

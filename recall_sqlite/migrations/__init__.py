@@ -30,6 +30,7 @@ STEPS: tuple[str, ...] = (
     "v006_bulk_index",
     "v007_convergent",
     "v008_sync",
+    "v009_wake",
 )
 SCHEMA_VERSION = 1 + len(STEPS)
 

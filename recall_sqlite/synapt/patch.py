@@ -95,6 +95,11 @@ def activate() -> list[str]:
         undo.append((cli, "_spawn_session_start_catchup", cli._spawn_session_start_catchup))
         setattr(cli, "_spawn_session_start_catchup", _spawn_catchup)  # noqa: B010
         places.append("synapt.recall.cli._spawn_session_start_catchup")
+    from . import startup
+
+    startup.install()  # the session start in constant time (startup.py)
+    if cli.generate_startup_context is startup.generate_startup_context:
+        places.append("synapt.recall.cli.generate_startup_context")
     _state.update(active=True, rebound=places, undo=undo)
     return places
 
@@ -102,8 +107,10 @@ def activate() -> list[str]:
 def deactivate() -> None:
     """Put synapt's own functions back (tests run stock and activated synapt in one
     process) and forget the open stores."""
+    from . import startup
     from .stores import reset
 
+    startup.uninstall()
     for mod, attr, value in reversed(_state.get("undo", [])):
         setattr(mod, attr, value)
     _state.update(active=False, rebound=[], undo=[])
