@@ -89,3 +89,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = command_of(args)
     module = COMMANDS.get(command or "")
     return run(args, [module] if module else list(COMMANDS.values()))
+
+
+def entry() -> None:
+    """The `recall-sqlite` process (console script, `python -m recall_sqlite.cli`): main(),
+    then the exit; a hook run (`synapt recall hook ...`) ends without module teardown."""
+    args = sys.argv[1:]
+    code = main(args)
+    split = host_split(args)
+    if split is not None and split[1] == "synapt" and split[2][:2] == ["recall", "hook"]:
+        from ..synapt.cli import exit_now
+
+        exit_now(code)
+    sys.exit(code)
