@@ -8,8 +8,11 @@ filesystem here: callers say what they saw."""
 
 from __future__ import annotations
 
+import contextlib
+
 from ._record import Frozen
 from .db import Database, scalar
+from .errors import BusyError
 from .timestamps import now_us, parse_timestamp, utc_now_iso
 
 TYPE_CHECKING = False
@@ -66,7 +69,9 @@ class WorktreeRow(Frozen):
 
 def register(db: Database, s: Sighting) -> Registered:
     """Record the workspace, this root and this worktree (a write only when one is new or
-    its last sighting is older than SEEN_REFRESH_US). A read-only store must know them."""
+    its last sighting is older than SEEN_REFRESH_US). A read-only store must know them.
+    Only a new one waits for the write lock: a refresh another writer is in the way of is
+    skipped (the next open does it), so an open for reading never queues behind an import."""
     stale_before = now_us() - SEEN_REFRESH_US
     with db.read() as conn:
         rows: list[tuple[Any, ...]] = conn.execute(
@@ -98,8 +103,17 @@ def register(db: Database, s: Sighting) -> Registered:
         ws_pk = int(rows[0][0]) if rows else 0
         wt_pk = int(rows[0][1]) if known else 0
         return Registered(ws_pk, wt_pk, others)
+    if known:
+        with contextlib.suppress(BusyError):
+            _record(db, s, wait=False)
+        return Registered(int(rows[0][0]), int(rows[0][1]), others)
+    workspace_pk, worktree_pk = _record(db, s, wait=True)
+    return Registered(workspace_pk, worktree_pk, others)
+
+
+def _record(db: Database, s: Sighting, *, wait: bool) -> tuple[int, int]:
     now = utc_now_iso()
-    with db.write() as conn:
+    with db.write(wait=wait) as conn:
         conn.execute(
             "INSERT INTO workspaces (uuid, first_seen, last_seen) VALUES (?, ?, ?)"
             " ON CONFLICT (uuid) DO UPDATE SET last_seen = excluded.last_seen",
@@ -115,7 +129,7 @@ def register(db: Database, s: Sighting) -> Registered:
         worktree_pk = ensure_worktree(
             conn, workspace_pk, s.worktree_key, s.worktree_name, s.worktree_root, now=now
         )
-    return Registered(workspace_pk, worktree_pk, others)
+    return workspace_pk, worktree_pk
 
 
 def ensure_worktree(
@@ -197,5 +211,17 @@ def worktree_roots(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
         for k, r in conn.execute(
             "SELECT key, root FROM worktrees WHERE workspace_id = ? AND root IS NOT NULL",
             (workspace_pk,),
+        )
+    ]
+
+
+def workspaces_last_seen(db: Database) -> list[tuple[str, str]]:
+    """(workspace id, the root it was seen at last) of every workspace the database
+    records, most recently seen first."""
+    return [
+        (str(u), str(r))
+        for u, r in db.query(
+            "SELECT w.uuid, (SELECT r.root FROM workspace_roots r WHERE r.workspace_id = w.id"
+            " ORDER BY r.last_seen DESC LIMIT 1) FROM workspaces w ORDER BY w.last_seen DESC"
         )
     ]

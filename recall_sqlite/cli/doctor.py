@@ -12,7 +12,24 @@ if TYPE_CHECKING:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    store = open_from_args(args) if args.repair else open_for_read(args)
+    from ..errors import CorruptStoreError, NotAStoreError
+
+    try:
+        store = open_from_args(args) if args.repair else open_for_read(args)
+    except (CorruptStoreError, NotAStoreError) as exc:
+        # A store too damaged to open is doctor's finding, not doctor's failure.
+        finding: dict[str, Any] = {
+            "kind": "damaged_store",
+            "severity": "error",
+            "message": str(exc),
+            "repairable": False,
+        }
+        emit(
+            args,
+            {"ok": False, "database": None, "findings": [finding], "repaired": []},
+            f"error: damaged_store: {clean(exc)}",
+        )
+        return 1
     if store is None:
         emit(
             args,
