@@ -44,7 +44,10 @@ def _cursor_line(c: Cursor, unread: int | None = None) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, cursors=[])
+    with store:
         if args.consumer is None:
             branch = None if args.all_branches else _branch(args, store)
             cursors = store.cursors.list(branch)
@@ -69,7 +72,11 @@ def _advance_hint(r: UnreadResult) -> str:
 
 
 def cmd_unread(args: argparse.Namespace) -> int:
-    with cli.open_from_args(args) as store:
+    # --take writes (it moves the cursor); without it this only reads.
+    store = cli.open_from_args(args) if args.take else cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, entries=[])
+    with store:
         branch = _branch(args, store)
         cursors = store.cursors
         result: UnreadResult = (cursors.take if args.take else cursors.unread)(

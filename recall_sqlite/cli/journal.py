@@ -10,6 +10,7 @@ from ._common import (
     describe_elsewhere,
     emit,
     format_entry,
+    no_store,
     nonneg_int,
     nothing_found,
     open_for_read,
@@ -124,7 +125,10 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_journal_search(args: argparse.Namespace) -> int:
-    with open_from_args(args) as store:
+    store = open_for_read(args)
+    if store is None:
+        return no_store(args, entries=[], total=0)
+    with store:
         result = store.journal.search(
             " ".join(args.query),
             args.n,

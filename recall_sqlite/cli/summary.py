@@ -90,7 +90,10 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_latest(args: argparse.Namespace) -> int:
     branch = _filter(args)
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, summary=None)
+    with store:
         summary = store.summaries.latest(branch, args.kind)
     data = None if summary is None else summary.to_dict()
     text = "No summary." if summary is None else format_summary(summary)
@@ -103,7 +106,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.stale and args.branch is None:
         # Which summaries need rewriting is a question about every scope by default.
         branch = ALL_BRANCHES
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, summaries=[])
+    with store:
         if args.stale:
             found = store.summaries.stale(branch, args.kind)
         else:
@@ -140,7 +146,10 @@ def cmd_summary_search(args: argparse.Namespace) -> int:
     if args.workspace_wide and args.branch is not None:
         raise cli.UsageError("give --branch or --workspace-wide, not both")
     branch = None if args.workspace_wide else (ALL_BRANCHES if args.branch is None else args.branch)
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, summaries=[], total=0)
+    with store:
         result = store.summaries.search(
             " ".join(args.query),
             args.n,

@@ -28,7 +28,10 @@ def _model(store: Store, given: str | None) -> str:
 def cmd_stats(args: argparse.Namespace) -> int:
     from ..vectors.stats import vector_stats  # SQL only: stats work without numpy
 
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, models=[])
+    with store:
         stats = vector_stats(store.context)
     data = stats.to_dict()
     if not stats.models:
@@ -62,7 +65,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     owner = Owner.entry(args.like)
     kinds = ["entry", "summary"] if args.summaries else ["entry"]
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, hits=[])
+    with store:
         model = _model(store, args.model)
         result = store.vectors.search_like(
             owner,
