@@ -5,8 +5,11 @@ table follows (schema.sql's journal_entries_after_delete keeps heads, sid_order 
 right, moves the lines it was imported from to quarantine as 'forgotten' with no bytes and
 tombstones the id; the vector triggers drop its vectors; a search index's triggers drop its
 rows). Around that DELETE this module does what a trigger cannot: it blanks quarantined
-lines that carry the forgotten text, runs with `secure_delete` so freed cells and pages are
-zeroed, and checkpoints the WAL (TRUNCATE) so no earlier frame keeps the text.
+lines that carry the forgotten text, merges the full-text index's segments (`scrub`: FTS5
+keeps a deleted document's tokens in the segments that held it until they are merged), and
+checkpoints the WAL (TRUNCATE) so no earlier frame keeps the text. Every connection runs
+with `secure_delete` (db.py), so the cells and pages all of this frees are zeroed, and so
+were those of every earlier write.
 
 Loaded only when something is forgotten: the read path never imports it."""
 
@@ -26,10 +29,16 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context import StoreContext
+    from ..db import Database
 
 # Quarantined lines are matched on text this long or longer: shorter focus texts ("wip")
 # would match unrelated lines.
 MIN_MATCH_CHARS = 12
+# Index pages one merge step writes: one step is one short write transaction, so writers
+# wait at most for a step, never for the whole index (FTS5's 'optimize' is one transaction).
+MERGE_STEP_PAGES = 1000
+# A bound on the steps, should writers keep adding segments faster than the merge absorbs.
+MERGE_STEPS_BOUND = 100_000
 
 
 class ForgetReport(Frozen):
@@ -98,16 +107,30 @@ def forget(
         raise InvalidInputError("forget needs entry ids or a session id")
     db, ws = ctx.db, ctx.workspace_pk
     with db.lock:
-        db.conn.execute("PRAGMA secure_delete=ON")
-        try:
-            with db.write() as conn:
-                targets = _targets(conn, ws, ids, session_id)
-                seqs = [t[0] for t in targets]
-                report = _remove(conn, ws, targets, seqs)
-        finally:
-            db.conn.execute("PRAGMA secure_delete=OFF")
-        emptied = checkpoint(db.conn)
+        with db.write() as conn:
+            targets = _targets(conn, ws, ids, session_id)
+            seqs = [t[0] for t in targets]
+            report = _remove(conn, ws, targets, seqs)
+        emptied = scrub(db, "journal_fts")
     return ForgetReport(*report, wal_emptied=emptied)
+
+
+def scrub(db: Database, index: str) -> bool:
+    """After rows left the full-text `index` (journal_fts or summaries_fts): merge its
+    segments until one is left, which drops every token of a deleted document (the pages
+    the old segments held are zeroed by secure_delete), then empty the WAL. True when the
+    WAL was emptied (False: a reader kept old frames alive; a later scrub finishes)."""
+    conn = db.conn
+    for _ in range(MERGE_STEPS_BOUND):
+        before = conn.total_changes()
+        with db.write() as w:
+            w.execute(
+                f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (-MERGE_STEP_PAGES,)
+            )
+        # FTS5's documented test: a step that changed fewer than 2 rows had nothing to merge.
+        if conn.total_changes() - before < 2:
+            break
+    return checkpoint(conn)
 
 
 def checkpoint(conn: Any) -> bool:
