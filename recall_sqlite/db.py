@@ -358,9 +358,33 @@ class Database:
                 try:
                     yield conn
                 finally:
-                    conn.execute("COMMIT")
+                    try:
+                        conn.execute("COMMIT")
+                    except apsw.Error:
+                        # (A damaged page can fail even a reader's COMMIT.) Never leave
+                        # the connection inside the transaction.
+                        with contextlib.suppress(apsw.Error):
+                            conn.execute("ROLLBACK")
+                        raise
             except (apsw.Error, UnicodeDecodeError) as exc:
                 raise translate_any(exc, self.path) from None
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[apsw.Connection]:
+        """read(), in which TEMP tables may be built (doctor's deep checks compare with an
+        index built there). A reader's connection refuses every write (query_only), TEMP
+        ones too, so that is lifted for the snapshot's length; the main file is never
+        written here (and write() stays refused)."""
+        with self.lock:
+            lifted = bool(scalar(self.conn, "PRAGMA query_only"))
+            if lifted:
+                self.conn.execute("PRAGMA query_only=OFF")
+            try:
+                with self.read() as conn:
+                    yield conn
+            finally:
+                if lifted:
+                    self.conn.execute("PRAGMA query_only=ON")
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[apsw.Connection]:

@@ -225,3 +225,17 @@ def workspaces_last_seen(db: Database) -> list[tuple[str, str]]:
             " ORDER BY r.last_seen DESC LIMIT 1) FROM workspaces w ORDER BY w.last_seen DESC"
         )
     ]
+
+
+def other_histories(conn: Any, workspace_pk: int) -> list[tuple[str, int]]:
+    """(workspace id, entries) of the other workspaces the file holds entries of (inside a
+    read)."""
+    return [
+        (str(u), int(n))
+        for u, n in conn.execute(
+            "SELECT w.uuid, (SELECT count(*) FROM journal_entries e WHERE e.workspace_id = w.id)"
+            " FROM workspaces w WHERE w.id <> ? ORDER BY w.uuid",
+            (workspace_pk,),
+        )
+        if n
+    ]

@@ -9,7 +9,7 @@ from pathlib import Path
 from . import identity
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .db import Database
-from .errors import NoStoreError, RecallError, StoreError, WorkspaceError
+from .errors import InvalidInputError, NoStoreError, RecallError, StoreError, WorkspaceError
 from .journal.journal import Journal
 from .paths import datadir, idfile, storefile
 from .paths.files import ensure_private_dir
@@ -102,11 +102,16 @@ class Store:
             for w in identity.worktrees(self.db, self._ctx.workspace_pk)
         ]
 
-    def doctor(self, *, repair: bool = False) -> DoctorReport:
-        """Check the store (see doctor.py); with `repair`, rebuild what is derived first."""
+    def doctor(self, *, repair: bool = False, deep: bool = False) -> DoctorReport:
+        """Check the store (see doctor/); with `repair`, mend what is found (in short
+        writes) and check again; `deep` also re-hashes every row and compares the
+        full-text indexes token by token."""
         from .doctor import doctor
 
-        return doctor(self._ctx, self.workspace, self.legacy, repair=repair)
+        for name, flag in (("repair", repair), ("deep", deep)):
+            if not isinstance(flag, bool):
+                raise InvalidInputError(f"{name} must be true or false")
+        return doctor(self._ctx, self.workspace, self.legacy, repair=repair, deep=deep)
 
     def _search_journal(self, journal: Journal, query: str, n: int, **options: Any) -> Any:
         from .search.journal import search_journal

@@ -38,7 +38,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         )
         return 0
     with store:
-        report = store.doctor(repair=args.repair)
+        report = store.doctor(repair=args.repair, deep=args.deep)
     data = report.to_dict()
     lines = [f"database {clean(report.database)}"]
     lines += [f"repaired: {r}" for r in report.repaired]
@@ -55,7 +55,16 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     d = sub.add_parser(
         "doctor",
         parents=[jp],
-        help="check the store; --repair rebuilds what is derived (never deletes an entry)",
+        help="check the store; --repair mends what it finds (never deletes an entry)",
     )
-    d.add_argument("--repair", action="store_true")
+    d.add_argument(
+        "--repair",
+        action="store_true",
+        help="mend what is found, in short writes (writers keep working), and check again",
+    )
+    d.add_argument(
+        "--deep",
+        action="store_true",
+        help="also re-hash every row and compare the full-text index token by token (slower)",
+    )
     d.set_defaults(func=cmd_doctor)
