@@ -31,7 +31,10 @@ def _to(text: str) -> int | str:
 
 
 def _cursor_line(c: Cursor, unread: int | None = None) -> str:
-    where = f"{c.consumer} on branch {_branch_text(c.branch)}: position {c.position} of {c.end}"
+    where = (
+        f"{cli.clean(c.consumer)} on branch {cli.clean(_branch_text(c.branch))}:"
+        f" position {c.position} of {c.end}"
+    )
     if unread is not None:
         where += f", {unread} unread"
     elif c.caught_up:
@@ -88,7 +91,8 @@ def cmd_unread(args: argparse.Namespace) -> int:
         mark = "  (richer version of a session read before)" if item["revision"] else ""
         blocks.append(f"[position {item['position']}]{mark}\n{cli.format_entry(item)}")
     head = (
-        f"{len(result)} unread for {result.consumer} on branch {_branch_text(branch)}"
+        f"{len(result)} unread for {cli.clean(result.consumer)}"
+        f" on branch {cli.clean(_branch_text(branch))}"
         f" after position {result.position}" + (" (more remain)" if result.more else "")
     )
     if args.take:
@@ -103,7 +107,7 @@ def cmd_unread(args: argparse.Namespace) -> int:
 
 def _move_text(verb: str, move: CursorMove) -> str:
     c = move.cursor
-    who = f"{c.consumer} on branch {_branch_text(c.branch)}"
+    who = f"{cli.clean(c.consumer)} on branch {cli.clean(_branch_text(c.branch))}"
     if move.moved:
         text = f"{verb} {who}: {move.previous} -> {c.position}"
     else:

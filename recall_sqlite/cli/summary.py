@@ -22,9 +22,10 @@ def _entries(n: int) -> str:
 
 def format_summary(s: Summary) -> str:
     state = "current" if s.current else f"superseded by #{s.superseded_by}"
-    lines = [f"## #{s.id}  {s.created_at}  [{_scope(s)}, kind {s.kind!r}, {state}]"]
+    c = cli.clean  # stored text may carry terminal escapes: shown escaped
+    lines = [f"## #{s.id}  {c(s.created_at)}  [{c(_scope(s))}, kind {c(repr(s.kind))}, {state}]"]
     if s.author:
-        lines.append(f"by {s.author}")
+        lines.append(f"by {c(s.author)}")
     if s.entry_ids:
         lines.append(f"covers {_entries(len(s.entry_ids))} (through position {s.covered_through})")
     elif s.covers_from is not None:
@@ -33,7 +34,7 @@ def format_summary(s: Summary) -> str:
         lines.append(f"covers the journal through position {s.covered_through}")
     if s.stale:
         lines.append(f"STALE: {_entries(s.newer_entries)} arrived since")
-    lines.append(s.text)
+    lines.append(c(s.text))
     return "\n".join(lines)
 
 
@@ -162,7 +163,7 @@ def cmd_summary_search(args: argparse.Namespace) -> int:
     body = [
         format_summary(h.summary).split("\n", 1)[0]
         + f"  score {h.score:.3g}\n"
-        + h.snippet.marked(open_, close)
+        + h.snippet.marked(open_, close, escape=cli.clean)
         for h in result.hits
     ]
     if not body:

@@ -44,7 +44,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     lines = [f"Vectors in workspace {stats.workspace_id}: {stats.total}", header]
     for m in stats.models:
         lines.append(
-            f"{m.model:<32} {m.dim:>5} {m.vectors:>9} {m.entries:>9} {m.summaries:>9}"
+            f"{cli.clean(m.model):<32} {m.dim:>5} {m.vectors:>9} {m.entries:>9} {m.summaries:>9}"
             f" {m.hidden:>7} {m.orphans:>7} {m.wrong_dim:>9}"
         )
     if any(m.hidden for m in stats.models):
@@ -99,8 +99,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         if o["kind"] == "entry":
             where = f"[{hit['worktree']} @ {hit['branch'] or '(none)'}]"
             lines.append(
-                f"{rank:>3}. {hit['score']:.4f}  entry {o['id'][:12]}  {where}"
-                f"  {hit['timestamp']}  {hit['focus'] or ''}".rstrip()
+                f"{rank:>3}. {hit['score']:.4f}  entry {o['id'][:12]}  {cli.clean(where)}"
+                f"  {cli.clean(hit['timestamp'])}  {cli.clean(hit['focus'] or '')}".rstrip()
             )
         else:
             lines.append(
