@@ -144,7 +144,14 @@ def checkpoint(conn: Any) -> bool:
 def _ids(entry_ids: Iterable[str]) -> list[str]:
     if isinstance(entry_ids, (str, bytes)):
         # One id given bare: a string is not a list of one-character ids.
-        return [entry_ids] if isinstance(entry_ids, str) else [entry_ids.decode()]
+        if isinstance(entry_ids, str):
+            return [entry_ids]
+        try:
+            return [entry_ids.decode("ascii")]
+        except UnicodeDecodeError:
+            raise InvalidInputError(
+                "an entry id is 32 hex digits, got bytes that are not"
+            ) from None
     try:
         return list(entry_ids)
     except TypeError:
