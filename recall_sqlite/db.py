@@ -19,6 +19,7 @@ from .errors import (
     NoStoreError,
     NotAStoreError,
     ReadOnlyStoreError,
+    RecallError,
     SchemaTooNewError,
     StoreError,
     StoreGoneError,
@@ -88,14 +89,22 @@ def translate(exc: apsw.Error, path: Path) -> StoreError:
 
 
 def translate_any(exc: BaseException, path: Path) -> BaseException:
-    """translate() for apsw errors; decoding failures of a damaged file's text become a
-    CorruptStoreError too (SQLite hands back what the page holds)."""
+    """translate() for apsw errors. While rows are read, a value that cannot be decoded
+    or has a type its column never holds is damage too (SQLite hands back what the page
+    holds): a CorruptStoreError. The package's own errors pass unchanged."""
     if isinstance(exc, apsw.Error):
         return translate(exc, path)
+    if isinstance(exc, RecallError):
+        return exc
     if isinstance(exc, UnicodeDecodeError):
         return CorruptStoreError(
             f"{path}: a stored value cannot be decoded ({exc}); `recall-sqlite doctor"
             " --repair` restores it where an intact copy exists"
+        )
+    if isinstance(exc, (ValueError, TypeError)):
+        return CorruptStoreError(
+            f"{path}: a stored value is not what its column holds ({exc}); run"
+            " `recall-sqlite doctor`"
         )
     return exc
 
@@ -366,7 +375,7 @@ class Database:
                         with contextlib.suppress(apsw.Error):
                             conn.execute("ROLLBACK")
                         raise
-            except (apsw.Error, UnicodeDecodeError) as exc:
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self.path) from None
 
     @contextlib.contextmanager
@@ -393,7 +402,7 @@ class Database:
         with self.lock:
             try:
                 yield self.conn
-            except (apsw.Error, UnicodeDecodeError) as exc:
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self.path) from None
 
     @contextlib.contextmanager
@@ -447,7 +456,7 @@ class Database:
         with self.lock:
             try:
                 return self.conn.execute(sql, params).fetchall()
-            except (apsw.Error, UnicodeDecodeError) as exc:
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self.path) from None
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ import contextlib
 
 from ._record import Frozen
 from .db import Database, scalar
-from .errors import BusyError
+from .errors import BusyError, InvalidInputError
 from .timestamps import now_us, parse_timestamp, utc_now_iso
 
 TYPE_CHECKING = False
@@ -90,12 +90,7 @@ def register(db: Database, s: Sighting) -> Registered:
             )
         )
     known = bool(rows) and rows[0][1] is not None
-    if (
-        known
-        and rows[0][2] is not None
-        and parse_timestamp(rows[0][2]) > stale_before
-        and parse_timestamp(rows[0][3]) > stale_before
-    ):
+    if known and _seen_since(rows[0][2], stale_before) and _seen_since(rows[0][3], stale_before):
         return Registered(int(rows[0][0]), int(rows[0][1]), others)
     if db.read_only:
         # A read never writes: an unknown workspace or worktree has no entries yet, and the
@@ -109,6 +104,17 @@ def register(db: Database, s: Sighting) -> Registered:
         return Registered(int(rows[0][0]), int(rows[0][1]), others)
     workspace_pk, worktree_pk = _record(db, s, wait=True)
     return Registered(workspace_pk, worktree_pk, others)
+
+
+def _seen_since(last_seen: object, since_us: int) -> bool:
+    """Whether a recorded last_seen is after `since_us`; one that does not parse (a
+    damaged row) counts as long ago: the refresh writes it again."""
+    if not isinstance(last_seen, str):
+        return False
+    try:
+        return parse_timestamp(last_seen) > since_us
+    except InvalidInputError:
+        return False
 
 
 def _record(db: Database, s: Sighting, *, wait: bool) -> tuple[int, int]:

@@ -49,5 +49,5 @@ def doctor(
             found = checks.run(ctx, deep=deep)
             if not done:
                 break
-    found += workspace.findings(ctx, info, legacy)
+    found += checks.guarded("workspace", workspace.findings, ctx, info, legacy)
     return DoctorReport(tuple(found), tuple(repaired), str(ctx.db.path))

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import apsw
+
 from .. import derived
 from ..errors import RecallError
 from ..search.index import check_index
-from . import content, pages, text
+from . import content, pages, schema, text
 from .report import Finding
 
 TYPE_CHECKING = False
@@ -35,6 +37,7 @@ def run(ctx: StoreContext, *, deep: bool) -> list[Finding]:
     path = str(db.path)
     steps: list[tuple[str, Callable[[Any], list[Finding]]]] = [
         ("integrity_check", lambda conn: pages.check(conn, path)),
+        ("schema", lambda conn: schema.check(conn, path)),
         ("foreign keys", _foreign_keys),
         ("derived state", _derived),
         ("derived columns", content.check_derived),
@@ -49,8 +52,8 @@ def run(ctx: StoreContext, *, deep: bool) -> list[Finding]:
         ]
     out: list[Finding] = []
     for name, step in steps:
-        out.extend(_guarded(name, _in_read, db, step))
-    out.extend(_guarded("full-text index", _index, db, deep))
+        out.extend(guarded(name, _in_read, db, step))
+    out.extend(guarded("full-text index", _index, db, deep))
     return out
 
 
@@ -66,10 +69,11 @@ def _in_read(db: Any, step: Callable[[Any], list[Finding]]) -> list[Finding]:
     return found
 
 
-def _guarded(name: str, step: Callable[..., list[Finding]], *args: Any) -> list[Finding]:
+def guarded(name: str, step: Callable[..., list[Finding]], *args: Any) -> list[Finding]:
     try:
         return step(*args)
-    except RecallError as exc:
+    except (RecallError, apsw.Error, ValueError, TypeError) as exc:
+        # (What damage hands a check: SQLite's errors, values of the wrong type.)
         return [
             Finding(
                 "unreadable",

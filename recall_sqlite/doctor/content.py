@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import derived
 from ..db import scalar
+from ..errors import InvalidInputError
 from ..journal import codec
 from ..summaries import summary_uid
 from ..timestamps import parse_timestamp
@@ -90,14 +91,25 @@ class Row:
     __slots__ = ("seq", "id", "workspace_pk", "worktree_pk", "raw", "flags", "derived")
 
     def __init__(self, r: tuple[Any, ...]) -> None:
-        self.seq = int(r[0])
-        self.id = bytes(r[1])
-        self.workspace_pk = int(r[2])
-        self.worktree_pk = int(r[3])
+        # Damage can leave any type in any column: what is not what it should be reads as
+        # a value no content gives, so the row is found, never a crash.
+        self.seq = _int(r[0])
+        self.id = r[1] if isinstance(r[1], bytes) else b""
+        self.workspace_pk = _int(r[2])
+        self.worktree_pk = _int(r[3])
         n = len(TEXT)
-        self.raw: dict[str, bytes | None] = dict(zip(TEXT, r[4 : 4 + n], strict=True))
-        self.flags: dict[str, int] = dict(zip(FLAGS, r[4 + n : 7 + n], strict=True))
-        self.derived = tuple(int(v) for v in r[7 + n : 11 + n])  # ts_us, rich, meaningful, sid
+        self.raw: dict[str, bytes | None] = {
+            c: v if isinstance(v, bytes) or v is None else b"\xff"
+            for c, v in zip(TEXT, r[4 : 4 + n], strict=True)
+        }
+        self.flags: dict[str, int] = {
+            c: _int(v) for c, v in zip(FLAGS, r[4 + n : 7 + n], strict=True)
+        }
+        self.derived = tuple(_int(v) for v in r[7 + n : 11 + n])  # ts_us, rich, meaningful, sid
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else -1
 
 
 def expected(
@@ -114,6 +126,8 @@ def expected(
                 raise ValueError(f"{c} is not a list of strings")
         if extra is not None and not isinstance(extra, dict):
             raise ValueError("extra is not an object")
+        if any(v not in (0, 1) for v in flags.values()):
+            raise ValueError("a flag is neither 0 nor 1")
         digest, row, _ = codec.encode(
             t["timestamp"] or "",
             0,
@@ -339,58 +353,77 @@ _SUMMARY_SELECT = (
     + ", s.covers_from, s.covers_to, s.source_count,"
     " (SELECT json_group_array(lower(hex(e.id))) FROM (SELECT e.id FROM summary_sources x"
     "   JOIN journal_entries e ON e.seq = x.entry_seq WHERE x.summary_id = s.id ORDER BY e.seq) e),"
-    " (SELECT count(*) FROM summary_sources x WHERE x.summary_id = s.id)"
-    " FROM summaries s WHERE s.uid IS NOT NULL"
+    " (SELECT count(*) FROM summary_sources x WHERE x.summary_id = s.id), s.created_us"
+    " FROM summaries s"
 )
 
 
-def _summary_uid(r: tuple[Any, ...], raw: dict[str, bytes | None]) -> bytes:
-    try:
-        t = {c: None if v is None else v.decode("utf-8") for c, v in raw.items()}
-    except UnicodeDecodeError as exc:
-        raise ValueError(str(exc)) from None
-    return summary_uid(
-        t["branch"],
-        t["kind"] or "",
-        t["text"] or "",
-        t["created_at"] or "",
-        t["author"],
-        r[7],
-        r[8],
-        json.loads(r[10]),
-    )
+class _Summary:
+    """One summaries row as stored, its text columns as bytes."""
+
+    __slots__ = ("row", "id", "uid", "raw", "created_us")
+
+    def __init__(self, r: tuple[Any, ...]) -> None:
+        self.row = r
+        self.id = _int(r[0])
+        self.uid = r[1] if isinstance(r[1], bytes) else None
+        self.raw: dict[str, bytes | None] = {
+            c: v if isinstance(v, bytes) or v is None else b"\xff"
+            for c, v in zip(_SUMMARY_TEXT, r[2:7], strict=True)
+        }
+        self.created_us = r[12]
+
+    def checkable(self) -> bool:
+        # A summary whose source was forgotten lost a link its id was made with.
+        return self.uid is not None and _int(self.row[9]) == _int(self.row[11])
+
+    def uid_of(self, raw: dict[str, bytes | None]) -> bytes:
+        try:
+            t = {c: None if v is None else v.decode("utf-8") for c, v in raw.items()}
+            sources = json.loads(self.row[10])
+            return summary_uid(
+                t["branch"],
+                t["kind"] or "",
+                t["text"] or "",
+                t["created_at"] or "",
+                t["author"],
+                self.row[7],
+                self.row[8],
+                sources,
+            )
+        except (UnicodeDecodeError, TypeError) as exc:
+            raise ValueError(str(exc)) from None
+
+    def created_us_of(self, raw: dict[str, bytes | None]) -> int:
+        try:
+            return parse_timestamp((raw["created_at"] or b"").decode("utf-8"))
+        except (UnicodeDecodeError, InvalidInputError) as exc:
+            raise ValueError(str(exc)) from None
+
+    def whole(self) -> bool:
+        """Its content matches its id (where it has one), and created_us its created_at."""
+        try:
+            if self.checkable() and self.uid_of(self.raw) != self.uid:
+                return False
+            return bool(self.created_us_of(self.raw) == self.created_us)
+        except ValueError:
+            return False
 
 
-def _summary_raw(r: tuple[Any, ...]) -> dict[str, bytes | None]:
-    return dict(zip(_SUMMARY_TEXT, r[2:7], strict=True))
-
-
-def _summaries(conn: Any, where: str = "", params: Any = ()) -> list[tuple[Any, ...]]:
-    # A summary whose source was forgotten lost a link its id was made with: not checkable.
-    return [
-        r
-        for r in conn.execute(_SUMMARY_SELECT + where, params).fetchall()
-        if int(r[9]) == int(r[11])
-    ]
+def _summaries(conn: Any, where: str = "", params: Any = ()) -> list[_Summary]:
+    return [_Summary(r) for r in conn.execute(_SUMMARY_SELECT + where, params).fetchall()]
 
 
 def check_summaries(conn: Any) -> list[Finding]:
-    """Each summary against its content id (--deep)."""
-    wrong = []
-    for r in _summaries(conn):
-        try:
-            ok = _summary_uid(r, _summary_raw(r)) == bytes(r[1])
-        except ValueError:
-            ok = False
-        if not ok:
-            wrong.append(int(r[0]))
+    """Each summary against its content id and its created_at (--deep)."""
+    wrong = [x.id for x in _summaries(conn) if not x.whole()]
     if not wrong:
         return []
     return [
         Finding(
             "summary_content",
             "error",
-            f"{len(wrong)} summaries hold content their id does not match (#"
+            f"{len(wrong)} summaries hold content their id or creation time does not match (#"
             f"{', #'.join(map(str, wrong[:5]))}): bytes changed on disk or around the store",
             True,
             {"ids": wrong[:50]},
@@ -399,26 +432,46 @@ def check_summaries(conn: Any) -> list[Finding]:
     ]
 
 
+def _restored(x: _Summary) -> dict[str, bytes | None] | None:
+    """The text columns as the id proves them (unchanged when they match it already)."""
+    if not x.checkable():
+        return x.raw if _decodes(x.raw) else None
+    with contextlib.suppress(ValueError):
+        if x.uid_of(x.raw) == x.uid:
+            return x.raw
+    for column, data in x.raw.items():
+        for candidate in _flips(data or b""):
+            trial = {**x.raw, column: candidate}
+            with contextlib.suppress(ValueError):
+                if x.uid_of(trial) == x.uid:
+                    return trial
+    return None
+
+
+def _decodes(raw: dict[str, bytes | None]) -> bool:
+    try:
+        for v in raw.values():
+            if v is not None:
+                v.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def repair_summaries(db: Any, ids: list[int]) -> list[str]:
     done: list[str] = []
     for sid in ids:
         with db.read() as conn:
-            found = _summaries(conn, " AND s.id = ?", (sid,))
+            found = _summaries(conn, " WHERE s.id = ?", (sid,))
         if not found:
             continue
-        r = found[0]
-        raw = _summary_raw(r)
-        fixed = None
-        for column, data in raw.items():
-            for candidate in _flips(data or b""):
-                trial = {**raw, column: candidate}
-                with contextlib.suppress(ValueError):
-                    if _summary_uid(r, trial) == bytes(r[1]):
-                        fixed = trial
-                        break
-            if fixed:
-                break
-        if fixed is None:
+        x = found[0]
+        fixed = _restored(x)
+        try:
+            created_us = x.created_us_of(fixed) if fixed is not None else None
+        except ValueError:
+            created_us = None
+        if fixed is None or created_us is None:
             done.append(
                 f"could not restore summary #{sid}: no intact copy (remove it, or restore a backup)"
             )
@@ -428,8 +481,8 @@ def repair_summaries(db: Any, ids: list[int]) -> list[str]:
         with db.write() as conn, lifted(conn, "summaries_fts_after_update"):
             conn.execute(
                 "UPDATE summaries SET branch = ?, kind = ?, text = ?, created_at = ?,"
-                " author = ? WHERE id = ?",
-                (*(text[c] for c in _SUMMARY_TEXT), sid),
+                " author = ?, created_us = ? WHERE id = ?",
+                (*(text[c] for c in _SUMMARY_TEXT), created_us, sid),
             )
         done.append(f"restored the content of summary #{sid} from what its id proves")
     return done

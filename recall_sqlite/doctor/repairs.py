@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .. import derived
+from ..errors import RecallError
 from ..search.index import rebuild_index
-from . import content, pages
+from . import content, pages, schema
 from .report import Finding
 
 TYPE_CHECKING = False
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 BATCH = 200
 # Content before what is derived from it; heads before the counts made from them.
 ORDER = (
+    "schema",
     "bulk_guard",
     "rehome_guard",
     "index",
@@ -48,7 +50,11 @@ def run(db: Database, findings: Sequence[Finding]) -> list[str]:
     for kind in ORDER:
         for f in todo:
             if f.kind == kind:
-                done += _REPAIRS[kind](db, f)
+                try:
+                    done += _REPAIRS[kind](db, f)
+                except RecallError as exc:
+                    # Damage can stop a repair too: said, and the check after says what is left.
+                    done.append(f"could not repair {kind}: {exc}")
     return done
 
 
@@ -167,7 +173,12 @@ def _search(db: Database, f: Finding) -> list[str]:
     return ["rebuilt the full-text index of entries and summaries"]
 
 
+def _schema(db: Database, f: Finding) -> list[str]:
+    return schema.repair(db, list(f.fix))
+
+
 _REPAIRS: dict[str, Callable[[Database, Finding], list[str]]] = {
+    "schema": _schema,
     "bulk_guard": _guard("journal_bulk"),
     "rehome_guard": _guard("journal_rehome"),
     "index": _index,

@@ -201,7 +201,7 @@ class Journal:
             try:
                 rows = self._walk(conn, k, n)
                 total, elsewhere = self._counts(conn, k)
-            except (apsw.Error, UnicodeDecodeError) as exc:
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self._ctx.db.path) from None
         return ReadResult(self.entries_from_rows(rows), k.public(self._ctx), total, elsewhere)
 
