@@ -108,6 +108,44 @@ def _scrub_alone(store: Any, n: int) -> dict[str, Any]:
     )
 
 
+def _repair_lock(store: Any, n: int) -> dict[str, Any]:
+    """doctor --repair on a healthy store: how long it runs, and how long it holds the
+    write lock (BEGIN IMMEDIATE to COMMIT of every write it makes: none when healthy)."""
+    db = store.db
+    held: list[float] = []
+    real_write = db.write
+
+    def timed_write(**kwargs: Any) -> Any:
+        import contextlib
+
+        @contextlib.contextmanager
+        def wrapped() -> Any:
+            start = time.perf_counter()
+            with real_write(**kwargs) as conn:
+                yield conn
+            held.append(time.perf_counter() - start)
+
+        return wrapped()
+
+    db.write = timed_write
+    try:
+        start = time.perf_counter()
+        store.doctor(repair=True)
+        took = time.perf_counter() - start
+    finally:
+        del db.write
+    return row(
+        SUITE,
+        "doctor --repair on a healthy store (run; write lock held)",
+        n=n,
+        ours=took,
+        limit=max(held, default=0.0) or None,
+        limit_name="the longest write transaction it made",
+        target="no write lock when healthy",
+        ok=not held,
+    )
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     n = 2_000 if quick else 1_000_000
     batch_n = 500 if quick else 5_000
@@ -125,6 +163,17 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     target="report",
                 )
             )
+            t = median_time(lambda: store.doctor(deep=True), repeat=1, warmup=0)
+            out.append(
+                row(
+                    SUITE,
+                    "doctor --deep (every row re-hashed, full-text indexes token by token)",
+                    n=n,
+                    ours=t,
+                    target="report",
+                )
+            )
+            out.append(_repair_lock(store, n))
             rows = _batch(store, batch_n, seed=99)
             replay = min(_rolled_back(store, lambda c: bulk_insert(c, rows)) for _ in range(3))
             rebuilt = min(_rolled_back(store, _via_rebuild(store, rows)) for _ in range(3))
