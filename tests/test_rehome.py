@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recall_sqlite import Store, derived, open_store
+from recall_sqlite import InvalidEntryError, Store, derived, open_store
 
 from .conftest import make_workspace
 
@@ -348,7 +348,10 @@ def test_derived_state_and_homes_hold_after_any_sequence(steps: list[Any]) -> No
                         fh.write("".join(POOL[i] + "\n" for i in b))
                     continue
                 if op == "live":
-                    s.journal.append(json.loads(POOL[int(a)]))
+                    try:
+                        s.journal.append(json.loads(POOL[int(a)]))
+                    except InvalidEntryError as exc:  # a forgotten version is never back
+                        assert "was forgotten" in str(exc)
                 elif op == "forget":
                     oldest = s.db.query(
                         "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq LIMIT 1"
