@@ -1,6 +1,8 @@
 """Integrity benchmarks (issue 9): doctor on a large store, the rebuild of a batch's
 sessions from derived.py's definition against the bulk path's Python replay, forget of one
-entry, and a single append with the schema's CHECKs and list trigger.
+entry, and a single append with the schema's CHECKs and list trigger. Issue 19: what forget
+costs now that it merges the full-text index until the forgotten tokens are gone (stated at
+the size the run builds), and what `secure_delete` on every connection costs an append.
 
     python bench/run.py --only integrity [--quick]
 """
@@ -62,6 +64,88 @@ def _via_rebuild(store: Any, rows: list[tuple[Any, ...]]) -> Any:
     return run
 
 
+_counter = iter(range(10**9))
+
+
+def _append_time(store: Any) -> float:
+    return median_time(
+        lambda: store.journal.append(
+            {
+                "timestamp": "2026-01-01T00:00:00Z",
+                "session_id": f"b{next(_counter)}",
+                "focus": "bench",
+                "done": ["a", "b"],
+                "next_steps": ["c"],
+            }
+        ),
+        repeat=5,
+        min_time=0.05,
+    )
+
+
+def _scrub_alone(store: Any, n: int) -> dict[str, Any]:
+    """The index merge and checkpoint of a forget, without its delete: one forgotten row
+    among n (the merge's cost grows with the index, not with what was forgotten)."""
+    from recall_sqlite.journal.forget import scrub
+
+    ids = [
+        r[0]
+        for r in store.db.query(
+            "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq LIMIT 1 OFFSET ?",
+            (n // 2,),
+        )
+    ]
+    with store.db.write() as conn:
+        conn.execute("DELETE FROM journal_entries WHERE id = ?", (bytes.fromhex(ids[0]),))
+    start = time.perf_counter()
+    scrub(store.db, "journal_fts")
+    return row(
+        SUITE,
+        "forget's index merge and checkpoint alone (one row deleted)",
+        n=n,
+        ours=time.perf_counter() - start,
+        target="report",
+    )
+
+
+def _repair_lock(store: Any, n: int) -> dict[str, Any]:
+    """doctor --repair on a healthy store: how long it runs, and how long it holds the
+    write lock (BEGIN IMMEDIATE to COMMIT of every write it makes: none when healthy)."""
+    db = store.db
+    held: list[float] = []
+    real_write = db.write
+
+    def timed_write(**kwargs: Any) -> Any:
+        import contextlib
+
+        @contextlib.contextmanager
+        def wrapped() -> Any:
+            start = time.perf_counter()
+            with real_write(**kwargs) as conn:
+                yield conn
+            held.append(time.perf_counter() - start)
+
+        return wrapped()
+
+    db.write = timed_write
+    try:
+        start = time.perf_counter()
+        store.doctor(repair=True)
+        took = time.perf_counter() - start
+    finally:
+        del db.write
+    return row(
+        SUITE,
+        "doctor --repair on a healthy store (run; write lock held)",
+        n=n,
+        ours=took,
+        limit=max(held, default=0.0) or None,
+        limit_name="the longest write transaction it made",
+        target="no write lock when healthy",
+        ok=not held,
+    )
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     n = 2_000 if quick else 1_000_000
     batch_n = 500 if quick else 5_000
@@ -79,6 +163,17 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     target="report",
                 )
             )
+            t = median_time(lambda: store.doctor(deep=True), repeat=1, warmup=0)
+            out.append(
+                row(
+                    SUITE,
+                    "doctor --deep (every row re-hashed, full-text indexes token by token)",
+                    n=n,
+                    ours=t,
+                    target="report",
+                )
+            )
+            out.append(_repair_lock(store, n))
             rows = _batch(store, batch_n, seed=99)
             replay = min(_rolled_back(store, lambda c: bulk_insert(c, rows)) for _ in range(3))
             rebuilt = min(_rolled_back(store, _via_rebuild(store, rows)) for _ in range(3))
@@ -108,26 +203,15 @@ def run(quick: bool) -> list[dict[str, Any]]:
             out.append(
                 row(
                     SUITE,
-                    "forget one entry (secure_delete, WAL checkpoint)",
+                    "forget one entry (rows, full-text index merged until its tokens are"
+                    " gone, secure_delete, WAL checkpoint)",
                     n=n,
                     ours=sorted(samples)[len(samples) // 2],
                     target="report",
                 )
             )
-            counter = iter(range(10**9))
-            t = median_time(
-                lambda: store.journal.append(
-                    {
-                        "timestamp": "2026-01-01T00:00:00Z",
-                        "session_id": f"b{next(counter)}",
-                        "focus": "bench",
-                        "done": ["a", "b"],
-                        "next_steps": ["c"],
-                    }
-                ),
-                repeat=5,
-                min_time=0.05,
-            )
+            out.append(_scrub_alone(store, n))
+            t = _append_time(store)
             out.append(
                 row(
                     SUITE,
@@ -135,6 +219,22 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     n=n,
                     ours=t,
                     target="within 10% of before (bench journal)",
+                )
+            )
+            store.db.conn.execute("PRAGMA secure_delete=OFF")
+            try:
+                bare = _append_time(store)
+            finally:
+                store.db.conn.execute("PRAGMA secure_delete=ON")
+            out.append(
+                row(
+                    SUITE,
+                    "single append with commit, secure_delete on (every connection)",
+                    n=n,
+                    ours=t,
+                    limit=bare,
+                    limit_name="the same append with secure_delete off",
+                    target="report",
                 )
             )
         finally:

@@ -45,6 +45,7 @@ from .journal.codec import select_list
 from .journal.entry import JournalEntry
 from .journal.journal import Journal
 from .journal.positions import resolve_position
+from .limits import INT64_MAX
 from .timestamps import utc_now_iso
 
 # The columns of the journal's row decoder, prefixed for use beside a correlated subquery.
@@ -273,8 +274,10 @@ class Cursors:
     ) -> CursorMove:
         consumer, branch = _check_consumer(consumer), _check_branch(branch)
         with self._ctx.db.write() as conn:
-            target = resolve_position(conn, self._ctx, to, what=what, branch=branch)
             previous = self._position(conn, consumer, branch)[0]
+            target = resolve_position(
+                conn, self._ctx, to, what=what, branch=branch, current=previous
+            )
             self._store(conn, consumer, branch, target, forward_only=forward_only)
             cursor = self._cursor(conn, consumer, branch)
         return CursorMove(cursor, previous, target)
@@ -314,8 +317,9 @@ class Cursors:
 
     def _unread(self, conn: Any, consumer: str, branch: str, limit: int | None) -> UnreadResult:
         position = self._position(conn, consumer, branch)[0]
-        # One row past the limit tells whether more remain without counting them.
-        fetch = -1 if limit is None else limit + 1
+        # One row past the limit tells whether more remain without counting them (a limit
+        # at SQLite's largest integer has no row past it: no limit at all).
+        fetch = -1 if limit is None or limit >= INT64_MAX else limit + 1
         rows: list[Any] = conn.execute(
             _UNREAD_SQL, (self._ctx.workspace_pk, branch, position, fetch)
         ).fetchall()

@@ -19,12 +19,14 @@ from .errors import (
     NoStoreError,
     NotAStoreError,
     ReadOnlyStoreError,
+    RecallError,
     SchemaTooNewError,
     StoreError,
     StoreGoneError,
     WorkspaceError,
 )
 from .migrations import SCHEMA_VERSION
+from .paths import datadir, storefile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,51 +37,18 @@ if TYPE_CHECKING:
 # SQLite file, synapt's own index/recall.db included.
 APPLICATION_ID = 0x52435351
 BUSY_TIMEOUT_MS = 10_000
-# A 0-byte file older than this is a store that lost its content (a sync tool, a bad copy),
-# not one another process is creating right now: it is refused, never silently recreated.
-EMPTY_FILE_GRACE_S = 10.0
+# The way out of a damaged page, said once (doctor says the same with the damage's place).
+RECOVER_HINT = (
+    "`recall-sqlite doctor` says what is damaged and repairs what it can; to save the rest,"
+    " `sqlite3 DB .recover | sqlite3 NEW.db` and put NEW.db in its place, or restore a backup,"
+    " or start anew with --force and `recall-sqlite import` synapt's buckets"
+)
 
 
 def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
     """The first column of the first row, or None."""
     rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
     return rows[0][0] if rows else None
-
-
-def _private_file(path: Path) -> None:
-    """Create the database file 0600 before SQLite does, so it (and the -wal/-shm files
-    SQLite derives from its mode) is never readable by other users. Nothing is created
-    through a dangling symlink (SQLite would create its target with the umask's mode,
-    wherever it points) or in a directory that does not exist."""
-    if os.path.islink(path) and not os.path.exists(path):
-        raise StoreError(f"{path} is a dangling symlink; refusing to create a store through it")
-    if not path.parent.is_dir():
-        # The store makes its own data directory before opening; a directory named by
-        # hand (--db) must exist: a typo must not create a tree somewhere.
-        raise WorkspaceError(f"cannot create {path}: the directory {path.parent} does not exist")
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:
-        return
-    except OSError as exc:
-        raise StoreError(f"cannot create {path}: {exc.strerror or exc}") from None
-    os.close(fd)
-
-
-def _refuse_emptied(path: Path) -> None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return
-    if st.st_size or _wal_size(path):
-        return
-    import time
-
-    if time.time() - st.st_mtime > EMPTY_FILE_GRACE_S:
-        raise CorruptStoreError(
-            f"{path} is empty (0 bytes): a store that lost its content? It is not recreated "
-            "silently; restore it from a backup, or delete it to start a new store"
-        )
 
 
 def _wal_size(path: Path) -> int:
@@ -103,7 +72,7 @@ def harden(conn: apsw.Connection) -> None:
 def translate(exc: apsw.Error, path: Path) -> StoreError:
     """Map apsw's exceptions onto this package's typed errors."""
     if isinstance(exc, apsw.NotADBError):
-        return NotAStoreError(f"{path} is not an SQLite database")
+        return NotAStoreError(f"{path} is not an SQLite database; {storefile.RESTORE_HINT}")
     if isinstance(exc, apsw.ReadOnlyError):
         return ReadOnlyStoreError(f"{path} is read-only: {exc}")
     if isinstance(exc, apsw.BusyError):
@@ -111,7 +80,7 @@ def translate(exc: apsw.Error, path: Path) -> StoreError:
     if isinstance(exc, apsw.FullError):
         return DiskFullError(f"{path}: the disk is full; nothing of this write was kept")
     if isinstance(exc, apsw.CorruptError):
-        return CorruptStoreError(f"{path} is damaged ({exc}); run `recall-sqlite doctor`")
+        return CorruptStoreError(f"{path} is damaged ({exc}); {RECOVER_HINT}")
     if isinstance(exc, apsw.CantOpenError):
         return StoreError(f"cannot open {path}: {exc}")
     if isinstance(exc, apsw.IOError):
@@ -120,78 +89,195 @@ def translate(exc: apsw.Error, path: Path) -> StoreError:
 
 
 def translate_any(exc: BaseException, path: Path) -> BaseException:
-    """translate() for apsw errors; decoding failures of a damaged file's text become a
-    CorruptStoreError too (SQLite hands back what the page holds)."""
+    """translate() for apsw errors. While rows are read, a value that cannot be decoded
+    or has a type its column never holds is damage too (SQLite hands back what the page
+    holds): a CorruptStoreError. The package's own errors pass unchanged."""
     if isinstance(exc, apsw.Error):
         return translate(exc, path)
+    if isinstance(exc, RecallError):
+        return exc
     if isinstance(exc, UnicodeDecodeError):
         return CorruptStoreError(
-            f"{path}: a stored value cannot be decoded ({exc}); run `recall-sqlite doctor`"
+            f"{path}: a stored value cannot be decoded ({exc}); `recall-sqlite doctor"
+            " --repair` restores it where an intact copy exists"
+        )
+    if isinstance(exc, (ValueError, TypeError)):
+        return CorruptStoreError(
+            f"{path}: a stored value is not what its column holds ({exc}); run"
+            " `recall-sqlite doctor`"
         )
     return exc
 
 
 class Database:
     """One apsw connection, shared safely by threads: every read or write holds a lock
-    for its whole transaction, so statements of two threads never interleave."""
+    for its whole transaction, so statements of two threads never interleave.
 
-    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+    A write open of a file this process may not write (read-only media, another user's
+    store) opens it read-only instead: reads work, and a write says why it cannot.
+    `force` starts a new store where the file is damaged (see paths/storefile.py), moving
+    the damaged files aside first; without it damage is an error, never a fresh store."""
+
+    def __init__(self, path: Path, *, read_only: bool = False, force: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        # Why a write is refused (a read-only open, or a file this process cannot write).
+        self.read_only_reason = "it is open read-only"
         # Public so the journal's hot read path can hold it without a context manager.
         self.lock = RLock()
         self.immutable = False
-        self.conn = self._connect()
+        self.moved_aside: Path | None = None  # where force put a damaged store
+        self.conn = self._connect(force)
         # Which file this connection writes: a write first checks the path still names it.
         self._identity = _file_identity(path)
 
     # -- opening --------------------------------------------------------------------
 
-    def _connect(self) -> apsw.Connection:
+    def _connect(self, force: bool) -> apsw.Connection:
         path = self.path
-        if self.read_only:
-            if not path.is_file():
+        if path.is_dir():
+            raise WorkspaceError(
+                f"{path} is a directory: a store is a file (e.g. {path / datadir.DB_FILE})"
+            )
+        what = storefile.damage(path)
+        if what is not None:
+            if self.read_only or not force:
+                raise storefile.damaged_error(what)
+            self._move_aside()
+        if not os.path.lexists(path) or (os.path.islink(path) and not path.exists()):
+            if self.read_only:
                 raise NoStoreError(f"{path} does not exist (no store yet; nothing was created)")
-        else:
-            if path.exists() and not os.access(path, os.W_OK):
-                raise ReadOnlyStoreError(
-                    f"{path} is not writable; open it read-only (read_only=True, or --read-only)"
-                )
-            _refuse_emptied(path)
-            _private_file(path)
+            self._create()
+        elif not self.read_only and not os.access(path, os.W_OK):
+            self._downgrade(f"{path} is not writable")
         try:
-            conn = self._open(path)
-            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-            harden(conn)
-            self._check_identity(conn)
-            if not self.read_only:
-                # WAL lets readers run beside the single writer (hooks, an MCP server and
-                # an importer at once); NORMAL trades the last commits before a power
-                # loss for not syncing on every commit (documented in the README).
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            # 64 MiB of page cache, allocated only as pages are used: bulk imports and vector
-            # batches touch many index pages; the default 2 MiB thrashes on them.
-            conn.execute("PRAGMA cache_size=-65536")
-            if not self.read_only:
-                self._apply_schema(conn)
-            elif (version := self._user_version(conn)) == 0:
-                raise NoStoreError(f"{path} has no recall-sqlite schema yet (opened read-only)")
-            elif version < SCHEMA_VERSION:
-                raise StoreError(
-                    f"{path} has schema version {version} and needs migrating to "
-                    f"{SCHEMA_VERSION}: open it once without read-only"
-                )
+            return self._session()
+        except (NotAStoreError, CorruptStoreError):
+            if self.read_only or not force or self.moved_aside is not None:
+                raise
+        # A file SQLite cannot read as a store (another file under its name, a damaged
+        # header): forced, it goes aside like an empty one.
+        self._move_aside()
+        self._create()
+        return self._session()
+
+    def _session(self) -> apsw.Connection:
+        """The connection, configured and checked, the schema brought up to date."""
+        path = self.path
+        try:
+            try:
+                return self._configured(self._open(path))
+            except (apsw.CantOpenError, apsw.ReadOnlyError):
+                if self.read_only:
+                    raise
+                # The directory (or the medium) cannot take the -wal/-shm files a writer needs.
+                self._downgrade(f"{path} lies where this process cannot write")
+                return self._configured(self._open(path))
         except apsw.Error as exc:
             raise translate(exc, path) from None
+
+    def _configured(self, conn: apsw.Connection) -> apsw.Connection:
+        try:
+            self._configure(conn)
+        except BaseException:
+            conn.close()
+            raise
         return conn
+
+    def _configure(self, conn: apsw.Connection) -> None:
+        path = self.path
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        harden(conn)
+        # Pages and cells freed by any write are zeroed, so a forgotten entry leaves no
+        # copy in free space (journal/forget.py relies on every connection doing this).
+        conn.execute("PRAGMA secure_delete=ON")
+        self._check_identity(conn)
+        if not self.read_only:
+            # WAL lets readers run beside the single writer (hooks, an MCP server and
+            # an importer at once); NORMAL trades the last commits before a power
+            # loss for not syncing on every commit (documented in the README).
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        # 64 MiB of page cache, allocated only as pages are used: bulk imports and vector
+        # batches touch many index pages; the default 2 MiB thrashes on them.
+        conn.execute("PRAGMA cache_size=-65536")
+        if not self.read_only:
+            self._apply_schema(conn)
+        elif (version := self._user_version(conn)) == 0:
+            raise NotAStoreError(
+                f"{path} holds no recall-sqlite store (an SQLite database without tables); "
+                + storefile.RESTORE_HINT
+            )
+        elif version < SCHEMA_VERSION:
+            raise StoreError(
+                f"{path} has schema version {version} and needs migrating to "
+                f"{SCHEMA_VERSION}: open it once without read-only"
+            )
+
+    def _downgrade(self, why: str) -> None:
+        self.read_only = True
+        self.read_only_reason = f"{why} (opened read-only)"
+
+    def _move_aside(self) -> None:
+        import time
+
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        self.moved_aside = storefile.move_aside(self.path, stamp)
+
+    def _create(self) -> None:
+        """A new store, built under a private temporary name and published whole: its own
+        name never shows an empty or half-made file (storefile.damage relies on that).
+        Nothing is created through a dangling symlink (SQLite would create its target with
+        the umask's mode, wherever it points) or in a directory that does not exist."""
+        path = self.path
+        if os.path.islink(path):
+            raise StoreError(f"{path} is a dangling symlink; refusing to create a store through it")
+        if not path.parent.is_dir():
+            # The store makes its own data directory before opening; a directory named by
+            # hand (--db) must exist: a typo must not create a tree somewhere.
+            raise WorkspaceError(
+                f"cannot create {path}: the directory {path.parent} does not exist"
+            )
+        built = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.new")
+        try:
+            # 0600 before SQLite sees it, so it (and the -wal/-shm files SQLite derives from
+            # its mode) is never readable by other users.
+            os.close(os.open(built, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            conn = apsw.Connection(str(built), flags=apsw.SQLITE_OPEN_READWRITE)
+            try:
+                harden(conn)
+                conn.execute("PRAGMA journal_mode=MEMORY")
+                self._apply_schema(conn)
+                conn.execute("PRAGMA journal_mode=WAL")
+            finally:
+                conn.close()
+            storefile.publish(built, path)
+        except apsw.Error as exc:
+            raise translate(exc, path) from None
+        except OSError as exc:
+            raise _os_error(path, exc) from None
+        finally:
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{built}{suffix}")
 
     def _open(self, path: Path) -> apsw.Connection:
         if not self.read_only:
-            return apsw.Connection(
-                str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-            )
+            # No SQLITE_OPEN_CREATE: only _create makes a store file.
+            return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+        if os.access(path, os.W_OK):
+            # A reader of a file it could write opens it read-write with every write
+            # refused (query_only): SQLite then removes the -wal/-shm files when this is
+            # the last connection, as it does for a writer; a read-only connection cannot,
+            # and a read would leave them behind.
+            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+            try:
+                conn.execute("PRAGMA query_only=ON")
+                conn.execute("PRAGMA application_id").fetchall()
+                return conn
+            except (apsw.CantOpenError, apsw.ReadOnlyError):
+                conn.close()
         conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
         try:
             conn.execute("PRAGMA application_id").fetchall()
@@ -281,9 +367,33 @@ class Database:
                 try:
                     yield conn
                 finally:
-                    conn.execute("COMMIT")
-            except (apsw.Error, UnicodeDecodeError) as exc:
+                    try:
+                        conn.execute("COMMIT")
+                    except apsw.Error:
+                        # (A damaged page can fail even a reader's COMMIT.) Never leave
+                        # the connection inside the transaction.
+                        with contextlib.suppress(apsw.Error):
+                            conn.execute("ROLLBACK")
+                        raise
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self.path) from None
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[apsw.Connection]:
+        """read(), in which TEMP tables may be built (doctor's deep checks compare with an
+        index built there). A reader's connection refuses every write (query_only), TEMP
+        ones too, so that is lifted for the snapshot's length; the main file is never
+        written here (and write() stays refused)."""
+        with self.lock:
+            lifted = bool(scalar(self.conn, "PRAGMA query_only"))
+            if lifted:
+                self.conn.execute("PRAGMA query_only=OFF")
+            try:
+                with self.read() as conn:
+                    yield conn
+            finally:
+                if lifted:
+                    self.conn.execute("PRAGMA query_only=ON")
 
     @contextlib.contextmanager
     def autocommit(self) -> Iterator[apsw.Connection]:
@@ -292,20 +402,28 @@ class Database:
         with self.lock:
             try:
                 yield self.conn
-            except (apsw.Error, UnicodeDecodeError) as exc:
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self.path) from None
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[apsw.Connection]:
+    def write(self, *, wait: bool = True) -> Iterator[apsw.Connection]:
         """BEGIN IMMEDIATE: take the write lock up front, so a read-then-write cannot
-        fail half way with SQLITE_BUSY; roll back on any exception (nothing half-written)."""
+        fail half way with SQLITE_BUSY; roll back on any exception (nothing half-written).
+        `wait=False`: BusyError at once when another writer holds the lock (a write that
+        may be skipped must never make a reader wait)."""
         if self.read_only:
-            raise ReadOnlyStoreError(f"{self.path} is open read-only")
+            raise ReadOnlyStoreError(f"{self.path}: no write, {self.read_only_reason}")
         with self.lock:
             conn = self.conn
             self.check_same_file()
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                if not wait:
+                    conn.set_busy_timeout(0)
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                finally:
+                    if not wait:
+                        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             except apsw.Error as exc:
                 raise translate(exc, self.path) from None
             try:
@@ -338,12 +456,20 @@ class Database:
         with self.lock:
             try:
                 return self.conn.execute(sql, params).fetchall()
-            except (apsw.Error, UnicodeDecodeError) as exc:
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self.path) from None
 
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+
+
+def _os_error(path: Path, exc: OSError) -> StoreError:
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(f"cannot create {path}: the disk is full; nothing was created")
+    return StoreError(f"cannot create {path}: {exc.strerror or exc}")
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:

@@ -4,6 +4,9 @@
 copies of its owner's branch and worktree, the per-model row counts of
 `vector_generations`, no orphans).
 
+And the summaries' supersede chain (`superseded_by`: each summary points at the next one
+of its scope, so exactly one per scope is current), which summaries.py keeps.
+
 The triggers of schema.sql keep this state right incrementally, and journal/bulk.py replays
 the insert trigger for batches; the SQL here says what the state *is*, from the entry rows
 alone, so it can `check` any store against it (doctor, the tests' oracle) and `rebuild`
@@ -61,14 +64,22 @@ SELECT e.workspace_id, e.worktree_id, e.branch, sum(w.head_wt), sum(w.head_wt * 
 class Difference(Frozen):
     """One way the stored derived state differs from its definition."""
 
-    __slots__ = ("kind", "count", "detail", "sample")
-    kind: str  # heads | counts_ws | counts_wt | vector_copies | ...
+    __slots__ = ("kind", "count", "detail", "sample", "rows")
+    kind: str  # heads | counts_ws | counts_wt | vector_copies | summary_chain | ...
     count: int  # rows that differ
     detail: str  # one readable sentence
     sample: tuple[Any, ...]  # a few of the rows, for a person to look at
+    rows: tuple[Any, ...]  # all of them, for a repair that fixes just these (not in to_dict)
 
-    def __init__(self, kind: str, count: int, detail: str, sample: tuple[Any, ...]) -> None:
-        self._set(kind=kind, count=count, detail=detail, sample=sample)
+    def __init__(
+        self,
+        kind: str,
+        count: int,
+        detail: str,
+        sample: tuple[Any, ...],
+        rows: tuple[Any, ...] = (),
+    ) -> None:
+        self._set(kind=kind, count=count, detail=detail, sample=sample, rows=rows or sample)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +124,7 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
                 f"{len(heads)} entry versions have head_ws/head_wt different"
                 " from the dedup rule (reads show the wrong version, or none, of their session)",
                 tuple((r[0], r[1], r[2], r[3], r[4]) for r in heads[:5]),
+                tuple(int(r[0]) for r in heads),
             )
         )
     for kind, table, keys, want in (
@@ -141,6 +153,7 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
                     f"{table} differs from the heads in {len(diff)} scope rows"
                     " (reads report a wrong total or elsewhere)",
                     tuple(diff[:5]),
+                    tuple(diff),
                 )
             )
     vwhere, vparams = _scope(workspace_pk, "v")
@@ -211,26 +224,98 @@ def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
                 tuple(gens[:5]),
             )
         )
+    chains = _rows(conn, _chain_sql(where), params)
+    if chains:
+        out.append(
+            Difference(
+                "summary_chain",
+                len(chains),
+                f"{len(chains)} summaries point at a successor other than the next summary of"
+                " their scope (two current summaries in a scope, or a broken history)",
+                tuple(chains[:5]),
+                tuple(chains),
+            )
+        )
     return out
+
+
+def _chain_sql(where: str) -> str:
+    """(id, superseded_by, the successor the definition gives) of every summary whose link
+    is wrong: each summary is superseded by the next one of its scope (workspace, branch,
+    kind) in creation order, the newest by none, so exactly one per scope is current."""
+    return f"""
+SELECT id, superseded_by, successor FROM (
+    SELECT id, superseded_by,
+           lead(id) OVER (PARTITION BY workspace_id, branch, kind ORDER BY created_us, id)
+               AS successor
+      FROM summaries WHERE {where})
+ WHERE superseded_by IS NOT successor"""
+
+
+def rebuild_summary_chains(conn: Any, workspace_pk: int | None = None) -> int:
+    """Relink every summary to its successor by the definition (inside the caller's
+    write); how many links changed."""
+    where, params = _scope(workspace_pk)
+    wrong = _rows(conn, _chain_sql(where), params)
+    conn.executemany(
+        "UPDATE summaries SET superseded_by = ? WHERE id = ?", [(r[2], r[0]) for r in wrong]
+    )
+    return len(wrong)
+
+
+def recount(conn: Any, workspace_pk: int, branch: str, worktree_pk: int | None = None) -> None:
+    """Set one count row (the workspace's, or with `worktree_pk` the worktree's, on
+    `branch`) from the stored heads (inside the caller's write; correct once the heads
+    are): the per-scope repair, one index range instead of a pass over every entry."""
+    if worktree_pk is None:
+        conn.execute(
+            "DELETE FROM journal_counts_ws WHERE workspace_id = ? AND branch = ?",
+            (workspace_pk, branch),
+        )
+        conn.execute(
+            "INSERT INTO journal_counts_ws (workspace_id, branch, heads, meaningful)"
+            " SELECT ?, ?, count(*), coalesce(sum(meaningful), 0) FROM journal_entries"
+            " WHERE workspace_id = ? AND branch = ? AND head_ws = 1 HAVING count(*) > 0",
+            (workspace_pk, branch, workspace_pk, branch),
+        )
+        return
+    conn.execute(
+        "DELETE FROM journal_counts_wt WHERE workspace_id = ? AND worktree_id = ? AND branch = ?",
+        (workspace_pk, worktree_pk, branch),
+    )
+    conn.execute(
+        "INSERT INTO journal_counts_wt (workspace_id, worktree_id, branch, heads, meaningful)"
+        " SELECT ?, ?, ?, count(*), coalesce(sum(meaningful), 0) FROM journal_entries"
+        " WHERE workspace_id = ? AND worktree_id = ? AND branch = ? AND head_wt = 1"
+        " HAVING count(*) > 0",
+        (workspace_pk, worktree_pk, branch, workspace_pk, worktree_pk, branch),
+    )
 
 
 class Rebuilt(Frozen):
     """What a rebuild changed, per kind of derived state (rows written)."""
 
-    __slots__ = ("heads", "counts", "vectors", "orphan_vectors")
+    __slots__ = ("heads", "counts", "vectors", "orphan_vectors", "summary_links")
     heads: int
     counts: int
     vectors: int
     orphan_vectors: int
+    summary_links: int
 
     def __init__(
-        self, heads: int = 0, counts: int = 0, vectors: int = 0, orphan_vectors: int = 0
+        self,
+        heads: int = 0,
+        counts: int = 0,
+        vectors: int = 0,
+        orphan_vectors: int = 0,
+        summary_links: int = 0,
     ) -> None:
         self._set(
             heads=heads,
             counts=counts,
             vectors=vectors,
             orphan_vectors=orphan_vectors,
+            summary_links=summary_links,
         )
 
     @property
@@ -286,11 +371,12 @@ def rebuild(
             params,
         )
         changed_heads += len(rows)
-    changed_counts = changed_vectors = orphans = 0
+    changed_counts = changed_vectors = orphans = links = 0
     if counts:
         changed_counts = _rebuild_counts(conn, workspace_pk, where, params)
         changed_vectors, orphans = _rebuild_vectors(conn, workspace_pk)
-    return Rebuilt(changed_heads, changed_counts, changed_vectors, orphans)
+        links = rebuild_summary_chains(conn, workspace_pk)
+    return Rebuilt(changed_heads, changed_counts, changed_vectors, orphans, links)
 
 
 def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str, params: list[Any]) -> int:
@@ -315,6 +401,12 @@ def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str, params: lis
         conn.execute(f"DELETE FROM {table} WHERE {where}", params)
         conn.execute(f"INSERT INTO {table} ({keys}, heads, meaningful) {want}", params)
     return changed
+
+
+def rebuild_vectors(conn: Any, workspace_pk: int | None = None) -> tuple[int, int]:
+    """The vectors' copies of their owners, their per-model counts, no orphans (inside the
+    caller's write): (rows changed, orphans deleted)."""
+    return _rebuild_vectors(conn, workspace_pk)
 
 
 def _rebuild_vectors(conn: Any, workspace_pk: int | None) -> tuple[int, int]:

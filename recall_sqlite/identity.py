@@ -8,8 +8,11 @@ filesystem here: callers say what they saw."""
 
 from __future__ import annotations
 
+import contextlib
+
 from ._record import Frozen
 from .db import Database, scalar
+from .errors import BusyError, InvalidInputError
 from .timestamps import now_us, parse_timestamp, utc_now_iso
 
 TYPE_CHECKING = False
@@ -66,7 +69,9 @@ class WorktreeRow(Frozen):
 
 def register(db: Database, s: Sighting) -> Registered:
     """Record the workspace, this root and this worktree (a write only when one is new or
-    its last sighting is older than SEEN_REFRESH_US). A read-only store must know them."""
+    its last sighting is older than SEEN_REFRESH_US). A read-only store must know them.
+    Only a new one waits for the write lock: a refresh another writer is in the way of is
+    skipped (the next open does it), so an open for reading never queues behind an import."""
     stale_before = now_us() - SEEN_REFRESH_US
     with db.read() as conn:
         rows: list[tuple[Any, ...]] = conn.execute(
@@ -88,9 +93,8 @@ def register(db: Database, s: Sighting) -> Registered:
     if (
         known
         and rows[0][4] is None  # a worktree acknowledged gone is back: record it live
-        and rows[0][2] is not None
-        and parse_timestamp(rows[0][2]) > stale_before
-        and parse_timestamp(rows[0][3]) > stale_before
+        and _seen_since(rows[0][2], stale_before)
+        and _seen_since(rows[0][3], stale_before)
     ):
         return Registered(int(rows[0][0]), int(rows[0][1]), others)
     if db.read_only:
@@ -99,8 +103,28 @@ def register(db: Database, s: Sighting) -> Registered:
         ws_pk = int(rows[0][0]) if rows else 0
         wt_pk = int(rows[0][1]) if known else 0
         return Registered(ws_pk, wt_pk, others)
+    if known:
+        with contextlib.suppress(BusyError):
+            _record(db, s, wait=False)
+        return Registered(int(rows[0][0]), int(rows[0][1]), others)
+    workspace_pk, worktree_pk = _record(db, s, wait=True)
+    return Registered(workspace_pk, worktree_pk, others)
+
+
+def _seen_since(last_seen: object, since_us: int) -> bool:
+    """Whether a recorded last_seen is after `since_us`; one that does not parse (a
+    damaged row) counts as long ago: the refresh writes it again."""
+    if not isinstance(last_seen, str):
+        return False
+    try:
+        return parse_timestamp(last_seen) > since_us
+    except InvalidInputError:
+        return False
+
+
+def _record(db: Database, s: Sighting, *, wait: bool) -> tuple[int, int]:
     now = utc_now_iso()
-    with db.write() as conn:
+    with db.write(wait=wait) as conn:
         conn.execute(
             "INSERT INTO workspaces (uuid, first_seen, last_seen) VALUES (?, ?, ?)"
             " ON CONFLICT (uuid) DO UPDATE SET last_seen = excluded.last_seen",
@@ -116,7 +140,7 @@ def register(db: Database, s: Sighting) -> Registered:
         worktree_pk = ensure_worktree(
             conn, workspace_pk, s.worktree_key, s.worktree_name, s.worktree_root, now=now
         )
-    return Registered(workspace_pk, worktree_pk, others)
+    return workspace_pk, worktree_pk
 
 
 def ensure_worktree(
@@ -252,6 +276,18 @@ def synced_workspaces(db: Any, key: str) -> list[tuple[int, str]]:
     ]
 
 
+def workspaces_last_seen(db: Database) -> list[tuple[str, str]]:
+    """(workspace id, the root it was seen at last) of every workspace the database
+    records, most recently seen first."""
+    return [
+        (str(u), str(r))
+        for u, r in db.query(
+            "SELECT w.uuid, (SELECT r.root FROM workspace_roots r WHERE r.workspace_id = w.id"
+            " ORDER BY r.last_seen DESC LIMIT 1) FROM workspaces w ORDER BY w.last_seen DESC"
+        )
+    ]
+
+
 def worktree_names(db: Any, workspace_pk: int) -> dict[int, tuple[str, str]]:
     """worktrees.id -> (key, name) of a workspace's worktrees."""
     return {
@@ -315,3 +351,17 @@ def drop_paths(db: Database) -> None:
     with db.write() as conn:
         conn.execute("DELETE FROM workspace_roots")
         conn.execute("UPDATE worktrees SET root = NULL WHERE root IS NOT NULL")
+
+
+def other_histories(conn: Any, workspace_pk: int) -> list[tuple[str, int]]:
+    """(workspace id, entries) of the other workspaces the file holds entries of (inside a
+    read)."""
+    return [
+        (str(u), int(n))
+        for u, n in conn.execute(
+            "SELECT w.uuid, (SELECT count(*) FROM journal_entries e WHERE e.workspace_id = w.id)"
+            " FROM workspaces w WHERE w.id <> ? ORDER BY w.uuid",
+            (workspace_pk,),
+        )
+        if n
+    ]

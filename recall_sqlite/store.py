@@ -11,7 +11,7 @@ from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .db import Database
 from .errors import InvalidInputError, NoStoreError, RecallError, StoreError, WorkspaceError
 from .journal.journal import Journal
-from .paths import datadir, idfile
+from .paths import datadir, idfile, storefile
 from .paths.files import ensure_private_dir
 from .paths.resolve import resolve
 
@@ -72,6 +72,12 @@ class Store:
     @property
     def context(self) -> StoreContext:
         return self._ctx
+
+    @property
+    def read_only(self) -> bool:
+        """True when this store was opened read-only (asked for, or a file this process
+        cannot write): every write raises ReadOnlyStoreError."""
+        return self._ctx.db.read_only
 
     def _family(self, name: str, factory: Any) -> Any:
         family = self._families.get(name)
@@ -153,11 +159,16 @@ class Store:
             removed = identity.retire_worktree(conn, self._ctx.workspace_pk, key)
         return WorktreeForgotten(key, removed, report)
 
-    def doctor(self, *, repair: bool = False) -> DoctorReport:
-        """Check the store (see doctor.py); with `repair`, rebuild what is derived first."""
+    def doctor(self, *, repair: bool = False, deep: bool = False) -> DoctorReport:
+        """Check the store (see doctor/); with `repair`, mend what is found (in short
+        writes) and check again; `deep` also re-hashes every row and compares the
+        full-text indexes token by token."""
         from .doctor import doctor
 
-        return doctor(self._ctx, self.workspace, self.legacy, repair=repair)
+        for name, flag in (("repair", repair), ("deep", deep)):
+            if not isinstance(flag, bool):
+                raise InvalidInputError(f"{name} must be true or false")
+        return doctor(self._ctx, self.workspace, self.legacy, repair=repair, deep=deep)
 
     def _search_journal(self, journal: Journal, query: str, n: int, **options: Any) -> Any:
         from .search.journal import search_journal
@@ -214,12 +225,14 @@ def _hold_of(db_path: Path) -> Callable[[], AbstractContextManager[bool]] | None
 
 
 def resolve_db_path(root: Path, db_path: str | os.PathLike[str] | None) -> Path:
-    if db_path is not None:
-        return Path(db_path).expanduser().absolute()
-    env = os.environ.get(DB_ENV)
-    if env:
-        return Path(env).expanduser().absolute()
-    return datadir.default_db_path(root)
+    """The database file: `db_path`, else $RECALL_SQLITE_DB, else the workspace's own. A
+    relative path is relative to the workspace root, never to where the process stands:
+    every subdirectory of the workspace names the same store with it."""
+    given = db_path if db_path is not None else os.environ.get(DB_ENV) or None
+    if given is None:
+        return datadir.default_db_path(root)
+    path = Path(given).expanduser()
+    return path if path.is_absolute() else root / path
 
 
 def open_store(
@@ -228,21 +241,35 @@ def open_store(
     db_path: str | os.PathLike[str] | None = None,
     root: str | os.PathLike[str] | None = None,
     read_only: bool = False,
+    force: bool = False,
 ) -> Store:
     """Open the store of the workspace that contains `cwd` (default: the current
-    directory). Any directory of the workspace gives the same store and workspace id.
+    directory). Any directory of the workspace gives the same store and workspace id; a
+    relative `db_path` (or $RECALL_SQLITE_DB) is relative to the workspace root.
 
     `read_only=True` never creates or writes anything (no workspace id is minted, no
     directory or file made, no registration row written, so it never waits on the write
     lock) and works on read-only media; a workspace without a store raises NoStoreError.
-    A worktree the store has not seen yet reads as empty."""
+    A worktree the store has not seen yet reads as empty. Without it, a workspace that
+    has no store gets one; an existing store is opened without waiting on the write lock
+    (a registration refresh another writer is in the way of is skipped), and one this
+    process cannot write is opened read-only (a warning says so; writes raise
+    ReadOnlyStoreError).
+
+    A damaged store (an empty file or one that is not a store, a WAL without its
+    database, a store missing where the workspace's id says it was made) raises
+    CorruptStoreError or NotAStoreError, on a read as on a write; `force=True` starts a
+    new store there, keeping the damaged files beside it."""
     for name, value in (("cwd", cwd), ("db_path", db_path), ("root", root)):
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise WorkspaceError(f"{name} must be a path, got {type(value).__name__}")
-    if not isinstance(read_only, bool):
-        raise WorkspaceError("read_only must be true or false")
+    for name, flag in (("read_only", read_only), ("force", force)):
+        if not isinstance(flag, bool):
+            raise WorkspaceError(f"{name} must be true or false")
+    if force and read_only:
+        raise WorkspaceError("force starts a new store: it cannot be read-only")
     try:
-        return _open_store(cwd, db_path, root, read_only)
+        return _open_store(cwd, db_path, root, read_only, force)
     except (OSError, ValueError) as exc:
         if isinstance(exc, RecallError):
             raise
@@ -256,28 +283,36 @@ def _open_store(
     db_path: str | os.PathLike[str] | None,
     root: str | os.PathLike[str] | None,
     read_only: bool,
+    force: bool,
 ) -> Store:
     resolved = resolve(cwd, root=root)
     for text in (str(resolved.root), resolved.worktree, str(resolved.worktree_root)):
         text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for undecodable bytes
     explicit = db_path is not None or bool(os.environ.get(DB_ENV))
     path = resolve_db_path(resolved.root, db_path)
+    str(path).encode("utf-8")
     warnings = list(resolved.warnings)
     if not explicit:
         datadir.check_data_dir(resolved.root, trusted=resolved.resolved_by == "SYNAPT_RECALL_ROOT")
-    uuid = idfile.read_workspace_id(resolved.root)
+    else:
+        _check_named_path(path, read_only)
+    uuid = _workspace_id(resolved.root, path, warnings, read_only, force, explicit)
+    if not read_only and not explicit:
+        ensure_private_dir(path.parent)
+        datadir.ensure_gitignore(resolved.root)
+    db = Database(path, read_only=read_only, force=force)
     if uuid is None:
-        uuid = _recover_id(path, resolved.root, warnings, restore=not read_only)
-    if uuid is None and read_only:
-        raise NoStoreError(f"no store yet for {resolved.root} (nothing was created)")
-    if not read_only:
-        if uuid is None:
+        # Minted only once the store file exists: a process that finds the id finds its
+        # store too, and a missing store beside an id always means a lost one.
+        try:
             uuid = idfile.ensure_workspace_id(resolved.root)
-        if not explicit:
-            ensure_private_dir(path.parent)
-            datadir.ensure_gitignore(resolved.root)
-    assert uuid is not None
-    db = Database(path, read_only=read_only)
+        except BaseException:
+            db.close()
+            raise
+    if db.moved_aside is not None:
+        warnings.append(f"the damaged store was moved to {db.moved_aside}; a new store begins")
+    if db.read_only and not read_only:
+        warnings.append(f"{db.read_only_reason}: reads work, writes fail")
     try:
         reg = identity.register(
             db,
@@ -317,39 +352,93 @@ def _open_store(
     return Store(ctx, info)
 
 
-def _recover_id(path: Path, root: Path, warnings: list[str], *, restore: bool) -> str | None:
-    """The id the database already records for this root, when workspace.json is gone:
-    minting a new one would hide the whole history. Restored into the workspace (a write
-    open) with a warning."""
+def _check_named_path(path: Path, read_only: bool) -> None:
+    """A database named by hand (--db, $RECALL_SQLITE_DB): a file, in a directory that
+    exists, checked before anything is minted (a typo creates nothing anywhere)."""
+    if path.is_dir():
+        raise WorkspaceError(
+            f"{path} is a directory: a store is a file (e.g. {path / datadir.DB_FILE})"
+        )
+    if not read_only and not path.parent.is_dir():
+        raise WorkspaceError(f"cannot create {path}: the directory {path.parent} does not exist")
+
+
+def _workspace_id(
+    root: Path, path: Path, warnings: list[str], read_only: bool, force: bool, explicit: bool
+) -> str | None:
+    """The workspace's id: its workspace.json's, else the one its store holds, else None:
+    a write open mints one (after the store exists). A store lost or damaged where the id
+    says one was is refused before anything is minted or created."""
+    uuid = idfile.read_workspace_id(root)
+    if uuid is not None:
+        if not explicit and not force:
+            _refuse_lost_store(path)
+        return uuid
+    uuid = _recover_id(path, root, warnings, restore=not read_only, any_id=not explicit)
+    if uuid is not None:
+        return uuid
+    what = storefile.damage(path)
+    if what is not None and not force:
+        raise storefile.damaged_error(what)
+    if read_only:
+        raise NoStoreError(f"no store yet for {root} (nothing was created)")
+    return None
+
+
+def _refuse_lost_store(path: Path) -> None:
+    """The workspace has an id, so its store was made here: a missing file is a lost
+    store (deleted, moved, not restored), not a workspace without one."""
+    if not os.path.lexists(path) and storefile.damage(path) is None:
+        raise storefile.damaged_error(
+            f"{path} is missing although this workspace's id was minted with it (a store"
+            " that was deleted or moved; if it lives elsewhere, name it with --db or"
+            f" ${DB_ENV})"
+        )
+
+
+def _recover_id(
+    path: Path, root: Path, warnings: list[str], *, restore: bool, any_id: bool
+) -> str | None:
+    """The id the database already records, when workspace.json is gone (deleted, or the
+    store was copied or restored into a clone elsewhere): minting a new one would hide
+    the whole history. The id recorded for this root; or, `any_id` (the workspace's own
+    store file, which holds only this workspace's history), the one seen last anywhere.
+    Restored into the workspace (a write open) with a warning."""
     if not path.is_file():
         return None
     try:
         probe = Database(path, read_only=True)
-    except StoreError:
+    except NoStoreError:
         return None
+    except StoreError:
+        if restore:
+            return None  # a write open: Database refuses the file, or (forced) sets it aside
+        raise
     try:
         rows = identity.uuids_at_root(probe, str(root))
+        elsewhere = [] if rows or not any_id else identity.workspaces_last_seen(probe)
     finally:
         probe.close()
-    if not rows:
+    if not rows and not elsewhere:
         return None
-    uuid = rows[0]
-    target = root
+    uuid = rows[0] if rows else elsewhere[0][0]
+    what = (
+        "the id the database records for this root"
+        if rows
+        else f"the id of the history this store holds (last seen at {elsewhere[0][1]}:"
+        " a copied or restored store)"
+    )
+    where = f"{root}/.synapt/recall/workspace.json"
     if restore:
-        idfile.restore_workspace_id(target, uuid)
-        warnings.append(
-            f"{target}/.synapt/recall/workspace.json was missing; restored the"
-            f" id {uuid} the database records for this root"
-        )
+        idfile.restore_workspace_id(root, uuid)
+        warnings.append(f"{where} was missing; restored {what}, {uuid}")
     else:
+        warnings.append(f"{where} is missing; using {what}, {uuid} (not restored: read-only)")
+    if len(rows or elsewhere) > 1:
         warnings.append(
-            f"{target}/.synapt/recall/workspace.json is missing; using the id"
-            f" {uuid} the database records for this root (not restored: read-only)"
-        )
-    if len(rows) > 1:
-        warnings.append(
-            f"the database records {len(rows)} workspace ids for this root; "
-            "used the most recently seen"
+            f"the database records {len(rows or elsewhere)} workspace ids"
+            + (" for this root" if rows else "")
+            + "; used the most recently seen"
         )
     return uuid
 

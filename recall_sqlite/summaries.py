@@ -318,9 +318,10 @@ class Summaries:
             return self._one(conn, new_id)
 
     def remove(self, summary_id: int) -> Summary:
-        """Delete a summary with its source links and its vectors (never the entries).
-        The summary it had superseded takes its place in the chain (and becomes current
-        again if the removed one was). Returns the summary as it was."""
+        """Delete a summary with its source links and its vectors (never the entries), and
+        every byte of its text (as forget does). The summary it had superseded takes its
+        place in the chain (and becomes current again if the removed one was). Returns the
+        summary as it was."""
         require_int("summary id", summary_id, minimum=1)
         with self._ctx.db.write() as conn:
             gone = self._one(conn, summary_id)
@@ -331,6 +332,11 @@ class Summaries:
                 (gone.superseded_by, summary_id),
             )
             conn.execute("DELETE FROM summaries WHERE id = ?", (summary_id,))
+        # Its text may quote a forgotten entry (forget lists such summaries): no byte of
+        # it stays in the index, free pages or WAL either.
+        from .journal.forget import scrub
+
+        scrub(self._ctx.db, "summaries_fts")
         return gone
 
     # -- reading -----------------------------------------------------------------------------

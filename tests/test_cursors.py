@@ -519,13 +519,18 @@ class CursorMachine(RuleBasedStateMachine):
     )
     def advance_backwards_is_ignored(self, consumer: str, branch: str, back: int) -> None:
         now = self.store.cursors.get(consumer, branch).position
-        move = self.store.cursors.advance(consumer, branch, to=max(0, now - back))
+        move = self.store.cursors.advance(consumer, branch, to=self._own(now - back))
         assert move.position == now and not move.moved
+
+    def _own(self, at_most: int) -> int:
+        """The nearest position at or below `at_most` that is this workspace's (the other
+        workspace's positions interleave and are refused)."""
+        return max([0, *(q for _, _, q in self.versions.values() if q <= at_most)])
 
     @rule(consumer=st.sampled_from(CONSUMERS), branch=st.sampled_from(BRANCHES), data=st.data())
     def reset(self, consumer: str, branch: str, data: st.DataObject) -> None:
         now = self.store.cursors.get(consumer, branch).position
-        to = data.draw(st.integers(0, now))
+        to = self._own(data.draw(st.integers(0, now)))
         assert self.store.cursors.reset(consumer, branch, to=to).position == to
         got = self.delivered.setdefault((consumer, branch), {})
         for vid in [v for v, seq in got.items() if seq > to]:

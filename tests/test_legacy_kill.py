@@ -51,10 +51,11 @@ def _corpus(root: Path, rng: random.Random) -> None:
 
 
 def _clone(src: Path, dst: Path) -> Path:
-    """Same files and the same workspace id, no database."""
+    """Same files, no database (and no workspace id: an id without its store is a lost store)."""
     shutil.copytree(src, dst)
     for p in (dst / ".synapt" / "recall").glob("recall-sqlite.db*"):
         p.unlink()
+    (dst / ".synapt" / "recall" / "workspace.json").unlink(missing_ok=True)
     return dst
 
 

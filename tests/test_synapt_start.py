@@ -127,3 +127,40 @@ def test_a_rewritten_bucket_of_the_same_size_is_checked_again(repo: Path) -> Non
     os.utime(bucket, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     out, loaded = listed(repo)
     assert loaded and "bbbb" in out
+
+
+@pytest.mark.slow
+def test_a_damaged_or_replaced_store_is_noticed_at_start(repo: Path) -> None:
+    stock_write(repo, "one")
+    out, _ = listed(repo)  # first use imports stock's bucket
+    db = repo / ".synapt/recall/recall-sqlite.db"
+    db.write_bytes(b"")  # truncated: the buckets and the marker are unchanged
+    res = subprocess.run(
+        [sys.executable, "-c", PROBE, "recall", "journal", "--list"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
+    assert res.returncode != 0 and "empty (0 bytes)" in res.stderr, res.stderr
+    # A new store started over it has not seen the buckets: the next start imports them.
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recall_sqlite.cli",
+            "--force",
+            "journal",
+            "write",
+            "--focus",
+            "two",
+        ],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    out, loaded = listed(repo)
+    assert "one" in out and "two" in out and loaded

@@ -30,7 +30,7 @@ COMMANDS: dict[str, str] = {
 }
 # Global options that take a value (they come before the command), and those that do not.
 _VALUED = ("--cwd", "--db")
-_FLAGS = ("--read-only",)
+_FLAGS = ("--read-only", "--force")
 
 
 def command_of(argv: Sequence[str]) -> str | None:

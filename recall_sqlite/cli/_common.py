@@ -29,6 +29,7 @@ __all__ = [
     "describe_elsewhere",
     "open_for_read",
     "open_from_args",
+    "no_store",
     "nonneg_int",
     "positive_int",
     "run",
@@ -41,14 +42,18 @@ def open_from_args(args: argparse.Namespace, *, read_only: bool = False) -> Any:
     from ..store import open_store
 
     return open_store(
-        args.cwd, db_path=args.db, read_only=read_only or getattr(args, "read_only", False)
+        args.cwd,
+        db_path=args.db,
+        read_only=read_only or getattr(args, "read_only", False),
+        force=getattr(args, "force_new_store", False) and not read_only,
     )
 
 
 def open_for_read(args: argparse.Namespace) -> Any:
     """The store for a command that only reads: never creates or writes anything and never
-    waits on the write lock. None when there is no store yet (the command says so). A store
-    that still needs its schema upgraded is opened for writing once, unless --read-only."""
+    waits on the write lock. None when there is no store yet (the command says so: see
+    `no_store`); a damaged store is an error, never "no store yet". A store that still
+    needs its schema upgraded is opened for writing once, unless --read-only."""
     from ..errors import NoStoreError, StoreError
     from ..store import open_store
 
@@ -63,6 +68,13 @@ def open_for_read(args: argparse.Namespace) -> Any:
 
 
 NO_STORE = "No store yet (nothing was created): the first write makes one."
+
+
+def no_store(args: argparse.Namespace, **empty: Any) -> int:
+    """What a read command prints where there is no store: `empty` is its JSON's empty
+    answer (e.g. entries=[]), beside "store": null."""
+    emit(args, {**empty, "store": None}, NO_STORE)
+    return 0
 
 
 def emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -208,6 +220,13 @@ def build_parser(modules: Sequence[str]) -> argparse.ArgumentParser:
         "--read-only",
         action="store_true",
         help="never create or write anything (reads only; writes fail)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        dest="force_new_store",
+        help="start a new store where the store is damaged or lost (the damaged files are "
+        "kept beside it); without it, damage is an error and nothing is written",
     )
     parser.add_argument(
         "--version", action=_Version, help="print the version and the distribution's name"

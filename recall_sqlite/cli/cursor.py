@@ -31,7 +31,10 @@ def _to(text: str) -> int | str:
 
 
 def _cursor_line(c: Cursor, unread: int | None = None) -> str:
-    where = f"{c.consumer} on branch {_branch_text(c.branch)}: position {c.position} of {c.end}"
+    where = (
+        f"{cli.clean(c.consumer)} on branch {cli.clean(_branch_text(c.branch))}:"
+        f" position {c.position} of {c.end}"
+    )
     if unread is not None:
         where += f", {unread} unread"
     elif c.caught_up:
@@ -44,7 +47,10 @@ def _cursor_line(c: Cursor, unread: int | None = None) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, cursors=[])
+    with store:
         if args.consumer is None:
             branch = None if args.all_branches else _branch(args, store)
             cursors = store.cursors.list(branch)
@@ -69,7 +75,11 @@ def _advance_hint(r: UnreadResult) -> str:
 
 
 def cmd_unread(args: argparse.Namespace) -> int:
-    with cli.open_from_args(args) as store:
+    # --take writes (it moves the cursor); without it this only reads.
+    store = cli.open_from_args(args) if args.take else cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, entries=[])
+    with store:
         branch = _branch(args, store)
         cursors = store.cursors
         result: UnreadResult = (cursors.take if args.take else cursors.unread)(
@@ -81,7 +91,8 @@ def cmd_unread(args: argparse.Namespace) -> int:
         mark = "  (richer version of a session read before)" if item["revision"] else ""
         blocks.append(f"[position {item['position']}]{mark}\n{cli.format_entry(item)}")
     head = (
-        f"{len(result)} unread for {result.consumer} on branch {_branch_text(branch)}"
+        f"{len(result)} unread for {cli.clean(result.consumer)}"
+        f" on branch {cli.clean(_branch_text(branch))}"
         f" after position {result.position}" + (" (more remain)" if result.more else "")
     )
     if args.take:
@@ -96,7 +107,7 @@ def cmd_unread(args: argparse.Namespace) -> int:
 
 def _move_text(verb: str, move: CursorMove) -> str:
     c = move.cursor
-    who = f"{c.consumer} on branch {_branch_text(c.branch)}"
+    who = f"{cli.clean(c.consumer)} on branch {cli.clean(_branch_text(c.branch))}"
     if move.moved:
         text = f"{verb} {who}: {move.previous} -> {c.position}"
     else:

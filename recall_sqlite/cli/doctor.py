@@ -12,7 +12,24 @@ if TYPE_CHECKING:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    store = open_from_args(args) if args.repair else open_for_read(args)
+    from ..errors import CorruptStoreError, NotAStoreError
+
+    try:
+        store = open_from_args(args) if args.repair else open_for_read(args)
+    except (CorruptStoreError, NotAStoreError) as exc:
+        # A store too damaged to open is doctor's finding, not doctor's failure.
+        finding: dict[str, Any] = {
+            "kind": "damaged_store",
+            "severity": "error",
+            "message": str(exc),
+            "repairable": False,
+        }
+        emit(
+            args,
+            {"ok": False, "database": None, "findings": [finding], "repaired": []},
+            f"error: damaged_store: {clean(exc)}",
+        )
+        return 1
     if store is None:
         emit(
             args,
@@ -21,7 +38,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         )
         return 0
     with store:
-        report = store.doctor(repair=args.repair)
+        report = store.doctor(repair=args.repair, deep=args.deep)
     data = report.to_dict()
     lines = [f"database {clean(report.database)}"]
     lines += [f"repaired: {r}" for r in report.repaired]
@@ -38,11 +55,17 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     d = sub.add_parser(
         "doctor",
         parents=[jp],
-        help="check the store; --repair rebuilds what is derived (never deletes an entry)",
+        help="check the store; --repair mends what it finds (never deletes an entry)",
     )
     d.add_argument(
         "--repair",
         action="store_true",
-        help="rebuild derived state and acknowledge removed worktrees and a moved workspace",
+        help="mend what is found (derived state, damage, a removed worktree, a moved"
+        " workspace), in short writes (writers keep working), and check again",
+    )
+    d.add_argument(
+        "--deep",
+        action="store_true",
+        help="also re-hash every row and compare the full-text index token by token (slower)",
     )
     d.set_defaults(func=cmd_doctor)

@@ -10,6 +10,7 @@ from ._common import (
     describe_elsewhere,
     emit,
     format_entry,
+    no_store,
     nonneg_int,
     nothing_found,
     open_for_read,
@@ -150,7 +151,10 @@ def copies_lines(report: Any) -> list[str]:
 
 
 def cmd_journal_search(args: argparse.Namespace) -> int:
-    with open_from_args(args) as store:
+    store = open_for_read(args)
+    if store is None:
+        return no_store(args, entries=[], total=0)
+    with store:
         result = store.journal.search(
             " ".join(args.query),
             args.n,
@@ -161,19 +165,20 @@ def cmd_journal_search(args: argparse.Namespace) -> int:
         data = result.to_dict()  # inside: snippets are read on first use
     open_, close = search_marks()
     body: list[str] = []
+    c = clean  # stored text may carry terminal escapes: shown escaped, the marks are ours
     for hit, e in zip(result.hits, data["entries"], strict=True):
-        head = f"## {e['timestamp']}  [{e['worktree']}"
-        head += f" @ {e['branch']}]" if e["branch"] else "]"
+        head = f"## {c(e['timestamp'])}  [{c(e['worktree'])}"
+        head += f" @ {c(e['branch'])}]" if e["branch"] else "]"
         lines = [
             head,
             f"id {e['id']}"
-            + (f"  session {e['session_id']}" if e["session_id"] else "")
+            + (f"  session {c(e['session_id'])}" if e["session_id"] else "")
             + f"  score {hit.score:.3g}",
         ]
         if e["focus"] and hit.field != "focus":
-            lines.append(f"Focus: {e['focus']}")
+            lines.append(f"Focus: {c(e['focus'])}")
         label = (hit.field or "text").replace("_", " ")
-        lines.append(f"{label}: {hit.snippet.marked(open_, close)}")
+        lines.append(f"{label}: {hit.snippet.marked(open_, close, escape=c)}")
         body.append("\n".join(lines))
     if not body:
         body.append(nothing_found(result.query.terms, "journal entries"))

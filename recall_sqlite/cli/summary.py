@@ -22,9 +22,10 @@ def _entries(n: int) -> str:
 
 def format_summary(s: Summary) -> str:
     state = "current" if s.current else f"superseded by #{s.superseded_by}"
-    lines = [f"## #{s.id}  {s.created_at}  [{_scope(s)}, kind {s.kind!r}, {state}]"]
+    c = cli.clean  # stored text may carry terminal escapes: shown escaped
+    lines = [f"## #{s.id}  {c(s.created_at)}  [{c(_scope(s))}, kind {c(repr(s.kind))}, {state}]"]
     if s.author:
-        lines.append(f"by {s.author}")
+        lines.append(f"by {c(s.author)}")
     if s.entry_ids:
         lines.append(f"covers {_entries(len(s.entry_ids))} (through position {s.covered_through})")
     elif s.covers_from is not None:
@@ -33,7 +34,7 @@ def format_summary(s: Summary) -> str:
         lines.append(f"covers the journal through position {s.covered_through}")
     if s.stale:
         lines.append(f"STALE: {_entries(s.newer_entries)} arrived since")
-    lines.append(s.text)
+    lines.append(c(s.text))
     return "\n".join(lines)
 
 
@@ -90,7 +91,10 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_latest(args: argparse.Namespace) -> int:
     branch = _filter(args)
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, summary=None)
+    with store:
         summary = store.summaries.latest(branch, args.kind)
     data = None if summary is None else summary.to_dict()
     text = "No summary." if summary is None else format_summary(summary)
@@ -103,7 +107,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.stale and args.branch is None:
         # Which summaries need rewriting is a question about every scope by default.
         branch = ALL_BRANCHES
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, summaries=[])
+    with store:
         if args.stale:
             found = store.summaries.stale(branch, args.kind)
         else:
@@ -140,7 +147,10 @@ def cmd_summary_search(args: argparse.Namespace) -> int:
     if args.workspace_wide and args.branch is not None:
         raise cli.UsageError("give --branch or --workspace-wide, not both")
     branch = None if args.workspace_wide else (ALL_BRANCHES if args.branch is None else args.branch)
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, summaries=[], total=0)
+    with store:
         result = store.summaries.search(
             " ".join(args.query),
             args.n,
@@ -153,7 +163,7 @@ def cmd_summary_search(args: argparse.Namespace) -> int:
     body = [
         format_summary(h.summary).split("\n", 1)[0]
         + f"  score {h.score:.3g}\n"
-        + h.snippet.marked(open_, close)
+        + h.snippet.marked(open_, close, escape=cli.clean)
         for h in result.hits
     ]
     if not body:

@@ -28,7 +28,10 @@ def _model(store: Store, given: str | None) -> str:
 def cmd_stats(args: argparse.Namespace) -> int:
     from ..vectors.stats import vector_stats  # SQL only: stats work without numpy
 
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, models=[])
+    with store:
         stats = vector_stats(store.context)
     data = stats.to_dict()
     if not stats.models:
@@ -41,7 +44,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     lines = [f"Vectors in workspace {stats.workspace_id}: {stats.total}", header]
     for m in stats.models:
         lines.append(
-            f"{m.model:<32} {m.dim:>5} {m.vectors:>9} {m.entries:>9} {m.summaries:>9}"
+            f"{cli.clean(m.model):<32} {m.dim:>5} {m.vectors:>9} {m.entries:>9} {m.summaries:>9}"
             f" {m.hidden:>7} {m.orphans:>7} {m.wrong_dim:>9}"
         )
     if any(m.hidden for m in stats.models):
@@ -62,7 +65,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     owner = Owner.entry(args.like)
     kinds = ["entry", "summary"] if args.summaries else ["entry"]
-    with cli.open_from_args(args) as store:
+    store = cli.open_for_read(args)
+    if store is None:
+        return cli.no_store(args, hits=[])
+    with store:
         model = _model(store, args.model)
         result = store.vectors.search_like(
             owner,
@@ -93,8 +99,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         if o["kind"] == "entry":
             where = f"[{hit['worktree']} @ {hit['branch'] or '(none)'}]"
             lines.append(
-                f"{rank:>3}. {hit['score']:.4f}  entry {o['id'][:12]}  {where}"
-                f"  {hit['timestamp']}  {hit['focus'] or ''}".rstrip()
+                f"{rank:>3}. {hit['score']:.4f}  entry {o['id'][:12]}  {cli.clean(where)}"
+                f"  {cli.clean(hit['timestamp'])}  {cli.clean(hit['focus'] or '')}".rstrip()
             )
         else:
             lines.append(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import clean, emit, open_from_args
+from ._common import clean, emit, no_store, open_for_read, open_from_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    with open_from_args(args, read_only=True) as store:
+    store = open_for_read(args)
+    if store is None:
+        return no_store(args, worktrees=[])
+    with store:
         sources = store.legacy.sources_by_worktree()
         rows = [{**w.to_dict(), "sources": sources.get(w.key, 0)} for w in store.worktrees()]
     head = ("KEY", "NAME", "ENTRIES", "VERSIONS", "SOURCES", "ROOT")

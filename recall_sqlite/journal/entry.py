@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from .. import synapt_layout as layout
 from .._record import Record
 from ..checks import require_text
-from ..errors import FieldTooLargeError, InvalidEntryError, JournalFieldCollapse
+from ..errors import CorruptStoreError, FieldTooLargeError, InvalidEntryError, JournalFieldCollapse
 from ..limits import FIELD_BYTES_ENV, MAX_NESTING, max_field_bytes
 from ..timestamps import parse_timestamp
 from . import codec
@@ -241,10 +241,18 @@ class JournalEntry(Record):
         try:
             decoded: list[list[Any]] = json.loads(f"[{','.join([r[lists] for r in rows])}]")
         except (ValueError, RecursionError):
-            raise InvalidEntryError(
+            raise CorruptStoreError(
                 "a stored entry's list or extra column is not valid JSON, or nested too "
-                "deeply (edited outside recall-sqlite? run `recall-sqlite doctor`)"
+                "deeply (damaged, or edited outside recall-sqlite: run `recall-sqlite doctor`)"
             ) from None
+        for d in decoded:
+            # What the schema's CHECKs hold for rows written since; a damaged or hand-made
+            # row may hold anything, and must not come back as an entry that breaks later.
+            if type(d) is not list or len(d) != 6 or not _shaped(d):
+                raise CorruptStoreError(
+                    "a stored entry's list or extra column holds something else than a list"
+                    " (or an object); run `recall-sqlite doctor`"
+                )
         eid, wt, sid, br, ts = (
             x["id"],
             x["worktree_id"],
@@ -282,6 +290,10 @@ class JournalEntry(Record):
             )
             for r, d in zip(rows, decoded, strict=True)
         ]
+
+
+def _shaped(d: list[Any]) -> bool:
+    return all(type(v) is list for v in d[:5]) and (d[5] is None or type(d[5]) is dict)
 
 
 def _copy(value: Any) -> Any:

@@ -5,8 +5,11 @@ table follows (schema.sql's journal_entries_after_delete keeps heads, sid_order 
 right, moves the lines it was imported from to quarantine as 'forgotten' with no bytes and
 tombstones the id; the vector triggers drop its vectors; a search index's triggers drop its
 rows). Around that DELETE this module does what a trigger cannot: it blanks quarantined
-lines that carry the forgotten text, runs with `secure_delete` so freed cells and pages are
-zeroed, and checkpoints the WAL (TRUNCATE) so no earlier frame keeps the text.
+lines that carry the forgotten text, merges the full-text index's segments (`scrub`: FTS5
+keeps a deleted document's tokens in the segments that held it until they are merged), and
+checkpoints the WAL (TRUNCATE) so no earlier frame keeps the text. Every connection runs
+with `secure_delete` (db.py), so the cells and pages all of this frees are zeroed, and so
+were those of every earlier write.
 
 Copies in files are not this family's (it knows no filesystem): the store composes in a
 `files` hook (legacy/scrub.py) that is handed the forgotten versions after their rows are
@@ -36,10 +39,16 @@ if TYPE_CHECKING:
     FilesHook = Callable[[tuple["ForgetTarget", ...], bool], "FileOutcome"]
 
     from ..context import StoreContext
+    from ..db import Database
 
 # Quarantined lines are matched on text this long or longer: shorter focus texts ("wip")
 # would match unrelated lines.
 MIN_MATCH_CHARS = 12
+# Index pages one merge step writes: one step is one short write transaction, so writers
+# wait at most for a step, never for the whole index (FTS5's 'optimize' is one transaction).
+MERGE_STEP_PAGES = 1000
+# A bound on the steps, should writers keep adding segments faster than the merge absorbs.
+MERGE_STEPS_BOUND = 100_000
 
 
 class ForgetTarget(Frozen):
@@ -202,29 +211,24 @@ def forget(
     db, ws = ctx.db, ctx.workspace_pk
     outcome = FileOutcome((), (), False)
     with db.lock:
-        db.conn.execute("PRAGMA secure_delete=ON")
-        try:
+        with db.write() as conn:
+            earlier = _forgotten_before(conn, ws, ids) if scrub_sources else set()
+            targets = _targets(conn, ws, [i for i in ids if i not in earlier], session_id)
+            seqs = [t[0] for t in targets]
+            # An id forgotten before has no row left: with scrub_sources its copies in
+            # files are still looked for (by content; nothing else is known of it).
+            forgotten = _forget_targets(conn, targets) + tuple(
+                ForgetTarget(i, "", "", "", False) for i in sorted(earlier)
+            )
+            report = _remove(conn, ws, targets, seqs)
+        if files is not None:
+            outcome = files(forgotten, scrub_sources)
+        if outcome.reimported:
+            # A rewritten file was imported again: a damaged line it still holds (a
+            # user's, left in place) must not bring the text back into quarantine.
             with db.write() as conn:
-                earlier = _forgotten_before(conn, ws, ids) if scrub_sources else set()
-                targets = _targets(conn, ws, [i for i in ids if i not in earlier], session_id)
-                seqs = [t[0] for t in targets]
-                # An id forgotten before has no row left: with scrub_sources its copies
-                # in files are still looked for (by content; nothing else is known of it).
-                forgotten = _forget_targets(conn, targets) + tuple(
-                    ForgetTarget(i, "", "", "", False) for i in sorted(earlier)
-                )
-                report = _remove(conn, ws, targets, seqs)
-            if files is not None:
-                outcome = files(forgotten, scrub_sources)
-            if outcome.reimported:
-                # A rewritten file was imported again: a damaged line it still holds
-                # (a user's, left in place) must not bring the text back into quarantine.
-                with db.write() as conn:
-                    _blank(conn, ws, _needles(targets))
-        finally:
-            db.conn.execute("PRAGMA secure_delete=OFF")
-        with hold() if hold is not None else contextlib.nullcontext(True) as held:
-            emptied = checkpoint(db.conn) and bool(held)
+                _blank(conn, ws, _needles(targets))
+        emptied = scrub(db, "journal_fts", hold=hold)
     return ForgetReport(
         *report, wal_emptied=emptied, copies=outcome.copies, file_errors=outcome.errors
     )
@@ -289,6 +293,29 @@ def remove_in(conn: Any, ws: int, ids: Iterable[bytes]) -> int:
     return len(targets)
 
 
+def scrub(
+    db: Database, index: str, *, hold: Callable[[], AbstractContextManager[bool]] | None = None
+) -> bool:
+    """After rows left the full-text `index` (journal_fts or summaries_fts): merge its
+    segments until one is left, which drops every token of a deleted document (the pages
+    the old segments held are zeroed by secure_delete), then empty the WAL, with `hold`
+    keeping replication still meanwhile (sync/pause.py: Litestream's read would keep the
+    WAL). True when the WAL was emptied (False: a reader kept old frames alive; a later
+    scrub finishes)."""
+    conn = db.conn
+    for _ in range(MERGE_STEPS_BOUND):
+        before = conn.total_changes()
+        with db.write() as w:
+            w.execute(
+                f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (-MERGE_STEP_PAGES,)
+            )
+        # FTS5's documented test: a step that changed fewer than 2 rows had nothing to merge.
+        if conn.total_changes() - before < 2:
+            break
+    with hold() if hold is not None else contextlib.nullcontext(True) as held:
+        return checkpoint(conn) and bool(held)
+
+
 def checkpoint(conn: Any) -> bool:
     """Copy the WAL into the database and truncate it; False if a reader kept frames."""
     with contextlib.suppress(apsw.Error):
@@ -300,7 +327,14 @@ def checkpoint(conn: Any) -> bool:
 def _ids(entry_ids: Iterable[str]) -> list[str]:
     if isinstance(entry_ids, (str, bytes)):
         # One id given bare: a string is not a list of one-character ids.
-        return [entry_ids] if isinstance(entry_ids, str) else [entry_ids.decode()]
+        if isinstance(entry_ids, str):
+            return [entry_ids]
+        try:
+            return [entry_ids.decode("ascii")]
+        except UnicodeDecodeError:
+            raise InvalidInputError(
+                "an entry id is 32 hex digits, got bytes that are not"
+            ) from None
     try:
         return list(entry_ids)
     except TypeError:

@@ -14,7 +14,7 @@ import apsw
 
 from .. import scope
 from .. import synapt_layout as layout
-from ..checks import require_int
+from ..checks import require_bool, require_int, require_text
 from ..context import StoreContext
 from ..db import translate_any
 from ..errors import InvalidEntryError
@@ -174,7 +174,7 @@ class Journal:
     def _worktree_pk(self, worktree: str | None) -> int:
         if worktree is None:
             return self._ctx.worktree_pk
-        pk = self._ctx.worktree_pk_of(worktree)
+        pk = self._ctx.worktree_pk_of(require_text("worktree", worktree))
         if pk is None:
             raise InvalidEntryError(f"unknown worktree {worktree!r} in this workspace")
         return pk
@@ -233,7 +233,7 @@ class Journal:
             try:
                 rows = self._walk(conn, k, n)
                 total, elsewhere = self._counts(conn, k)
-            except (apsw.Error, UnicodeDecodeError) as exc:
+            except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self._ctx.db.path) from None
         return ReadResult(self.entries_from_rows(rows), k.public(self._ctx), total, elsewhere)
 
@@ -287,10 +287,17 @@ class Journal:
         session that reads show. For hosts that replay a journal file (synapt's raw
         reads); `worktree` names another worktree of the workspace by key."""
         ctx = self._ctx
+        all_worktrees = require_bool("all_worktrees", all_worktrees)
+        if session_id is not None:
+            session_id = require_text("session_id", session_id)
         sql = f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE workspace_id = ?"
         params: list[Any] = [ctx.workspace_pk]
         if not all_worktrees:
-            pk = ctx.worktree_pk if worktree is None else ctx.worktree_pk_of(worktree)
+            pk = (
+                ctx.worktree_pk
+                if worktree is None
+                else ctx.worktree_pk_of(require_text("worktree", worktree))
+            )
             if pk is None:
                 return []
             sql += " AND worktree_id = ?"

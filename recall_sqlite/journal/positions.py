@@ -19,10 +19,19 @@ def journal_end(conn: Any) -> int:
 
 
 def resolve_position(
-    conn: Any, ctx: StoreContext, value: object, *, what: str, branch: str | None = None
+    conn: Any,
+    ctx: StoreContext,
+    value: object,
+    *,
+    what: str,
+    branch: str | None = None,
+    current: int | None = None,
 ) -> int:
     """A position given as an int (a seq, 0 = before everything) or as an entry id (that
-    entry's seq; with `branch`, the entry must be on it). Never beyond the journal's end."""
+    entry's seq; with `branch`, the entry must be on it). An int is 0, `current` (where a
+    cursor already stands), or the position of one of this workspace's entries: never
+    beyond the journal's end, never a position of another workspace's journal in a shared
+    database (its seqs interleave with this one's)."""
     if isinstance(value, str):
         raw = parse_entry_id(value)
         rows = conn.execute(
@@ -51,5 +60,18 @@ def resolve_position(
         raise InvalidInputError(
             f"{what} {position} is beyond the end of this workspace's journal ({end}): "
             "entries still to come would be marked read"
+        )
+    if position in (0, current):
+        return position
+    ours = conn.execute(
+        "SELECT 1 FROM journal_entries WHERE seq = ? AND workspace_id = ?",
+        (position, ctx.workspace_pk),
+    ).fetchall()
+    if not ours:
+        # The same words whether the seq is another workspace's or nobody's (forgotten):
+        # nothing about another workspace's journal shows through.
+        raise InvalidInputError(
+            f"{what} {position} is not the position of an entry of this workspace's journal"
+            " (positions are entries' `position`s, or a result's next_position)"
         )
     return position

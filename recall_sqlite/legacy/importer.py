@@ -199,7 +199,11 @@ class Importer:
                     utc_now_iso(),
                     host,
                     os.getpid(),
-                    json.dumps(paths, ensure_ascii=False),
+                    # (A path that is not UTF-8 is recorded escaped: SQLite text is UTF-8.)
+                    json.dumps(
+                        [p.encode("utf-8", "backslashreplace").decode() for p in paths],
+                        ensure_ascii=False,
+                    ),
                 ),
             ).fetchall()
         return as_int(rows[0][0])

@@ -190,7 +190,7 @@ def make_plan(
     for d in found.data_dirs:
         for b in buckets_in_data_dir(d.path, plan.problems):
             b = Bucket(b.path, b.name, b.layout, d.owner)
-            if b.path not in seen:
+            if b.path not in seen and _recordable(b.path, plan.problems):
                 seen.add(b.path)
                 plan.everything.append(planned(b, d.shared))
     plan.whole = not given or any(p == root for p in given)
@@ -243,7 +243,7 @@ def _select(
     named = discover([p])
     plan.problems.extend(named.problems)
     for b in named.buckets:
-        if b.path in chosen:
+        if b.path in chosen or not _recordable(b.path, plan.problems):
             continue
         chosen.add(b.path)
         known_store = next((s for s in plan.everything if s.path == b.path), None)
@@ -253,6 +253,24 @@ def _select(
             owner = data_dir_at(b.path.parent.parent.parent) if b.layout == "worktrees" else None
             shared = owner is not None and owner.owner == plan.root
             plan.stores.append(planned(b, shared))
+
+
+def _recordable(path: Path, problems: list[Problem]) -> bool:
+    """The store records a source by its path, as text: a path that is not UTF-8 (a
+    directory named in another encoding) cannot be recorded, and is one problem rather
+    than the end of the whole import or verify."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        problems.append(
+            Problem(
+                str(path),
+                "its path is not valid UTF-8, so the store cannot record it: rename the"
+                " directory (e.g. `mv` it to an ASCII name) and import again",
+            )
+        )
+        return False
+    return True
 
 
 def _refuse_foreign(p: Path, root: Path) -> None:

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import WorkspaceAccessError, WorkspaceError
+from ..errors import DiskFullError, RecallError, StoreError, WorkspaceAccessError, WorkspaceError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,11 +66,26 @@ def ensure_private_dir(path: Path) -> None:
                 raise WorkspaceError(f"{directory} exists and is not a directory") from None
             continue
         except OSError as exc:
-            raise WorkspaceAccessError(f"cannot create directory {directory}: {exc}") from exc
+            raise os_failure(f"cannot create directory {directory}", exc) from exc
         try:
             os.chmod(directory, 0o700)
         except OSError as exc:
             raise WorkspaceAccessError(f"cannot make {directory} private: {exc}") from exc
+
+
+def os_failure(what: str, exc: OSError) -> RecallError:
+    """The typed error of a failed file operation: a full disk, a failing medium or a
+    permission refused is a runtime failure (exit 1), anything else a problem with the
+    workspace's paths (exit 2)."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(f"{what}: the disk is full; nothing was written")
+    if exc.errno in (errno.EIO, errno.EROFS):
+        return StoreError(f"{what}: {exc.strerror or exc}")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return WorkspaceAccessError(f"{what}: {exc}")
+    return WorkspaceError(f"{what}: {exc}")
 
 
 def write_private(path: Path, payload: bytes, *, exclusive: bool) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import WorkspaceAccessError, WorkspaceError
 from ..timestamps import parse_timestamp
 from .datadir import data_dir
-from .files import SMALL_FILE_LIMIT, ensure_private_dir, fsync_dir, write_private
+from .files import SMALL_FILE_LIMIT, ensure_private_dir, fsync_dir, os_failure, write_private
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def _publish(path: Path, uuid: str, stamp: str) -> str | None:
             except FileExistsError:
                 return None
     except OSError as exc:
-        raise WorkspaceAccessError(f"cannot write {path}: {exc}") from exc
+        raise os_failure(f"cannot write {path}", exc) from exc
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from .._record import Frozen
-from ..errors import WorkspaceAccessError, WorkspaceError
+from ..errors import RecallError, WorkspaceAccessError, WorkspaceError
 from .files import read_small
 from .git import common_dir, linked_admin, read_branch, read_gitdir_pointer
 from .idfile import workspace_file
@@ -464,6 +464,23 @@ def resolve(
     `root` and the root variables in `env` (default: os.environ) may be relative, meaning
     relative to `cwd`, or start with `~/` (the HOME in `env`). Raises WorkspaceError.
     """
+    try:
+        return _resolve(cwd, root, env)
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, RecallError):
+            raise
+        # A path too long for the filesystem, with a NUL, or otherwise unusable (Python
+        # 3.11's Path.exists raises for some): one typed error, never a traceback.
+        shown = "the current directory" if cwd is None else repr(os.fspath(cwd))[:200]
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise WorkspaceError(f"cannot use {shown} as a working directory: {why}") from None
+
+
+def _resolve(
+    cwd: str | os.PathLike[str] | None,
+    root: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+) -> Workspace:
     environ: Mapping[str, str] = os.environ if env is None else env
     start = _resolve_cwd(cwd)
     home = _Home(environ)

@@ -67,7 +67,7 @@ def check_hybrid(vector: object, model: object, fusion: object) -> None:
         return
     if model is None:
         raise InvalidInputError("a vector needs its model name (model=...)")
-    if fusion not in FUSIONS:
+    if not isinstance(fusion, str) or fusion not in FUSIONS:
         raise InvalidInputError(f"fusion must be one of {sorted(FUSIONS)}, got {fusion!r}")
 
 

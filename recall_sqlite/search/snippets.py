@@ -29,12 +29,17 @@ class Snippet:
     text: str
     highlights: tuple[tuple[int, int], ...] = ()
 
-    def marked(self, open_: str = "**", close: str = "**") -> str:
+    def marked(
+        self, open_: str = "**", close: str = "**", escape: Callable[[str], str] | None = None
+    ) -> str:
+        """The text with each matched span between `open_` and `close`; `escape` (e.g. the
+        CLI's control-character escaping) applies to the text, never to the marks."""
+        e = escape or str
         out, last = [], 0
         for a, b in self.highlights:
-            out += [self.text[last:a], open_, self.text[a:b], close]
+            out += [e(self.text[last:a]), open_, e(self.text[a:b]), close]
             last = b
-        out.append(self.text[last:])
+        out.append(e(self.text[last:]))
         return "".join(out)
 
     def to_dict(self) -> dict[str, Any]:

@@ -76,9 +76,10 @@ def _open(directory: Path | None) -> tuple[Store, bool]:
     if _mode["read_only"]:
         return open_store(directory, read_only=True), True
     try:
-        return open_store(directory), False
+        store = open_store(directory)  # one this user cannot write opens read-only
     except ReadOnlyStoreError:
         return open_store(directory, read_only=True), True
+    return store, store.read_only
 
 
 def reset() -> None:
@@ -104,8 +105,12 @@ def ensure_imported(store: Store, w: Workspace) -> None:
     else runs the whole check again. (A store nested below a subdirectory *after* the last
     check is found by the next whole check, `recall-sqlite verify` or `doctor`.)"""
     marker = _marker(w)
-    files = _read_state(marker).get("files")
-    if isinstance(files, dict) and _unchanged(files, w.root):
+    state = _read_state(marker)
+    files = state.get("files")
+    here = _store_key(store)
+    # A different store file than at the last check (one started anew with --force, a
+    # restored backup) has not seen the buckets, however unchanged they are.
+    if isinstance(files, dict) and state.get("store") == here and _unchanged(files, w.root):
         return
     plan = store.legacy.plan()
     states = store.legacy.states(plan)
@@ -133,7 +138,16 @@ def ensure_imported(store: Store, w: Workspace) -> None:
         got = _stat(p.path.resolve())
         if got is not None:
             snapshot[str(p.path.resolve())] = list(got)
-    _update_state(marker, files=snapshot)
+    _update_state(marker, files=snapshot, store=here)
+
+
+def _store_key(store: Store) -> list[Any] | None:
+    """Which store file answered: the workspace id and the file's device and inode."""
+    try:
+        st = os.stat(store.workspace.db_path)
+    except OSError:
+        return None
+    return [store.workspace.id, st.st_dev, st.st_ino]
 
 
 def _stat(path: Path) -> tuple[int, int] | None:

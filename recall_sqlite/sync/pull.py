@@ -2,11 +2,10 @@
 this store (merge.py), what was merged recorded in the peer book (peers.py) so the next pull
 of the same peer skips it when its replica has not moved and reads only what it added since.
 
-When a merge removed forgotten text, the text must leave this machine's files too: the
-full-text indexes are merged into one segment (a deleted row's tokens stay in older
-segments until then), freed pages are zeroed (`secure_delete`), and the WAL is checkpointed
-and truncated, with replication held still meanwhile (`quiet`, see pause.py) and this
-machine's own replica history purged, since it held the text as well."""
+When a merge removed forgotten text, the text must leave this machine's files too, as a
+forget's does (journal/forget.py `scrub`): the full-text indexes merged, the WAL
+checkpointed and truncated, with replication held still meanwhile (`quiet`, see pause.py)
+and this machine's own replica history purged, since it held the text as well."""
 
 from __future__ import annotations
 
@@ -69,41 +68,26 @@ def merge_file(
     known = book.get(machine)
     since = 0 if full or known is None else known.entry_seq
     peer = open_peer(path, machine)
-    db = ctx.db
     try:
-        with db.lock:
-            db.conn.execute("PRAGMA secure_delete=ON")
-            try:
-                report = merge(ctx, peer, key, since_seq=since)
-            finally:
-                db.conn.execute("PRAGMA secure_delete=OFF")
+        # secure_delete is on for every connection (db.py): what a merge removes is zeroed.
+        report = merge(ctx, peer, key, since_seq=since)
     finally:
         peer.close()
     if report.forgotten or report.summaries_removed or report.vectors_deleted:
-        scrub(db, quiet)
+        scrub(ctx.db, quiet)
     book.merged(machine, host, position, replica_at, report.peer_seq, generation)
     return report
 
 
 def scrub(db: Database, quiet: Quiet | None = None) -> bool:
-    """Leave no byte of removed rows in the file: merge the full-text segments, then
-    checkpoint and truncate the WAL with replication held still (purging this machine's
-    replica history). False when something kept the WAL alive."""
-    from ..journal.forget import checkpoint
+    """Leave no byte of removed rows in the file: the full-text indexes merged (forget's
+    own scrub), the WAL checkpointed and truncated with replication held still and this
+    machine's replica history purged. False when something kept the WAL alive."""
+    from ..journal.forget import scrub as scrub_index
 
-    with db.write() as conn:
-        conn.execute("PRAGMA secure_delete=ON")
-        try:
-            conn.execute("INSERT INTO journal_fts (journal_fts) VALUES ('optimize')")
-            conn.execute("INSERT INTO summaries_fts (summaries_fts) VALUES ('optimize')")
-        finally:
-            conn.execute("PRAGMA secure_delete=OFF")
-    hold = quiet(True) if quiet is not None else contextlib.nullcontext(True)
-    with hold as held, db.lock:
-        try:
-            return bool(held) and checkpoint(db.conn)
-        except RecallError:
-            return False
+    hold = (lambda: quiet(True)) if quiet is not None else None
+    scrub_index(db, "summaries_fts")  # its checkpoint may be kept busy: the next one counts
+    return scrub_index(db, "journal_fts", hold=hold)
 
 
 class PeerPull(Frozen):

@@ -85,6 +85,8 @@ class Vectors:
     def put_many(self, owners: Sequence[OwnerLike], vectors: object, *, model: str) -> PutResult:
         """All or nothing: `vectors` is a 2-D array with one row per owner (row i belongs to
         owners[i]); one bad row or unknown owner rejects the whole batch before any write."""
+        if isinstance(owners, (str, bytes)) or not isinstance(owners, Iterable):
+            raise InvalidOwnerError(f"owners must be a list of owners, got {type(owners).__name__}")
         owner_list = [Owner.of(o) for o in owners]
         if not owner_list:
             model = require_model(model)

@@ -1,0 +1,101 @@
+"""Text that cannot be decoded: a TEXT value whose bytes are not UTF-8 (a flipped bit, a
+row written around the store) makes every read that meets it fail, and integrity_check
+does not look inside values. Every TEXT column of every table of the store is scanned; the
+entries and summaries found are restored by doctor/content.py where an intact copy exists
+(their content ids say which bytes were there)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .report import Finding
+
+# The tables of the store's schema that hold text; the full-text index's shadow tables
+# (rebuilt from the rows) and SQLite's own are not.
+_SKIP_PREFIXES = ("sqlite_", "journal_fts", "summaries_fts")
+FUNCTION = "recall_doctor_bad_utf8"
+
+
+def _bad_utf8(*values: Any) -> int | None:
+    """The index of the first value whose bytes are not UTF-8, or None."""
+    for i, v in enumerate(values):
+        if isinstance(v, bytes):
+            try:
+                v.decode("utf-8")
+            except UnicodeDecodeError:
+                return i
+    return None
+
+
+def register(conn: Any) -> None:
+    conn.create_scalar_function(FUNCTION, _bad_utf8, -1, deterministic=True)
+
+
+def _text_tables(conn: Any) -> list[tuple[str, list[str], list[str]]]:
+    """(table, its TEXT columns, the columns that identify a row) of the store's tables."""
+    out = []
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
+        " ORDER BY name"
+    ).fetchall():
+        if str(name).startswith(_SKIP_PREFIXES):
+            continue
+        info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
+        text = [str(r[1]) for r in info if str(r[2]).upper() == "TEXT"]
+        keys = [str(r[1]) for r in sorted(info, key=lambda r: r[5]) if r[5]]
+        rowid = not conn.execute(
+            "SELECT 1 FROM sqlite_schema WHERE name = ? AND sql LIKE '%WITHOUT ROWID%'", (name,)
+        ).fetchall()
+        if text:
+            out.append((str(name), text, ["rowid"] if rowid else keys))
+    return out
+
+
+def scan(conn: Any) -> list[tuple[str, tuple[Any, ...], str]]:
+    """(table, the row's key values as stored bytes, column) of every undecodable value."""
+    register(conn)
+    found: list[tuple[str, tuple[Any, ...], str]] = []
+    for table, columns, keys in _text_tables(conn):
+        casts = ", ".join(f'CAST("{c}" AS BLOB)' for c in columns)
+        key_sql = ", ".join(f'CAST("{k}" AS BLOB)' if k != "rowid" else "rowid" for k in keys)
+        for row in conn.execute(
+            f'SELECT {FUNCTION}({casts}) AS bad, {key_sql} FROM "{table}" WHERE bad IS NOT NULL'
+        ).fetchall():
+            found.append((table, tuple(row[1:]), columns[int(row[0])]))
+    return found
+
+
+def check(conn: Any) -> list[Finding]:
+    bad = scan(conn)
+    if not bad:
+        return []
+    by_table: dict[str, list[tuple[tuple[Any, ...], str]]] = {}
+    for table, key, column in bad:
+        by_table.setdefault(table, []).append((key, column))
+    out = []
+    for table, rows in sorted(by_table.items()):
+        repairable = table in ("journal_entries", "summaries")
+        shown = ", ".join(f"{_key_text(k)} ({c})" for k, c in rows[:5])
+        out.append(
+            Finding(
+                "undecodable_text",
+                "error",
+                f"{len(rows)} rows of {table} hold text that is not UTF-8 ({shown}): every read"
+                " that meets them fails"
+                + (
+                    "; doctor --repair restores the bytes where the content id says what they were"
+                    if repairable
+                    else ""
+                ),
+                repairable,
+                {"table": table, "rows": [[_key_text(k), c] for k, c in rows[:50]]},
+                fix=(table, [k for k, _ in rows]),
+            )
+        )
+    return out
+
+
+def _key_text(key: tuple[Any, ...]) -> str:
+    return "/".join(
+        v.decode("utf-8", "backslashreplace") if isinstance(v, bytes) else str(v) for v in key
+    )
