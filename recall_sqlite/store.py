@@ -210,13 +210,13 @@ def _others_of(db_path: Path) -> Callable[[], int] | None:
     return PeerBook(book).ahead
 
 
-def _hold_of(db_path: Path) -> Callable[[], AbstractContextManager[bool]] | None:
+def _hold_of(db_path: Path) -> Callable[[], AbstractContextManager[Any]] | None:
     """Replication held still, this machine's replica history purged: for a forget, when
     the store syncs (`sync init` wrote its config); None otherwise."""
     if not os.path.exists(db_path.with_name(db_path.name + "-sync") / "config.json"):
         return None
 
-    def hold() -> AbstractContextManager[bool]:
+    def hold() -> AbstractContextManager[Any]:
         from .sync.pause import quiet
 
         return quiet(db_path, purge=True)

@@ -331,7 +331,9 @@ def test_forget_on_one_machine_is_gone_on_the_other_and_never_back(
     b.start()
     until(lambda: f"leaked {secret} here" in b.foci(), 30, "b pulls the secret")
     forgot = a.cli("journal", "forget", eid).stdout
-    assert "forgot" in forgot.lower() or eid in forgot
+    assert eid in forgot and "the WAL was emptied" in forgot
+    assert "sync: this machine's replica history was purged" in forgot
+    assert "1 other machine(s) may hold it until they pull this forget" in forgot
     until(lambda: f"leaked {secret} here" not in b.foci(), 30, "b applies the forget")
     time.sleep(3)  # both keep replicating and pulling: it must not come back
     for m in (a, b):
@@ -374,3 +376,29 @@ def test_peek_reads_a_peer_through_the_vfs(
     b.cli("sync", "pull")
     assert b.json("journal", "read")["elsewhere"]["other_machines"] == 0
     a.stop()
+
+
+def test_forget_without_sync_run_purges_the_replica_itself(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    url = str(tmp_path / "replicas")
+    a, b = clone(tmp_path, "a", env), clone(tmp_path, "b", env)
+    stop_all.append(a)
+    a.cli("sync", "init", "--url", url)
+    secret = "token-OFFLINE-41b2"
+    eid = a.write(f"leaked {secret}", "s1")
+    a.write("kept", "s2")
+    a.start()
+    assert a.stop()[0] == 0
+    replica = [p for p in (tmp_path / "replicas").rglob("*.ltx")]
+    assert any(secret.encode() in p.read_bytes() for p in replica)
+    forgot = a.cli("journal", "forget", eid).stdout
+    assert "replica history was purged" in forgot
+    for p in (tmp_path / "replicas").rglob("*"):
+        if p.is_file():
+            assert secret.encode() not in p.read_bytes(), p
+    a.start()  # a new generation, from the store as it is
+    b.cli("sync", "init", "--url", url)
+    b.cli("sync", "pull")
+    assert b.foci() == ["kept"]
+    assert a.stop()[0] == 0

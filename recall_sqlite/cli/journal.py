@@ -120,9 +120,11 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
     lines.append(
         "the WAL was emptied: no byte of the text is left in the database files"
         if report.wal_emptied
-        else "another process is reading: the WAL could not be emptied yet; run "
-        "`recall-sqlite doctor` later, or forget again, to finish"
+        else "another process was reading, so the WAL still holds the text: it is emptied"
+        " when that process is done (the last to close the store checkpoints it) or by the"
+        " next forget"
     )
+    lines += [f"sync: {clean(n)}" for n in report.replicas]
     emit(args, data, "\n".join(lines))
     return 1 if report.file_errors else 0
 

@@ -129,6 +129,7 @@ class ForgetReport(Frozen):
         "wal_emptied",
         "copies",
         "file_errors",
+        "replicas",
     )
     entries: tuple[str, ...]  # ids of the removed versions
     sessions: tuple[str, ...]
@@ -141,6 +142,8 @@ class ForgetReport(Frozen):
     wal_emptied: bool  # False: a reader kept old WAL frames alive
     copies: tuple[FileCopy, ...]  # lines of files that held them (removed or left)
     file_errors: tuple[str, ...]  # files that could not be read or rewritten
+    replicas: tuple[str, ...]  # what replication reached and what it cannot reach yet
+    # (sync/: this machine's replica history, the other machines): one sentence each
 
     def __init__(
         self,
@@ -154,10 +157,12 @@ class ForgetReport(Frozen):
         wal_emptied: bool,
         copies: tuple[FileCopy, ...] = (),
         file_errors: tuple[str, ...] = (),
+        replicas: tuple[str, ...] = (),
     ) -> None:
         self._set(
             copies=copies,
             file_errors=file_errors,
+            replicas=replicas,
             entries=entries,
             sessions=sessions,
             vectors=vectors,
@@ -181,6 +186,7 @@ class ForgetReport(Frozen):
             "copies_removed": [c.to_dict() for c in self.copies if c.removed],
             "copies_left": [c.to_dict() for c in self.copies if not c.removed],
             "file_errors": list(self.file_errors),
+            "replicas": list(self.replicas),
         }
 
     @property
@@ -196,7 +202,7 @@ def forget(
     *,
     files: FilesHook | None = None,
     scrub_sources: bool = False,
-    hold: Callable[[], AbstractContextManager[bool]] | None = None,
+    hold: Callable[[], AbstractContextManager[Any]] | None = None,
 ) -> ForgetReport:
     """See Journal.forget. `hold` keeps replication still (and purges this machine's
     replica history) around the checkpoint: while Litestream reads the store, the WAL
@@ -228,9 +234,14 @@ def forget(
             # user's, left in place) must not bring the text back into quarantine.
             with db.write() as conn:
                 _blank(conn, ws, _needles(targets))
-        emptied = scrub(db, "journal_fts", hold=hold)
+        notes: list[str] = []
+        emptied = scrub(db, "journal_fts", hold=hold, notes=notes)
     return ForgetReport(
-        *report, wal_emptied=emptied, copies=outcome.copies, file_errors=outcome.errors
+        *report,
+        wal_emptied=emptied,
+        copies=outcome.copies,
+        file_errors=outcome.errors,
+        replicas=tuple(notes),
     )
 
 
@@ -294,7 +305,11 @@ def remove_in(conn: Any, ws: int, ids: Iterable[bytes]) -> int:
 
 
 def scrub(
-    db: Database, index: str, *, hold: Callable[[], AbstractContextManager[bool]] | None = None
+    db: Database,
+    index: str,
+    *,
+    hold: Callable[[], AbstractContextManager[Any]] | None = None,
+    notes: list[str] | None = None,
 ) -> bool:
     """After rows left the full-text `index` (journal_fts or summaries_fts): merge its
     segments until one is left, which drops every token of a deleted document (the pages
@@ -313,7 +328,10 @@ def scrub(
         if conn.total_changes() - before < 2:
             break
     with hold() if hold is not None else contextlib.nullcontext(True) as held:
-        return checkpoint(conn) and bool(held)
+        emptied = checkpoint(conn) and bool(held)
+    if notes is not None:
+        notes.extend(getattr(held, "notes", ()))
+    return emptied
 
 
 def checkpoint(conn: Any) -> bool:

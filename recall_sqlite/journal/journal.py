@@ -55,7 +55,7 @@ class Journal:
         searcher: Searcher | None = None,
         files: FilesHook | None = None,
         others: Callable[[], int] | None = None,
-        hold: Callable[[], AbstractContextManager[bool]] | None = None,
+        hold: Callable[[], AbstractContextManager[Any]] | None = None,
     ) -> None:
         self._ctx = ctx
         self._searcher = searcher

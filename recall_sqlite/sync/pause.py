@@ -47,13 +47,32 @@ def run_is_live(state: SyncState) -> bool:
         os.close(fd)
 
 
+class Hold:
+    """What holding still achieved: true when replication was held (or nothing needed
+    holding); `notes` say what happened to this machine's replica history and which other
+    machines may still hold what was removed."""
+
+    def __init__(self) -> None:
+        self.ok = True
+        self.notes: list[str] = []
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
 @contextlib.contextmanager
-def quiet(db_path: Path, *, purge: bool = False, wait_s: float = WAIT_S) -> Iterator[bool]:
-    """Replication held still while the block runs; yields False when a live `sync run`
-    did not answer within `wait_s` (the caller reports what it could not do)."""
+def quiet(db_path: Path, *, purge: bool = False, wait_s: float = WAIT_S) -> Iterator[Hold]:
+    """Replication held still while the block runs. With `purge` (a forget), this
+    machine's replica history is deleted too (by `sync run` when one is live, here
+    otherwise) and the other machines that may hold the text are named."""
     state = SyncState(db_path)
+    hold = Hold()
     if not run_is_live(state):
-        yield True
+        if purge and state.configured():
+            _purge_here(state, hold)
+        yield hold
+        if purge and state.configured():
+            _peers_note(state, hold)
         return
     token = secrets.token_hex(8)
     request = json.dumps({"token": token, "purge": purge}).encode()
@@ -61,23 +80,98 @@ def quiet(db_path: Path, *, purge: bool = False, wait_s: float = WAIT_S) -> Iter
     tmp.write_bytes(request)
     os.replace(tmp, state.pause_request)
     try:
-        deadline = time.monotonic() + wait_s
-        answered = False
-        while time.monotonic() < deadline:
-            try:
-                if state.pause_ack.read_text(encoding="utf-8").strip() == token:
-                    answered = True
-                    break
-            except OSError:
-                pass
-            if not run_is_live(state):
-                break
-            time.sleep(0.02)
-        yield answered or not run_is_live(state)
+        answer = _wait(state, token, wait_s)
+        if answer is None and run_is_live(state):
+            hold.ok = False
+            hold.notes.append(
+                f"`sync run` did not hold Litestream within {wait_s:g} s: the WAL may still"
+                " hold the text until the next forget or checkpoint"
+            )
+        elif purge and answer is not None:
+            hold.notes.append(purged_note(state, bool(answer.get("purged"))))
+        yield hold
     finally:
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, ValueError):
             if json.loads(state.pause_request.read_bytes()).get("token") == token:
                 state.pause_request.unlink()
+    if purge:
+        _peers_note(state, hold)
+
+
+def _wait(state: SyncState, token: str, wait_s: float) -> dict[str, object] | None:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            answer = json.loads(state.pause_ack.read_bytes())
+            if isinstance(answer, dict) and answer.get("token") == token:
+                return answer
+        except (OSError, ValueError):
+            pass
+        if not run_is_live(state):
+            return None
+        time.sleep(0.02)
+    return None
+
+
+def _purge_here(state: SyncState, hold: Hold) -> None:
+    """No live `sync run`: delete this machine's replica history from here, so the next
+    run starts a new one (a new generation, which peers tell from the old)."""
+    import shutil
+
+    from ..errors import RecallError
+    from .owner import generation
+
+    try:
+        config = state.config()
+        remote = config.remote()
+        machine = state.machine()
+        purged = remote.purge(config.slug, machine)
+        if purged:
+            shutil.rmtree(state.meta, ignore_errors=True)
+            owner = remote.read_owner(config.slug, machine)
+            if owner is not None:
+                remote.write_owner(
+                    config.slug, machine, {**owner, "generation": generation(owner) + 1}
+                )
+        hold.notes.append(purged_note(state, purged))
+    except RecallError as exc:
+        hold.notes.append(f"could not purge this machine's replica history: {exc}")
+
+
+def purged_note(state: SyncState, purged: bool) -> str:
+    if purged:
+        return (
+            "this machine's replica history was purged; Litestream replicates the store"
+            " anew from now"
+        )
+    try:
+        retention = state.config().retention
+    except Exception:  # noqa: BLE001 - a note, never a failure of the forget
+        retention = "the retention"
+    return (
+        "this machine's replica history cannot be purged at this location: it ages out"
+        f" within twice its retention ({retention})"
+    )
+
+
+def _peers_note(state: SyncState, hold: Hold) -> None:
+    """The other machines of the repository: they hold what was removed until they pull
+    this forget (a live `sync run` there pulls on its own)."""
+    from ..errors import RecallError
+
+    try:
+        config = state.config()
+        me = state.machine()
+        others = [m for m in config.remote().machines(config.slug) if m != me]
+    except RecallError as exc:
+        hold.notes.append(f"could not list the other machines: {exc}")
+        return
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        hold.notes.append(
+            f"{len(others)} other machine(s) may hold it until they pull this forget"
+            f" ({shown}); a live `sync run` there pulls within {config.pull_every_s:g} s"
+        )
 
 
 def pending(state: SyncState) -> dict[str, object] | None:
@@ -89,7 +183,7 @@ def pending(state: SyncState) -> dict[str, object] | None:
     return data if isinstance(data, dict) and "token" in data else None
 
 
-def acknowledge(state: SyncState, token: str) -> None:
+def acknowledge(state: SyncState, token: str, *, purged: bool = False) -> None:
     tmp = state.pause_ack.with_name(state.pause_ack.name + ".tmp")
-    tmp.write_text(token, encoding="utf-8")
+    tmp.write_text(json.dumps({"token": token, "purged": purged}), encoding="utf-8")
     os.replace(tmp, state.pause_ack)

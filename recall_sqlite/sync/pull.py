@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .peers import PeerBook
 
     # quiet(purge) holds replication still (and purges this machine's replica history).
-    Quiet = Callable[[bool], AbstractContextManager[bool]]
+    Quiet = Callable[[bool], AbstractContextManager[Any]]
 
 
 def open_peer(path: Path, machine: str) -> Database:

@@ -145,38 +145,47 @@ class Supervisor:
     # -- holding still -------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def hold(self, purge: bool = False) -> Iterator[bool]:
+    def hold(self, purge: bool = False) -> Iterator[pause.Hold]:
         """Litestream stopped (after its last sync) while the block runs; with `purge`,
         this machine's replica history is deleted meanwhile and Litestream starts a new
         one from the store as it is then (the forgotten text leaves the replica too)."""
         assert self.replicator is not None
         self.replicator.stop()
+        held = pause.Hold()
         try:
             if purge:
-                self._purge()
-            yield True
+                held.notes.append(pause.purged_note(self.state, self._purge()))
+            yield held
         finally:
             self.replicator.start()
 
-    def _purge(self) -> None:
+    def _purge(self) -> bool:
         remote, config = self.config.remote(), self.config
         machine = self.state.machine()
-        if remote.purge(config.slug, machine):
-            shutil.rmtree(self.state.meta, ignore_errors=True)
-            if self.claim is not None:
-                self.claim.purged()
-            self.log(f"purged this machine's replica history ({remote.describe()})")
+        if not remote.purge(config.slug, machine):
+            return False
+        shutil.rmtree(self.state.meta, ignore_errors=True)
+        if self.claim is not None:
+            self.claim.purged()
+        self.log(f"purged this machine's replica history ({remote.describe()})")
+        return True
 
     def _serve_pause(self, request: dict[str, object]) -> None:
         token = str(request["token"])
-        with self.hold(bool(request.get("purge"))):
-            pause.acknowledge(self.state, token)
+        purge = bool(request.get("purge"))
+        assert self.replicator is not None
+        self.replicator.stop()
+        try:
+            purged = self._purge() if purge else False
+            pause.acknowledge(self.state, token, purged=purged)
             deadline = time.monotonic() + PAUSE_LIMIT_S
             while time.monotonic() < deadline and not self.stop.is_set():
                 current = pause.pending(self.state)
                 if current is None or current.get("token") != token:
                     break
                 time.sleep(TICK_S)
+        finally:
+            self.replicator.start()
 
     # -- bookkeeping ---------------------------------------------------------------------
 
