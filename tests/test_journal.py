@@ -291,3 +291,39 @@ def test_versions_session_ids_and_done_items_see_every_stored_version(tmp_path: 
         assert d.journal.session_ids(all_worktrees=True) == {"a", "b"}
         assert d.journal.done_items("a") == []
         assert d.journal.done_items("a", all_worktrees=True) == ["one", "two"]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 5),
+            st.sampled_from(["", "s1", "s2"]),
+            st.sampled_from(["", "focus"]),
+            st.booleans(),
+            st.booleans(),
+        ),
+        max_size=12,
+    )
+)
+def test_newest_is_latest_without_the_counts(
+    tmp_path_factory: pytest.TempPathFactory, rows: list[tuple[int, str, str, bool, bool]]
+) -> None:
+    root = make_workspace(tmp_path_factory.mktemp("newest"))
+    with open_store(root) as s:
+        for minute, sid, focus, auto, step in rows:
+            s.journal.append(
+                entry(
+                    f"2026-01-01T00:0{minute}:00+00:00",
+                    session_id=sid,
+                    focus=focus,
+                    auto=auto,
+                    next_steps=["x"] if step else [],
+                )
+            )
+        for meaningful in (False, True):
+            want = s.journal.latest(meaningful=meaningful).entry
+            got = s.journal.newest(meaningful=meaningful)
+            assert (got.id if got else None) == (want.id if want else None)

@@ -243,6 +243,17 @@ class Journal:
         """read(n=1): `.entry` is the newest (meaningful) entry or None."""
         return self.read(1, branch=branch, all_worktrees=all_worktrees, meaningful=meaningful)
 
+    def newest(self, meaningful: bool = False) -> JournalEntry | None:
+        """The newest entry of the current worktree (`latest().entry`) without the counts
+        a read carries: one index step, for hosts that only want the entry."""
+        k = scope.keys(self._ctx, None, False, meaningful, error=InvalidEntryError)
+        with self._ctx.db.lock:
+            try:
+                rows = self._walk(self._ctx.db.conn, k, 1)
+            except (apsw.Error, UnicodeDecodeError) as exc:
+                raise translate_any(exc, self._ctx.db.path) from None
+        return self.entry_from_row(rows[0]) if rows else None
+
     def previous_meaningful(self, current_session_id: str = "") -> JournalEntry | None:
         """The newest meaningful entry of another session (what a write carries from)."""
         with self._ctx.db.read() as conn:

@@ -53,7 +53,7 @@ def _open(path: Path | str | None) -> tuple[Store, Target] | None:
         if found is None:
             return None
         target = found
-    store, _ = store_for(target.directory)
+    store, _ = store_for(target.directory, target.workspace)
     return store, target
 
 
@@ -131,7 +131,7 @@ def read_latest(path: Path | None = None, meaningful: bool = False) -> Any:
     opened = _open(path)
     if opened is None:
         return ORIGINAL["read_latest"](path, meaningful)
-    entry = opened[0].journal.latest(meaningful=bool(meaningful)).entry
+    entry = opened[0].journal.newest(meaningful=bool(meaningful))
     return to_synapt(entry) if entry is not None else None
 
 

@@ -26,6 +26,8 @@ class Target:
 
     directory: Path
     journal: Path
+    # `directory` resolved, when it was (an MCP call resolves once, not twice: store_for)
+    workspace: Workspace | None = None
 
 
 def mirror_of(worktree_root: Path, label: str = "") -> Path:
@@ -46,7 +48,7 @@ def mirror_for(w: Workspace) -> Path:
 def target_of_dir(directory: str | os.PathLike[str] | None) -> tuple[Target, Workspace]:
     w = resolve(directory)
     start = Path(directory).absolute() if directory is not None else Path.cwd()
-    return Target(start, mirror_for(w)), w
+    return Target(start, mirror_for(w), w), w
 
 
 def target_of_path(path: str | os.PathLike[str]) -> Target | None:
@@ -59,13 +61,13 @@ def target_of_path(path: str | os.PathLike[str]) -> Target | None:
     label = os.environ.get(_LABEL, "")
     w = resolve(owner)
     if label and bucket == label:
-        return Target(owner, mirror_for(w))
+        return Target(owner, mirror_for(w), w)
     candidates = [w.worktree_root, w.root, w.root / bucket, *linked_worktrees(w.root)]
     for c in candidates:
         if c.name == bucket and c.is_dir():
             cw = resolve(c)
             if cw.root == w.root:
-                return Target(c, mirror_for(cw))
+                return Target(c, mirror_for(cw), cw)
     # A bucket named after a plain subdirectory was a slice of the checkout it lies in
     # (the import assigns it the same way).
     return Target(w.worktree_root, mirror_for(w))

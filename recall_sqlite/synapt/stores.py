@@ -47,9 +47,11 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
-def store_for(directory: Path | None) -> tuple[Store, Workspace]:
-    """The open store for `directory` (default: the current directory), imported whole."""
-    w = resolve(directory)
+def store_for(directory: Path | None, w: Workspace | None = None) -> tuple[Store, Workspace]:
+    """The open store for `directory` (default: the current directory), imported whole;
+    `w`: `directory` already resolved."""
+    if w is None:
+        w = resolve(directory)
     key = (str(w.root), w.worktree, os.environ.get("RECALL_SQLITE_DB", ""))
     store = _stores.get(key)
     if store is None:
