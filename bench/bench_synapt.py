@@ -147,6 +147,10 @@ def register_tools(mcp):
     def noop() -> str:
         \"\"\"Does nothing (the benchmark's limit).\"\"\"
         return "ok"
+    def noop_directive() -> str:
+        \"\"\"Does nothing, inside synapt's own per-tool wrapper.\"\"\"
+        return "ok"
+    mcp.tool(name="noop_directive")(srv._with_directive_check(noop_directive))
 srv.register_tools = register_tools
 from recall_sqlite.synapt.cli import main_server
 raise SystemExit(main_server([]))
@@ -160,7 +164,7 @@ async def _mcp_calls(
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    args = {"recall_journal": {"action": "read"}, "noop": {}}
+    args = {"recall_journal": {"action": "read"}, "noop": {}, "noop_directive": {}}
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], cwd=str(cwd), env=env)
     samples: dict[str, list[float]] = {t: [] for t in tools}
     async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
@@ -185,7 +189,7 @@ def bench_mcp(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
         ours_root,
         env,
         repeat,
-        ["recall_journal", "noop"],
+        ["recall_journal", "noop", "noop_directive"],
     )
     peer = anyio.run(
         _mcp_calls,
@@ -195,7 +199,7 @@ def bench_mcp(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
         repeat,
         ["recall_journal"],
     )["recall_journal"]
-    ours, noop = served["recall_journal"], served["noop"]
+    ours, noop, wrapped = served["recall_journal"], served["noop"], served["noop_directive"]
     return [
         row(
             "synapt",
@@ -216,6 +220,15 @@ def bench_mcp(tmp: Path, n: int, repeat: int) -> list[dict[str, Any]]:
             limit_name="a no-op tool in the same server",
             target="<= 2x",
             ok=ours <= 2 * noop,
+        ),
+        row(
+            "synapt",
+            "recall_journal read over MCP against a no-op in synapt's per-tool wrapper",
+            n=n,
+            ours=ours,
+            limit=wrapped,
+            limit_name="a no-op tool inside synapt's _with_directive_check",
+            target="(what is ours)",
         ),
     ]
 
