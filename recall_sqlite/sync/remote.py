@@ -277,9 +277,9 @@ class S3Remote(Remote):
                 import boto3
                 from botocore.config import Config
             except ModuleNotFoundError:
-                raise SyncSetupError(
-                    "s3 replicas need boto3: install the sync extra (see the README)"
-                ) from None
+                from .litestream import install_hint
+
+                raise SyncSetupError(f"s3 replicas need boto3: {install_hint()}") from None
             style = "path" if self.options.get("force-path-style", "").lower() in _TRUE else "auto"
             self._client = boto3.client(
                 "s3",
