@@ -277,9 +277,11 @@ class S3Remote(Remote):
                 import boto3
                 from botocore.config import Config
             except ModuleNotFoundError:
-                from .litestream import install_hint
+                from ..dist import install_hint
 
-                raise SyncSetupError(f"s3 replicas need boto3: {install_hint()}") from None
+                raise SyncSetupError(
+                    f"s3 replicas need boto3: install the sync extra: {install_hint('sync')}"
+                ) from None
             style = "path" if self.options.get("force-path-style", "").lower() in _TRUE else "auto"
             self._client = boto3.client(
                 "s3",
