@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from .. import synapt_layout as layout
@@ -25,9 +26,18 @@ class Target:
     workspace and worktree are those of that directory) and that worktree's mirror."""
 
     directory: Path
-    journal: Path
     # `directory` resolved, when it was (an MCP call resolves once, not twice: store_for)
     workspace: Workspace | None = None
+    mirror: Path | None = None
+
+    @cached_property
+    def journal(self) -> Path:
+        """The mirror, found when first asked: a read never needs it, and finding it is
+        most of a read's own time (it walks synapt's layout rules)."""
+        if self.mirror is not None:
+            return self.mirror
+        assert self.workspace is not None, "a Target knows its mirror or its workspace"
+        return mirror_for(self.workspace)
 
 
 def mirror_of(worktree_root: Path, label: str = "") -> Path:
@@ -48,7 +58,7 @@ def mirror_for(w: Workspace) -> Path:
 def target_of_dir(directory: str | os.PathLike[str] | None) -> tuple[Target, Workspace]:
     w = resolve(directory)
     start = Path(directory).absolute() if directory is not None else Path.cwd()
-    return Target(start, mirror_for(w), w), w
+    return Target(start, w), w
 
 
 def target_of_path(path: str | os.PathLike[str]) -> Target | None:
@@ -61,13 +71,13 @@ def target_of_path(path: str | os.PathLike[str]) -> Target | None:
     label = os.environ.get(_LABEL, "")
     w = resolve(owner)
     if label and bucket == label:
-        return Target(owner, mirror_for(w), w)
+        return Target(owner, w)
     candidates = [w.worktree_root, w.root, w.root / bucket, *linked_worktrees(w.root)]
     for c in candidates:
         if c.name == bucket and c.is_dir():
             cw = resolve(c)
             if cw.root == w.root:
-                return Target(c, mirror_for(cw), cw)
+                return Target(c, cw)
     # A bucket named after a plain subdirectory was a slice of the checkout it lies in
     # (the import assigns it the same way).
-    return Target(w.worktree_root, mirror_for(w))
+    return Target(w.worktree_root, mirror=mirror_for(w))
