@@ -128,7 +128,9 @@ class JournalEntry(Record):
         )
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> JournalEntry:
+    def from_mapping(
+        cls, data: Mapping[str, Any], *, allow_collapsed: bool = True
+    ) -> JournalEntry:
         """Validate a mapping with synapt's field names. Keys synapt does not know go to
         `extra`. Documented normalisation: null for a text/list/bool field means empty.
         Anything else of the wrong type raises InvalidEntryError."""
@@ -144,7 +146,7 @@ class JournalEntry(Record):
             else:
                 extra[str(key)] = value
         entry = cls(**values, extra=extra)
-        entry.validate()
+        entry.validate(allow_collapsed=allow_collapsed)
         return entry
 
     def validate(self, *, allow_collapsed: bool = True) -> None:

@@ -522,16 +522,19 @@ def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) 
         e = entry.copy()
         e.validate(allow_collapsed=allow_collapsed)
         return e
-    e = JournalEntry.from_mapping(entry)
-    if not allow_collapsed:
-        e.validate(allow_collapsed=False)
-    return e
+    return JournalEntry.from_mapping(entry, allow_collapsed=allow_collapsed)
 
 
 def _insert(conn: Any, row: tuple[Any, ...]) -> AppendResult:
-    refuse_forgotten(conn, row[1], [row[0]])
-    # fetchall: RETURNING statements must run to completion before the commit.
-    inserted = conn.execute(codec.INSERT_SQL, row).fetchall()
+    # The schema's trigger refuses a forgotten id (one statement fewer per append than
+    # asking first); its refusal is said plainly here. fetchall: RETURNING statements
+    # must run to completion before the commit.
+    try:
+        inserted = conn.execute(codec.INSERT_SQL, row).fetchall()
+    except apsw.ConstraintError as exc:
+        if _FORGOTTEN_TRIGGER in str(exc):
+            raise InvalidEntryError(_forgotten_message(row[0].hex())) from None
+        raise
     if inserted:
         return AppendResult(row[0].hex(), True, int(inserted[0][0]))
     existing = conn.execute(
@@ -549,7 +552,15 @@ def refuse_forgotten(conn: Any, workspace_pk: int, ids: Sequence[bytes]) -> None
         (json.dumps([bytes(i).hex() for i in ids]), workspace_pk),
     ).fetchall()
     if rows:
-        raise InvalidEntryError(
-            f"entry {rows[0][0]} was forgotten (journal forget): a forgotten version is never"
-            " stored again; change its content to write it anew"
-        )
+        raise InvalidEntryError(_forgotten_message(rows[0][0]))
+
+
+# The RAISE message of schema.sql's journal_entries_not_forgotten trigger.
+_FORGOTTEN_TRIGGER = "journal entry was forgotten"
+
+
+def _forgotten_message(entry_id: str) -> str:
+    return (
+        f"entry {entry_id} was forgotten (journal forget): a forgotten version is never"
+        " stored again; change its content to write it anew"
+    )
