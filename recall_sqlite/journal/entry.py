@@ -128,9 +128,7 @@ class JournalEntry(Record):
         )
 
     @classmethod
-    def from_mapping(
-        cls, data: Mapping[str, Any], *, allow_collapsed: bool = True
-    ) -> JournalEntry:
+    def from_mapping(cls, data: Mapping[str, Any], *, allow_collapsed: bool = True) -> JournalEntry:
         """Validate a mapping with synapt's field names. Keys synapt does not know go to
         `extra`. Documented normalisation: null for a text/list/bool field means empty.
         Anything else of the wrong type raises InvalidEntryError."""
