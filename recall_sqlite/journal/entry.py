@@ -169,10 +169,7 @@ class JournalEntry(Record):
                 raise InvalidEntryError(
                     f"{name} must be a list of strings, got {type(value).__name__}"
                 )
-            chars = 0
-            for item in value:
-                _check_text(f"{name} item", item)
-                chars += len(item)
+            chars = _check_items(name, value)
             _check_size(name, chars, list(value), limit)
             setattr(self, name, list(value))
         for name in layout.BOOL_FIELDS:
@@ -309,6 +306,22 @@ def _copy(value: Any) -> Any:
 
 def _check_text(name: str, value: object) -> None:
     require_text(name, value, error=InvalidEntryError)
+
+
+def _check_items(name: str, items: Sequence[object]) -> int:
+    """The characters of a list of text items, each checked as `_check_text` would: in one
+    pass over the joined text (a list of 20 items cost 20 calls), item by item only to name
+    what is wrong."""
+    try:
+        joined = "".join(items)  # type: ignore[arg-type]
+        if "\x00" not in joined:
+            joined.encode("utf-8")  # a lone surrogate anywhere fails
+            return len(joined)
+    except (TypeError, UnicodeEncodeError):
+        pass
+    for item in items:
+        _check_text(f"{name} item", item)
+    raise AssertionError("unreachable: the joined text failed, so one item does")
 
 
 def _check_nested(name: str, value: object, depth: int) -> None:
