@@ -251,3 +251,22 @@ def test_the_survey_counts_a_rewritten_file_whole(tmp_path: Path) -> None:
     bucket.write_text(first.replace('"one"', '"uno"') + "\n")  # rewritten, shorter
     data = json.loads(run_cli("survey", "--json", cwd=repo, env=user_env(home)).stdout)
     assert data["not_imported"]["lines"] == 1 and data["not_imported"]["rows_to_create"] == 1
+
+
+def test_forget_names_the_session_as_write_does(tmp_path: Path) -> None:
+    """`journal write --session-id S` then `journal forget --session-id S` (a user's first
+    guess, met in a walkthrough); `--session S` still works."""
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    env = user_env(home)
+    for sid in ("s1", "s2"):
+        run_cli(
+            "journal", "write", "--focus", f"from {sid}", "--session-id", sid, cwd=repo, env=env
+        )
+    res = run_cli("journal", "forget", "--session-id", "s1", "--json", cwd=repo, env=env)
+    assert res.returncode == 0, res.stderr
+    res = run_cli("journal", "forget", "--session", "s2", "--json", cwd=repo, env=env)
+    assert res.returncode == 0, res.stderr
+    with open_store(repo, read_only=True) as s:
+        assert s.journal.read(10).total == 0

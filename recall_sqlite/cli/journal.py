@@ -257,7 +257,10 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         "forget", parents=[jp], help="remove entry versions for good (every byte of them)"
     )
     f.add_argument("ids", nargs="*", metavar="ID", help="entry ids (32 hex digits)")
-    f.add_argument("--session", metavar="S", help="every version of session S")
+    # --session-id as `journal write` names it; --session as the README has always shown.
+    f.add_argument(
+        "--session", "--session-id", dest="session", metavar="S", help="every version of session S"
+    )
     f.add_argument(
         "--scrub-sources",
         action="store_true",
