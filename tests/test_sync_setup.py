@@ -205,3 +205,16 @@ def test_sftp_location_through_a_batch_sftp(
         "path": f"/srv/replicas/k/{machine}",
         "user": "me",
     }
+
+
+@pytest.mark.parametrize("command", [["status"], ["pull"], ["run"], ["status", "--json"]])
+def test_sync_commands_before_setup_create_no_store(tmp_path: Path, command: list[str]) -> None:
+    """A new machine's fresh clone: `sync status` (or pull, run) says how to set up or
+    restore and creates nothing, so the `sync restore` that follows finds no store in its
+    way (it once met the store `sync status` had just made)."""
+    repo = new_repo(tmp_path / "clone")
+    done = run_cli("sync", *command, cwd=repo, env=user_env(tmp_path))
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1
+    assert "sync init --url" in done.stderr and "sync restore --url" in done.stderr
+    assert not (repo / ".synapt").exists()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import emit, open_from_args, positive_int
+from ._common import emit, open_for_read, open_from_args, positive_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,6 +29,17 @@ def _state(store: Store) -> tuple[SyncState, SyncConfig]:
 
     state = SyncState(store.workspace.db_path)
     return state, state.config()
+
+
+def _set_up(args: argparse.Namespace) -> None:
+    """SyncSetupError unless `sync init` (or restore) ran here, before anything opens the
+    store: pull, run and status never create a store where there is none (a new machine
+    that checks `sync status` first can still `sync restore`)."""
+    from ..paths.resolve import resolve
+    from ..store import resolve_db_path
+    from ..sync.state import SyncState
+
+    SyncState(resolve_db_path(resolve(args.cwd).root, args.db)).config()
 
 
 def _seconds(text: str) -> float:
@@ -90,6 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from ..sync.run import Supervisor
 
+    _set_up(args)
     with open_from_args(args) as store:
         state, config = _state(store)
         if args.pull_every is not None:
@@ -149,6 +161,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
     from ..sync.pause import quiet
     from ..sync.pull import pull_all
 
+    _set_up(args)
     with open_from_args(args) as store:
         state, config = _state(store)
         db_path = store.workspace.db_path
@@ -184,9 +197,16 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from ..errors import NoStoreError
     from ..sync.status import status
 
-    with open_from_args(args) as store:
+    _set_up(args)
+    store = open_for_read(args)
+    if store is None:
+        raise NoStoreError(
+            "sync is set up here but the store is gone: `recall-sqlite sync restore --url URL`"
+        )
+    with store:
         state, config = _state(store)
         report = status(store.context, state, config, count=not args.no_count)
     run = f"live (pid {report.run_pid})" if report.running else "NOT RUNNING"

@@ -106,6 +106,7 @@ class SyncState:
         except FileNotFoundError:
             raise SyncSetupError(
                 f"sync is not set up for {self.db_path}: run `recall-sqlite sync init --url URL`"
+                " (on a new machine: `recall-sqlite sync restore --url URL`)"
             ) from None
         except (OSError, ValueError) as exc:
             raise SyncSetupError(f"{self.config_file} cannot be read: {exc}") from None
