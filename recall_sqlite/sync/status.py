@@ -110,7 +110,11 @@ def status(
             "sync run is not running, commits stay on this machine only"
         )
     else:
-        loss = "everything: this machine has never replicated (start `recall-sqlite sync run`)"
+        # What the peers' replicas hold survives either way (a restore brings it back).
+        loss = (
+            "every commit made here that no other machine has pulled: this machine has never"
+            " replicated (start `recall-sqlite sync run`)"
+        )
     known = state.book.load()
     out: list[PeerStatus] = []
     for m in remote.machines(config.slug):
