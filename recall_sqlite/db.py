@@ -355,6 +355,11 @@ class Database:
         finally:
             conn.execute("PRAGMA foreign_keys=ON")
 
+    def reader(self) -> Database:
+        """Another read-only connection to the same file, for work that runs beside this
+        one in another thread (SQLite releases the GIL while a statement runs)."""
+        return Database(self.path, read_only=True)
+
     # -- transactions ---------------------------------------------------------------
 
     @contextlib.contextmanager

@@ -395,3 +395,26 @@ def test_random_bit_flips_that_change_an_answer_are_found_and_never_repaired_wro
                 after = json.dumps(answers(s), sort_keys=True, default=str)
             assert after == clean, f"the flip at byte {at} was 'repaired' into other answers"
     assert changed and repaired
+
+
+@pytest.mark.parametrize("name", sorted(DAMAGE))
+def test_integrity_check_beside_the_other_checks_finds_the_same(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large store's integrity_check runs on a second connection beside the other checks
+    (doctor/checks.py): the report is the one the checks give in turn."""
+    from recall_sqlite.doctor import checks
+
+    inject, _, deep = DAMAGE[name]
+    root = make_workspace(tmp_path)
+    _build(root)
+    with open_store(root) as s:
+        db = s.workspace.db_path
+    inject(db)
+    reports = {}
+    for beside, size in (("beside", 0), ("in turn", 1 << 62)):
+        monkeypatch.setattr(checks, "BESIDE_BYTES", size)
+        with open_store(root) as s:
+            reports[beside] = [f.to_dict() for f in s.doctor(deep=deep).findings]
+    assert reports["beside"] == reports["in turn"]
+    assert reports["beside"], "the damage was found"
