@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..errors import InvalidInputError
@@ -36,8 +37,9 @@ class ParsedQuery:
     terms: tuple[Term, ...]
     truncated: bool = False  # more than MAX_QUERY_TERMS words were typed; the rest were dropped
 
-    @property
+    @cached_property
     def match(self) -> str:
+        # Cached: every hit's deferred snippet asks for it again.
         return " ".join(t.fts() for t in self.terms)
 
     def to_dict(self) -> dict[str, Any]:
