@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import derived
+from .. import synapt_layout as layout
 from ..db import scalar
 from ..errors import InvalidInputError
 from ..journal import codec
@@ -26,23 +27,14 @@ from ..timestamps import parse_timestamp
 from .report import Finding
 
 TIE = "recall_doctor_tie"
-# The text columns an entry's content is made of, in journal_entries.
-TEXT = (
-    "session_id",
-    "branch",
-    "timestamp",
-    "focus",
-    "done",
-    "decisions",
-    "next_steps",
-    "files_modified",
-    "git_log",
-    "griptree",
-    "agent_id",
-    "extra",
+FLAGS = layout.BOOL_FIELDS
+LISTS = layout.LIST_FIELDS
+# The text columns an entry's content is made of, in journal_entries' content order.
+TEXT = tuple(
+    c
+    for c in codec.CONTENT_COLUMNS
+    if c not in FLAGS and c not in ("ts_us", "rich", "meaningful", "sid_order")
 )
-FLAGS = ("auto", "enriched", "repair")
-LISTS = ("done", "decisions", "next_steps", "files_modified", "git_log")
 _RICH, _MEANINGFUL, _SID = (
     codec.CONTENT_COLUMNS.index(c) for c in ("rich", "meaningful", "sid_order")
 )

@@ -10,20 +10,19 @@ from typing import Any
 from ..context import StoreContext
 from ..db import Database
 
-_PEER_VECTORS = """
-SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.dim, v.created_at, v.embedding
+# A workspace's vectors with their owners' convergent ids (an entry's id, a summary's uid).
+_OWNED = """
   FROM vectors v
   LEFT JOIN journal_entries e ON e.seq = v.entry_seq
   LEFT JOIN summaries s ON s.id = v.summary_id
  WHERE v.workspace_id = ? AND coalesce(e.id, s.uid) IS NOT NULL
 """
-_LOCAL_VECTORS = """
-SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.created_at, v.embedding, v.id
-  FROM vectors v
-  LEFT JOIN journal_entries e ON e.seq = v.entry_seq
-  LEFT JOIN summaries s ON s.id = v.summary_id
- WHERE v.workspace_id = ? AND coalesce(e.id, s.uid) IS NOT NULL
-"""
+_PEER_VECTORS = (
+    "SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.dim, v.created_at, v.embedding" + _OWNED
+)
+_LOCAL_VECTORS = (
+    "SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.created_at, v.embedding, v.id" + _OWNED
+)
 
 # A candidate's rank: later wins; at one instant a delete (1) beats a put (0); then bytes.
 _Rank = tuple[str, int, bytes]
