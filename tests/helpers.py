@@ -84,6 +84,24 @@ def run_cli(
     )
 
 
+def stock_synapt(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Stock synapt 0.30.0 (`synapt ARGS`, never the adapter) as a user runs it in `cwd`."""
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "synapt"), *args],
+        cwd=cwd,
+        env=user_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def stock_write(cwd: Path, home: Path, focus: str) -> None:
+    """A journal entry written by stock synapt's CLI from `cwd` (where it puts it is synapt's)."""
+    res = stock_synapt(cwd, home, "recall", "journal", "--write", "--focus", focus)
+    assert res.returncode == 0, res.stderr
+
+
 def cli_here(capsys: pytest.CaptureFixture[str], store: Any, *argv: str) -> tuple[int, str, str]:
     """`recall-sqlite ARGV` run in this process: (exit code, stdout, stderr). With a
     `store` (not None), `--cwd` and `--db` name it."""

@@ -10,7 +10,6 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,21 +19,9 @@ import pytest
 from recall_sqlite import open_store
 from recall_sqlite.legacy.lines import classify
 
-from .helpers import CLI, new_repo, run_cli, user_env
+from .helpers import CLI, new_repo, run_cli, stock_write, user_env
 
-BIN = Path(sys.executable).parent
 README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def _stock(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "synapt"), *args],
-        cwd=cwd,
-        env=user_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture
@@ -81,8 +68,7 @@ def repo_with_history(shared_dir: Path) -> tuple[Path, Path]:
     home.mkdir()
     home.chmod(0o777)  # synapt, run as another user, keeps its own state there
     repo = new_repo(shared_dir / "proj")
-    res = _stock(repo, home, "recall", "journal", "--write", "--focus", "stock work")
-    assert res.returncode == 0
+    stock_write(repo, home, "stock work")
     res = run_cli("import", cwd=repo, env=user_env(home))
     assert res.returncode == 0, res.stderr
     return repo, home
@@ -182,7 +168,7 @@ def test_the_survey_after_a_complete_import_says_an_import_would_change_nothing(
     repo = new_repo(tmp_path / "proj")
     (repo / "server").mkdir()
     for cwd, focus in ((repo, "one"), (repo / "server", "two"), (repo, "three")):
-        assert _stock(cwd, home, "recall", "journal", "--write", "--focus", focus).returncode == 0
+        stock_write(cwd, home, focus)
     before = run_cli("survey", cwd=repo, env=user_env(home))
     assert "An import would create 3 row(s)" in before.stdout
     assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
@@ -192,7 +178,7 @@ def test_the_survey_after_a_complete_import_says_an_import_would_change_nothing(
         "Every line found is imported already: an import would change nothing."
     )
     assert "would create" not in after.stdout
-    assert _stock(repo, home, "recall", "journal", "--write", "--focus", "four").returncode == 0
+    stock_write(repo, home, "four")
     data = json.loads(run_cli("survey", "--json", cwd=repo, env=user_env(home)).stdout)
     assert data["not_imported"] == {
         "lines": 1,
@@ -207,8 +193,7 @@ def test_entries_without_a_session_id_are_counted(tmp_path: Path) -> None:
     home.mkdir()
     repo = new_repo(tmp_path / "proj")
     for i in range(3):  # synapt's CLI writes entries with session_id ""
-        res = _stock(repo, home, "recall", "journal", "--write", "--focus", f"f{i}")
-        assert res.returncode == 0
+        stock_write(repo, home, f"f{i}")
     res = run_cli("survey", cwd=repo, env=user_env(home))
     assert "3 entries have no session id" in res.stdout
     assert "each reads as a session of its own" in res.stdout
@@ -244,7 +229,7 @@ def test_the_survey_counts_a_rewritten_file_whole(tmp_path: Path) -> None:
     home.mkdir()
     repo = new_repo(tmp_path / "proj")
     for focus in ("one", "two"):
-        assert _stock(repo, home, "recall", "journal", "--write", "--focus", focus).returncode == 0
+        stock_write(repo, home, focus)
     assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
     bucket = repo / ".synapt/recall/worktrees/proj/journal.jsonl"
     first = bucket.read_text().splitlines()[0]

@@ -9,26 +9,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import apsw
 
-from .helpers import add_worktree, git, new_repo, run_cli, user_env
-
-BIN = Path(sys.executable).parent
-
-
-def _stock(cwd: Path, home: Path, focus: str) -> None:
-    res = subprocess.run(
-        [str(BIN / "synapt"), "recall", "journal", "--write", "--focus", focus],
-        cwd=cwd,
-        env=user_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
+from .helpers import add_worktree, git, new_repo, run_cli, stock_write, user_env
 
 
 def _cli(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -41,9 +26,9 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     repo = new_repo(tmp_path / "proj")
     feat = add_worktree(repo, tmp_path / "proj-feat")
     (feat / "sub").mkdir()
-    _stock(repo, home, "main work")
-    _stock(feat, home, "feat work")
-    _stock(feat / "sub", home, "feat nested work")  # a store inside the worktree's tree
+    stock_write(repo, home, "main work")
+    stock_write(feat, home, "feat work")
+    stock_write(feat / "sub", home, "feat nested work")  # a store inside the worktree's tree
     assert _cli(repo, home, "import").returncode == 0
     assert _cli(feat, home, "journal", "write", "--focus", "seen live in feat").returncode == 0
     assert _cli(repo, home, "doctor").returncode == 0

@@ -22,21 +22,9 @@ from recall_sqlite.journal.forget import ForgetTarget
 from recall_sqlite.legacy.lines import Bad, classify
 from recall_sqlite.legacy.scrub import _Matcher, _scrub
 
-from .helpers import new_repo, run_cli, user_env
+from .helpers import new_repo, run_cli, stock_synapt, stock_write, user_env
 
 SECRET = "sk-live-SECRETtoken-1234567890abcdef"
-BIN = Path(sys.executable).parent
-
-
-def _stock(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(BIN / "synapt"), *args],
-        cwd=cwd,
-        env=user_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _files_holding(root: Path, text: str) -> list[str]:
@@ -60,7 +48,7 @@ def test_forget_removes_the_mirror_line_and_says_so(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     repo = new_repo(tmp_path / "proj")
-    assert _stock(repo, home, "recall", "journal", "--write", "--focus", "stock").returncode == 0
+    stock_write(repo, home, "stock")
     res = run_cli(
         "synapt", "recall", "journal", "--write", "--focus", f"pasted {SECRET}",
         cwd=repo, env=user_env(home),
@@ -77,7 +65,7 @@ def test_forget_removes_the_mirror_line_and_says_so(tmp_path: Path) -> None:
     assert mirror.read_bytes() == b"".join(
         x + b"\n" for x in before.splitlines() if SECRET.encode() not in x
     )
-    listed = _stock(repo, home, "recall", "journal", "--list")
+    listed = stock_synapt(repo, home, "recall", "journal", "--list")
     assert "stock" in listed.stdout and SECRET not in listed.stdout
     _ok(repo, home)
 
@@ -88,7 +76,7 @@ def test_copies_in_imported_sources_are_listed_and_scrubbed_on_request(tmp_path:
     repo = new_repo(tmp_path / "proj")
     (repo / "server").mkdir()
     for cwd, focus in ((repo, "root"), (repo / "server", f"server {SECRET}"), (repo, "later")):
-        assert _stock(cwd, home, "recall", "journal", "--write", "--focus", focus).returncode == 0
+        stock_write(cwd, home, focus)
     assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
     eid = _id_of(repo, home, SECRET)
     res = run_cli("journal", "forget", eid, "--json", cwd=repo, env=user_env(home))
@@ -108,7 +96,7 @@ def test_the_report_never_says_nothing_is_left_while_a_file_holds_it(tmp_path: P
     home = tmp_path / "home"
     home.mkdir()
     repo = new_repo(tmp_path / "proj")
-    assert _stock(repo, home, "recall", "journal", "--write", "--focus", SECRET).returncode == 0
+    stock_write(repo, home, SECRET)
     assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
     res = run_cli("journal", "forget", _id_of(repo, home, SECRET), cwd=repo, env=user_env(home))
     assert res.returncode == 0

@@ -5,8 +5,6 @@ file imported; a line stock synapt appends to the same file afterwards is still 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,21 +15,7 @@ from hypothesis import strategies as st
 from recall_sqlite import open_store
 from recall_sqlite import synapt_layout as layout
 
-from .helpers import add_worktree, new_repo, run_cli, user_env
-
-BIN = Path(sys.executable).parent
-
-
-def _stock(cwd: Path, home: Path, focus: str) -> None:
-    res = subprocess.run(
-        [str(BIN / "synapt"), "recall", "journal", "--write", "--focus", focus],
-        cwd=cwd,
-        env=user_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
+from .helpers import add_worktree, new_repo, run_cli, stock_write, user_env
 
 
 def _activated(cwd: Path, home: Path, focus: str) -> None:
@@ -59,9 +43,9 @@ def test_adapter_writes_are_the_stores_own_and_stock_lines_still_count(tmp_path:
     repo = new_repo(tmp_path / "myproj")
     (repo / "server").mkdir()
     feat = add_worktree(repo, tmp_path / "myproj-feat")
-    _stock(repo, home, "root work")
-    _stock(repo / "server", home, "server work")
-    _stock(feat, home, "feat work")
+    stock_write(repo, home, "root work")
+    stock_write(repo / "server", home, "server work")
+    stock_write(feat, home, "feat work")
     assert run_cli("import", cwd=repo, env=user_env(home)).returncode == 0
     _activated(feat, home, "feat activated")
     _activated(repo / "server", home, "root activated")
@@ -71,7 +55,7 @@ def test_adapter_writes_are_the_stores_own_and_stock_lines_still_count(tmp_path:
     again = json.loads(run_cli("import", "--json", cwd=repo, env=user_env(home)).stdout)
     assert again["lines_total"] == 0 and again["duplicates"] == 0
     # Stock synapt appends to the mirror bucket: that line is new, and said so.
-    _stock(repo, home, "stock after the mirror")
+    stock_write(repo, home, "stock after the mirror")
     h = _healthy(repo, home)
     assert h["verify"][0] == 1 and "grown" in h["verify"][1]
     assert h["doctor"][0] == 1 and "partly imported" in h["doctor"][1]

@@ -14,9 +14,8 @@ from typing import Any
 from recall_sqlite import open_store
 from recall_sqlite import synapt_layout as layout
 
-from .helpers import add_worktree, new_repo, run_cli, ties_unordered, user_env
+from .helpers import add_worktree, new_repo, run_cli, stock_write, ties_unordered, user_env
 
-BIN = Path(sys.executable).parent
 READ = (
     "import json\n"
     "from synapt.recall.journal import read_entries\n"
@@ -43,18 +42,6 @@ def store_reads(cwd: Path) -> list[dict[str, Any]]:
         return [e.synapt_dict() for e in s.journal.read(100000).entries]
 
 
-def _stock_write(cwd: Path, home: Path, focus: str) -> None:
-    res = subprocess.run(
-        [str(BIN / "synapt"), "recall", "journal", "--write", "--focus", focus],
-        cwd=cwd,
-        env=user_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
-
-
 def _ok(cmd: list[str], cwd: Path, home: Path) -> str:
     res = run_cli(*cmd, cwd=cwd, env=user_env(home))
     assert res.returncode == 0, (cmd, res.stdout, res.stderr)
@@ -75,7 +62,7 @@ def test_stock_synapt_reads_every_entry_of_each_worktree_after_export(tmp_path: 
         (feat, "feat history"),
         (feat / "docs", "feat docs history"),
     ):
-        _stock_write(cwd, home, focus)
+        stock_write(cwd, home, focus)
     _ok(["import"], repo, home)
     _ok(["journal", "write", "--focus", "native at the root", "--session-id", "n1"], repo, home)
     _ok(["journal", "write", "--focus", "native in feat"], feat / "docs", home)
