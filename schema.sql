@@ -92,23 +92,27 @@ CREATE TABLE journal_entries (
 
 -- Session lookups (dedup maintenance, same-session done items).
 CREATE INDEX journal_by_session ON journal_entries (workspace_id, session_id);
--- "Newest n" is a walk of one of these partial indexes, never a scan of the workspace.
-CREATE INDEX journal_heads_wt ON journal_entries (workspace_id, worktree_id, ts_us DESC, sid_order) WHERE head_wt = 1;
-CREATE INDEX journal_heads_wt_branch ON journal_entries (workspace_id, worktree_id, branch, ts_us DESC, sid_order) WHERE head_wt = 1;
-CREATE INDEX journal_heads_ws ON journal_entries (workspace_id, ts_us DESC, sid_order) WHERE head_ws = 1;
-CREATE INDEX journal_heads_ws_branch ON journal_entries (workspace_id, branch, ts_us DESC, sid_order) WHERE head_ws = 1;
+-- "Newest n" is a walk of one of these partial indexes, never a scan of the workspace,
+-- backwards: ascending, a new head lands at the right end of the b-tree, where SQLite fills
+-- each page before it starts the next (descending, every page was left half empty;
+-- schema version 10).
+CREATE INDEX journal_heads_wt ON journal_entries (workspace_id, worktree_id, ts_us, sid_order DESC) WHERE head_wt = 1;
+CREATE INDEX journal_heads_wt_branch ON journal_entries (workspace_id, worktree_id, branch, ts_us, sid_order DESC) WHERE head_wt = 1;
+CREATE INDEX journal_heads_ws ON journal_entries (workspace_id, ts_us, sid_order DESC) WHERE head_ws = 1;
+CREATE INDEX journal_heads_ws_branch ON journal_entries (workspace_id, branch, ts_us, sid_order DESC) WHERE head_ws = 1;
 -- Cursors walk insertion order per branch.
 CREATE INDEX journal_by_branch_seq ON journal_entries (workspace_id, branch, seq);
 -- What synapt's session start reads of the journal, in its own order (the timestamp's text,
 -- not the instant), so the activated hook asks for five rows instead of the whole history
 -- (schema version 9; journal/wake.py): the rich heads, the authored heads, the heads that
--- are not rich (a count), the authored entries without a session, and each branch's
--- versions (the rowid, seq, orders ties in each).
+-- are not rich (a count), the authored entries without a session, and the versions of each
+-- branch synapt looks up, which is every branch but main and master (the rowid, seq, orders
+-- ties in each).
 CREATE INDEX journal_wake_rich ON journal_entries (workspace_id, worktree_id, timestamp) WHERE head_wt = 1 AND rich > 0;
 CREATE INDEX journal_wake_authored ON journal_entries (workspace_id, worktree_id, timestamp) WHERE head_wt = 1 AND auto = 0 AND (rich > 0 OR files_modified <> '[]');
 CREATE INDEX journal_wake_plain ON journal_entries (workspace_id, worktree_id) WHERE head_wt = 1 AND rich = 0;
 CREATE INDEX journal_wake_sessionless ON journal_entries (workspace_id, worktree_id, ts_us) WHERE session_id = '' AND auto = 0 AND (rich > 0 OR files_modified <> '[]');
-CREATE INDEX journal_wake_branch ON journal_entries (workspace_id, worktree_id, branch, timestamp);
+CREATE INDEX journal_wake_branch ON journal_entries (workspace_id, worktree_id, branch, timestamp) WHERE branch NOT IN ('', 'main', 'master');
 
 -- How many deduplicated entries each scope holds, so every read can say how many matching
 -- entries exist outside its scope without counting rows.

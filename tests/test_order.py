@@ -89,6 +89,7 @@ def test_order_by_is_the_dedup_order_best_first() -> None:
     assert order.order_by() == "auto, ts_us DESC, rich DESC, id"
     assert order.order_by("e") == "e.auto, e.ts_us DESC, e.rich DESC, e.id"
     assert order.READ_ORDER == "ts_us DESC, sid_order"
+    assert order.HEAD_INDEX_ORDER == "ts_us, sid_order DESC"
 
 
 def test_beats_is_the_strict_dedup_order() -> None:
@@ -114,11 +115,12 @@ def _normalised(sql: str) -> str:
 
 def test_schema_sql_says_the_definition() -> None:
     """The triggers of schema.sql are made from order.py: the demotions of the insert
-    trigger say `beats()`, the promotions of the delete trigger order by `order_by()`."""
+    trigger say `beats()`, the promotions of the delete trigger order by `order_by()`, and
+    the head indexes hold the read order (reversed: they are walked backwards)."""
     schema = _normalised(schema_sql())
     assert schema.count(f"AND ({_normalised(order.beats())});") == 2
     assert schema.count(f"ORDER BY {order.order_by()} LIMIT 1") == 2
-    assert schema.count(f"ts_us DESC, {order.TIE_COLUMN}) WHERE head_") == 4
+    assert schema.count(f"{order.HEAD_INDEX_ORDER}) WHERE head_") == 4
 
 
 def test_sessions_at_one_instant_follow_their_tie_order(tmp_path: Any) -> None:

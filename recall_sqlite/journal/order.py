@@ -58,3 +58,6 @@ def py_key(auto: Any, ts_us: Any, rich: Any, entry_id: bytes) -> tuple[int, int,
 
 # How reads list entries: newest first, sessions at one instant in their tie order.
 READ_ORDER: Final = f"ts_us DESC, {TIE_COLUMN}"
+# The same order reversed, as the head indexes of schema.sql hold it: reads walk them
+# backwards, and ascending keys fill their pages (new heads land at the right end).
+HEAD_INDEX_ORDER: Final = f"ts_us, {TIE_COLUMN} DESC"

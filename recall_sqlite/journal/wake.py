@@ -46,7 +46,8 @@ _AUTHORED_TOP = (
 )
 _BRANCH_TOP = (
     f"SELECT {_COLUMNS} FROM journal_entries INDEXED BY journal_wake_branch"
-    f" WHERE {_HERE} AND branch = :br ORDER BY timestamp DESC, seq DESC LIMIT 1"
+    f" WHERE {_HERE} AND branch = :br AND branch NOT IN ('', 'main', 'master')"
+    " ORDER BY timestamp DESC, seq DESC LIMIT 1"
 )
 _RICH_COUNT = (
     "SELECT (SELECT coalesce(sum(heads), 0) FROM journal_counts_wt WHERE"

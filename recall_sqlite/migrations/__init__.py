@@ -31,6 +31,7 @@ STEPS: tuple[str, ...] = (
     "v007_convergent",
     "v008_sync",
     "v009_wake",
+    "v010_compact_heads",
 )
 SCHEMA_VERSION = 1 + len(STEPS)
 
