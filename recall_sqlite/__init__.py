@@ -11,8 +11,6 @@ server costs almost nothing until the store is opened.
 
 from __future__ import annotations
 
-import importlib
-
 # Not typing.TYPE_CHECKING: importing typing alone costs more than the rest of this module.
 # mypy honours any constant of this name.
 TYPE_CHECKING = False
@@ -74,7 +72,8 @@ def __getattr__(name: str) -> Any:  # noqa: F821 - Any is only for type checkers
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'recall_sqlite' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    # __import__, not importlib: importing importlib brings warnings, ~1 ms of a CLI start.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=(name,)), name)
     globals()[name] = value
     return value
 

@@ -13,7 +13,7 @@ import contextlib
 from ._record import Frozen
 from .db import Database, scalar
 from .errors import BusyError, InvalidInputError
-from .timestamps import now_us, parse_timestamp, utc_now_iso
+from .timestamps import is_after, now_us, utc_now_iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def _seen_since(last_seen: object, since_us: int) -> bool:
     if not isinstance(last_seen, str):
         return False
     try:
-        return parse_timestamp(last_seen) > since_us
+        return is_after(last_seen, since_us)
     except InvalidInputError:
         return False
 

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 from .errors import InvalidEntryError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime, timezone
+
+# datetime is imported where a text is parsed, not here: it is ~3 ms of a CLI start, and a
+# read never parses one (the instant is stored).
 
 _ISO = re.compile(
     r"""^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
@@ -20,8 +26,6 @@ _ISO = re.compile(
         )?$""",
     re.VERBOSE,
 )
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def parse_timestamp(text: object) -> int:
@@ -35,6 +39,8 @@ def parse_timestamp(text: object) -> int:
 # repeat timestamps across buckets. Errors are raised, never cached.
 @lru_cache(maxsize=8192)
 def _parse(text: str) -> int:
+    from datetime import datetime
+
     m = _ISO.match(text.strip())
     if m is None:
         raise InvalidEntryError(f"unparseable timestamp {text!r}")
@@ -56,6 +62,8 @@ def _parse(text: str) -> int:
 
 
 def _offset(tz: str | None) -> timezone:
+    from datetime import timedelta, timezone
+
     if not tz or tz in ("Z", "z"):
         return timezone.utc
     sign = -1 if tz[0] == "-" else 1
@@ -70,7 +78,25 @@ def _offset(tz: str | None) -> timezone:
 def iso_utc(us: int) -> str:
     """ISO-8601 UTC with microseconds, e.g. 2026-11-29T20:46:35.123456+00:00 (exact: integer
     arithmetic, no float division)."""
-    return (_EPOCH + timedelta(microseconds=us)).isoformat(timespec="microseconds")
+    secs, frac = divmod(us, 1_000_000)
+    t = time.gmtime(secs)
+    return (
+        f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}"
+        f"T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{frac:06d}+00:00"
+    )
+
+
+# iso_utc's own form: fixed width, so text order is time order.
+_ISO_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00")
+
+
+def is_after(text: str, us: int) -> bool:
+    """Whether the instant `text` names is after `us`. A text in iso_utc's form (every
+    time this store writes) is compared as text, without parsing it. Raises
+    InvalidEntryError when `text` does not parse."""
+    if _ISO_UTC.fullmatch(text):
+        return text > iso_utc(us)
+    return parse_timestamp(text) > us
 
 
 def now_us() -> int:
@@ -81,8 +107,18 @@ def utc_now_iso() -> str:
     return iso_utc(now_us())
 
 
+def synapt_now() -> str:
+    """Now as synapt writes an entry's timestamp (`isoformat()`: no fraction at a whole
+    second)."""
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat()
+
+
 def datetime_us(value: datetime) -> int:
     """A datetime as epoch microseconds UTC (naive = UTC, as synapt reads it); exact."""
+    from datetime import datetime, timezone
+
     aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    delta = aware - _EPOCH
+    delta = aware - datetime(1970, 1, 1, tzinfo=timezone.utc)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

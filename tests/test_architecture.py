@@ -312,8 +312,13 @@ def test_no_module_is_named_for_nothing() -> None:
 
 def test_a_journal_read_loads_few_light_modules(tmp_path: Path) -> None:
     """What `recall-sqlite journal read --json` imports: none of the heavy stdlib modules
-    the start-up budget excludes, none of the other families."""
+    the start-up budget excludes, none of the other families; on a store that holds an
+    entry, as a hook's read finds it."""
+    from recall_sqlite import open_store
+
     (tmp_path / "ws" / ".grip").mkdir(parents=True)
+    with open_store(tmp_path / "ws") as s:
+        s.journal.append({"timestamp": "2026-01-01T10:00:00Z", "focus": "one entry"})
     code = (
         "import sys; from recall_sqlite.cli import main; import io, contextlib\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
@@ -340,7 +345,10 @@ def test_a_journal_read_loads_few_light_modules(tmp_path: Path) -> None:
         "synapt",
         "mcp",
         "unicodedata",
+        "datetime",  # a read parses no timestamp (the instant is stored)
+        "importlib",  # its package brings warnings; `__import__` does the same work
     }
+    assert "recall_sqlite.journal.journal" in loaded
     assert not loaded & heavy, sorted(loaded & heavy)
     ours = {m for m in loaded if m.startswith("recall_sqlite")}
     for room in ("summaries", "cursors", "vectors", "legacy", "synapt", "search", "doctor"):

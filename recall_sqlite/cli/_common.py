@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import sys
@@ -235,7 +234,8 @@ def build_parser(modules: Sequence[str]) -> argparse.ArgumentParser:
     sub.required = True
     jp = json_parent()
     for name in modules:
-        importlib.import_module(f"{__package__}.{name}").register(sub, jp)
+        # __import__, not importlib (whose package imports warnings: a CLI start pays it).
+        __import__(f"{__package__}.{name}", fromlist=("register",)).register(sub, jp)
     if len(modules) > 1:
         _list_hosts(sub)
     return parser

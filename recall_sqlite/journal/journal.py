@@ -7,7 +7,6 @@ are maintained by triggers in schema.sql; this module only walks the head indexe
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from functools import cache
 
 import apsw
@@ -18,7 +17,7 @@ from ..checks import require_bool, require_int, require_text
 from ..context import StoreContext
 from ..db import translate_any
 from ..errors import InvalidEntryError
-from ..timestamps import now_us
+from ..timestamps import now_us, synapt_now
 from . import codec
 from .carry import is_collapsed, merge_carried_forward, step_key
 from .entry import JournalEntry
@@ -135,7 +134,7 @@ class Journal:
         marked done), and the entry is stored. Raises InvalidEntryError when there is
         nothing to journal."""
         entry = JournalEntry(
-            timestamp=timestamp or datetime.now(timezone.utc).isoformat(),
+            timestamp=timestamp or synapt_now(),
             session_id=session_id,
             branch=self._ctx.branch if branch is None else branch,
             focus=focus,

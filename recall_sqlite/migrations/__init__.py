@@ -14,7 +14,6 @@ of every earlier version (tests/stores/) and compares it with a fresh one.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 TYPE_CHECKING = False
@@ -45,4 +44,6 @@ def schema_sql() -> str:
 def migrate_to(conn: Any, version: int) -> None:
     """Run the step that takes a store to `version` (2 .. SCHEMA_VERSION), inside the
     caller's write transaction."""
+    import importlib
+
     importlib.import_module(f"{__name__}.{STEPS[version - 2]}").migrate(conn)

@@ -10,11 +10,10 @@ import json
 import os
 import re
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import WorkspaceAccessError, WorkspaceError
-from ..timestamps import parse_timestamp
+from ..timestamps import parse_timestamp, utc_now_iso
 from .datadir import data_dir
 from .files import SMALL_FILE_LIMIT, ensure_private_dir, fsync_dir, os_failure, write_private
 
@@ -138,7 +137,7 @@ def _publish(path: Path, uuid: str, stamp: str) -> str | None:
     """Publish `uuid` at `path`; None if another process published first."""
     directory = path.parent
     ensure_private_dir(directory)
-    when = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    when = utc_now_iso()
     payload = (json.dumps({"workspace_id": uuid, stamp: when}, indent=2) + "\n").encode()
     tmp = directory / f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
     try:

@@ -1,0 +1,65 @@
+"""The clock's conversions: microseconds to ISO text without datetime (a CLI start never
+imports it) says what datetime says, at every instant a timestamp can name."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recall_sqlite import InvalidEntryError
+from recall_sqlite.timestamps import (
+    datetime_us,
+    is_after,
+    iso_utc,
+    parse_timestamp,
+    synapt_now,
+    utc_now_iso,
+)
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+FIRST = datetime_us(datetime(1, 1, 1, tzinfo=timezone.utc))
+LAST = datetime_us(datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc))
+
+
+@given(st.integers(min_value=FIRST, max_value=LAST))
+def test_iso_utc_is_datetimes_isoformat(us: int) -> None:
+    want = (EPOCH + timedelta(microseconds=us)).isoformat(timespec="microseconds")
+    assert iso_utc(us) == want
+    assert parse_timestamp(iso_utc(us)) == us
+
+
+@pytest.mark.parametrize("us", [FIRST, -1, 0, 1, 951_782_400_000_000, LAST])
+def test_iso_utc_at_the_edges(us: int) -> None:
+    assert iso_utc(us) == (EPOCH + timedelta(microseconds=us)).isoformat(timespec="microseconds")
+
+
+def test_now_in_both_forms() -> None:
+    before = datetime.now(timezone.utc)
+    ours, synapts = parse_timestamp(utc_now_iso()), synapt_now()
+    after = datetime.now(timezone.utc)
+    assert datetime_us(before) <= ours <= datetime_us(after)
+    assert before <= datetime.fromisoformat(synapts) <= after
+    assert synapts.endswith("+00:00")
+
+
+@given(
+    st.integers(min_value=FIRST, max_value=LAST),
+    st.integers(min_value=FIRST, max_value=LAST),
+    st.sampled_from(["iso", "Z", "offset"]),
+)
+def test_is_after_is_the_instants_order(a: int, b: int, form: str) -> None:
+    text = iso_utc(a)
+    if form == "Z":
+        text = text.replace("+00:00", "Z")
+    elif form == "offset" and a // 1_000_000 > FIRST // 1_000_000 + 86_400:
+        at = datetime.fromisoformat(iso_utc(a)).astimezone(timezone(timedelta(hours=-5)))
+        text = at.isoformat(timespec="microseconds")
+    assert is_after(text, b) == (a > b)
+
+
+def test_is_after_refuses_what_does_not_parse() -> None:
+    with pytest.raises(InvalidEntryError):
+        is_after("yesterday", 0)
