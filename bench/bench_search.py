@@ -34,6 +34,20 @@ PLANTED = 20
 BARE = "SELECT rowid FROM journal_fts WHERE journal_fts MATCH ? ORDER BY rank LIMIT 10"
 
 
+def _bare_with_entries(store: Any, conn: Any, match: str) -> list[Any]:
+    """The bare query, then what any search that returns entries must add: the ten rows
+    it names, fetched by seq and decoded into JournalEntries (no scope, no heads)."""
+    from recall_sqlite.journal.journal import ENTRY_COLUMNS
+
+    seqs = [s for (s,) in conn.execute(BARE, (match,)).fetchall()]
+    rows = conn.execute(
+        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE seq IN ({','.join('?' * len(seqs))})",
+        seqs,
+    ).fetchall()
+    entries: list[Any] = store.journal.entries_from_rows(rows)
+    return entries
+
+
 def _vocab(size: int = 6000) -> list[str]:
     words = ["".join(p) for k in (2, 3, 4) for p in itertools.product(SYLLABLES, repeat=k)]
     return [w for w in words if w not in RARE][:size]
@@ -132,6 +146,11 @@ def bench_queries(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, 
                     repeat=9,
                     min_time=0.05,
                 )
+                with_entries = median_time(
+                    lambda m=match, c=bare_conn: _bare_with_entries(s, c, m),
+                    repeat=9,
+                    min_time=0.05,
+                )
                 peer = None
                 if n <= peer_max:
                     peer = median_time(
@@ -152,6 +171,8 @@ def bench_queries(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, 
                         ok=(ours <= 1.5 * bare)
                         and (peer is None or n != 100_000 or peer >= 100 * ours),
                         matches=got.total,
+                        bare_with_entries=with_entries,
+                        ratio_vs_bare_with_entries=ours / with_entries,
                     )
                 )
         bare_conn.close()
