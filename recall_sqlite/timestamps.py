@@ -13,10 +13,24 @@ from .errors import InvalidEntryError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from datetime import datetime, timezone
+    from datetime import datetime, timedelta, timezone
 
-# datetime is imported where a text is parsed, not here: it is ~3 ms of a CLI start, and a
-# read never parses one (the instant is stored).
+    _Clock = tuple[type[datetime], type[timedelta], type[timezone], datetime]
+
+# datetime is imported when a text is first parsed, not here: it is ~3 ms of a CLI start,
+# and a read never parses one (the instant is stored). Kept once imported: an import
+# statement in a function costs ~1 µs on every call, and an import parses thousands.
+_clock: _Clock | None = None
+
+
+def _load() -> _Clock:
+    """(datetime, timedelta, timezone, the epoch)."""
+    global _clock
+    from datetime import datetime, timedelta, timezone
+
+    _clock = (datetime, timedelta, timezone, datetime(1970, 1, 1, tzinfo=timezone.utc))
+    return _clock
+
 
 _ISO = re.compile(
     r"""^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
@@ -39,8 +53,7 @@ def parse_timestamp(text: object) -> int:
 # repeat timestamps across buckets. Errors are raised, never cached.
 @lru_cache(maxsize=8192)
 def _parse(text: str) -> int:
-    from datetime import datetime
-
+    datetime, timedelta, timezone, epoch = _clock or _load()
     m = _ISO.match(text.strip())
     if m is None:
         raise InvalidEntryError(f"unparseable timestamp {text!r}")
@@ -55,15 +68,13 @@ def _parse(text: str) -> int:
             int(m.group("s") or 0),
             int(frac),
         )
-        offset = _offset(m.group("tz"))
-        return datetime_us(naive.replace(tzinfo=offset))
+        delta = naive.replace(tzinfo=_offset(m.group("tz"), timedelta, timezone)) - epoch
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     except (ValueError, OverflowError) as exc:
         raise InvalidEntryError(f"invalid timestamp {text!r}: {exc}") from None
 
 
-def _offset(tz: str | None) -> timezone:
-    from datetime import timedelta, timezone
-
+def _offset(tz: str | None, timedelta: type[timedelta], timezone: type[timezone]) -> timezone:
     if not tz or tz in ("Z", "z"):
         return timezone.utc
     sign = -1 if tz[0] == "-" else 1
@@ -117,8 +128,7 @@ def synapt_now() -> str:
 
 def datetime_us(value: datetime) -> int:
     """A datetime as epoch microseconds UTC (naive = UTC, as synapt reads it); exact."""
-    from datetime import datetime, timezone
-
+    _, _, timezone, epoch = _clock or _load()
     aware = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    delta = aware - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = aware - epoch
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
