@@ -123,8 +123,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         supervisor = Supervisor(store.context, state, config, on_pull=on_pull, log=log)
 
         def stop(signum: int, _frame: Any) -> None:
-            log(f"{signal.Signals(signum).name} received: stopping after a last sync")
-            supervisor.stop.set()
+            # Only the flag: the loop says why it stops (see StopFlag).
+            supervisor.stop.set(signal.Signals(signum).name)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import shutil
-import threading
 import time
 
 from ..errors import ReplicaOwnedError, SyncError
@@ -41,6 +40,33 @@ PAUSE_LIMIT_S = 60.0
 RESTARTS_PER_MINUTE = 5
 
 
+class StopFlag:
+    """When to stop, set from a signal handler. Plain attributes and no lock: a
+    threading.Event takes its lock in set(), which the main thread also holds for a few
+    bytecodes of every wait(); a SIGTERM whose handler ran there waited on that lock
+    forever, and `sync run` never stopped. (The handler writes nothing either: a write to
+    stderr while the main thread is inside one raises.)"""
+
+    __slots__ = ("_set", "reason")
+
+    def __init__(self) -> None:
+        self._set = False
+        self.reason = ""
+
+    def set(self, reason: str = "") -> None:
+        self.reason = reason
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to `timeout` unless set (a signal's handler runs during the sleep)."""
+        if not self._set:
+            time.sleep(timeout)
+        return self._set
+
+
 class Supervisor:
     def __init__(
         self,
@@ -52,7 +78,7 @@ class Supervisor:
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.ctx, self.state, self.config = ctx, state, config
-        self.stop = threading.Event()
+        self.stop = StopFlag()
         self.on_pull = on_pull or (lambda _: None)
         self.log = log or (lambda _: None)
         self.replicator: litestream.Replicator | None = None
@@ -113,6 +139,8 @@ class Supervisor:
                 self.on_pull(pull_all(self.ctx, self.state, self.config, quiet=self.hold))
                 next_pull = time.monotonic() + self.config.pull_every_s
             self.stop.wait(TICK_S)
+        if self.stop.reason:
+            self.log(f"{self.stop.reason} received: stopping after a last sync")
         return 0
 
     def _restart(self) -> None:
