@@ -133,6 +133,15 @@ def test_cli_forget(tmp_path: Path) -> None:
     assert res.returncode == 2 and res.stderr.count("\n") == 1
     res = subprocess.run(run, capture_output=True, text=True)
     assert res.returncode == 2
+    # Once more with --scrub-sources (the files may still hold it): nothing left to forget
+    # in the store, said as such.
+    res = subprocess.run([*run, eid, "--scrub-sources"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("No stored entry version to forget\n"), res.stdout
+    with open_store(root) as store:
+        other = store.journal.append({"timestamp": "2026-01-02T00:00:00Z", "focus": "y"}).id
+    res = subprocess.run([*run, other], capture_output=True, text=True)
+    assert res.stdout.startswith(f"Forgot 1 entry version:\n  {other}\n"), res.stdout
 
 
 def test_a_shell_delete_is_tombstoned_too(tmp_path: Path) -> None:

@@ -100,10 +100,14 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
             args.ids, session_id=args.session, scrub_sources=args.scrub_sources
         )
     data = report.to_dict()
+    n = len(report.entries)
+    sessions = (
+        f" (sessions {', '.join(clean(s) for s in report.sessions)})" if report.sessions else ""
+    )
     lines = [
-        f"Forgot {len(report.entries)} entry versions"
-        + (f" (sessions {', '.join(clean(s) for s in report.sessions)})" if report.sessions else "")
-        + ":"
+        f"Forgot {n} entry version{'' if n == 1 else 's'}{sessions}:"
+        if n
+        else f"No stored entry version to forget{sessions}"
     ]
     lines += [f"  {i}" for i in report.entries]
     lines.append(
