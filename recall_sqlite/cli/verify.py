@@ -36,7 +36,7 @@ def format_verify(d: dict[str, Any]) -> str:
     verdict = "OK: every line of every store is accounted for" if d["ok"] else "NOT OK"
     out.append(
         f"{verdict} ({d['lines_total']} lines: {d['imported']} imported, "
-        f"{d['duplicates']} duplicates, {d['quarantined']} quarantined, "
+        f"{d['duplicates']} duplicate(s), {d['quarantined']} quarantined, "
         f"{d['unaccounted']} unaccounted, {d['changed']} file(s) changed, "
         f"{d['not_imported']} store(s) found but not imported, {d['interrupted']}"
         " interrupted)."
