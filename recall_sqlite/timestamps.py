@@ -97,14 +97,18 @@ def iso_utc(us: int) -> str:
     )
 
 
-# iso_utc's own form: fixed width, so text order is time order.
-_ISO_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00")
+# iso_utc's own form: fixed width, so text order is time order. Months, hours, minutes and
+# seconds in range; a day past its month's end (Feb 30) would still be compared as text.
+_ISO_UTC = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
+    r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{6}\+00:00"
+)
 
 
 def is_after(text: str, us: int) -> bool:
     """Whether the instant `text` names is after `us`. A text in iso_utc's form (every
-    time this store writes) is compared as text, without parsing it. Raises
-    InvalidEntryError when `text` does not parse."""
+    time this store writes) is compared as text, without parsing it; any other is parsed.
+    Raises InvalidEntryError when `text` does not parse."""
     if _ISO_UTC.fullmatch(text):
         return text > iso_utc(us)
     return parse_timestamp(text) > us
@@ -121,8 +125,7 @@ def utc_now_iso() -> str:
 def synapt_now() -> str:
     """Now as synapt writes an entry's timestamp (`isoformat()`: no fraction at a whole
     second)."""
-    from datetime import datetime, timezone
-
+    datetime, _, timezone, _ = _clock or _load()
     return datetime.now(timezone.utc).isoformat()
 
 

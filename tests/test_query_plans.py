@@ -78,3 +78,17 @@ def test_per_read_lookups_use_keys(filled: Store) -> None:
         assert "SEARCH" in plan and "PRIMARY KEY" in plan, plan
     assert "USING INDEX sqlite_autoindex_journal_entries" in by_id, by_id
     assert "USING INDEX journal_by_session" in done, done
+
+
+def test_the_session_start_branch_lookup_walks_its_partial_index(filled: Store) -> None:
+    """journal/wake.py asks for the newest version of a branch other than main or master
+    in the words of journal_wake_branch's predicate, so the planner may use the index (a
+    lookup of a trunk branch is never made)."""
+    from recall_sqlite.journal import wake
+    from recall_sqlite.migrations import schema_sql
+
+    assert f"WHERE {wake._LOOKED_UP};" in schema_sql()
+    ctx = filled.context
+    params = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk, "br": "feat"}
+    plan = _plan(filled, wake._BRANCH_TOP, params)
+    assert "journal_wake_branch" in plan and "TEMP B-TREE" not in plan, plan

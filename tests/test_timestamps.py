@@ -60,6 +60,14 @@ def test_is_after_is_the_instants_order(a: int, b: int, form: str) -> None:
     assert is_after(text, b) == (a > b)
 
 
-def test_is_after_refuses_what_does_not_parse() -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yesterday",
+        "2026-13-01T00:00:00.000000+00:00",  # iso_utc's shape, no month 13: parsed, refused
+        "2026-01-01T24:00:00.000000+00:00",
+    ],
+)
+def test_is_after_refuses_what_does_not_parse(text: str) -> None:
     with pytest.raises(InvalidEntryError):
-        is_after("yesterday", 0)
+        is_after(text, 0)

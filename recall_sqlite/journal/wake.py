@@ -31,6 +31,10 @@ _COLUMNS = codec.select_list()
 _SEQ, _SID = codec.SELECT_INDEX["seq"], codec.SELECT_INDEX["session_id"]
 _TS = codec.SELECT_INDEX["timestamp"]
 _AUTHORED = "auto = 0 AND (rich > 0 OR files_modified <> '[]')"
+# The branches whose newest version synapt does not look up (no branch, and these); the
+# partial index journal_wake_branch leaves out the same ones, in the same words.
+TRUNKS = ("main", "master")
+_LOOKED_UP = f"branch NOT IN ({', '.join(repr(b) for b in ('', *TRUNKS))})"
 _HERE = "workspace_id = :ws AND worktree_id = :wt"
 _RICH = (
     f"SELECT {_COLUMNS} FROM journal_entries INDEXED BY journal_wake_rich"
@@ -46,7 +50,7 @@ _AUTHORED_TOP = (
 )
 _BRANCH_TOP = (
     f"SELECT {_COLUMNS} FROM journal_entries INDEXED BY journal_wake_branch"
-    f" WHERE {_HERE} AND branch = :br AND branch NOT IN ('', 'main', 'master')"
+    f" WHERE {_HERE} AND branch = :br AND {_LOOKED_UP}"
     " ORDER BY timestamp DESC, seq DESC LIMIT 1"
 )
 _RICH_COUNT = (
@@ -122,7 +126,7 @@ def wake(ctx: StoreContext, branch: str, decode: Any) -> Wake:
             rich = [*rich[: SHOWN - 1], *tied]
         heads: list[tuple[Any, ...]] = [*rich, *conn.execute(_AUTHORED_TOP, keys).fetchall()]
         versions = list(heads)
-        if branch and branch not in ("main", "master"):
+        if branch and branch not in TRUNKS:
             versions += conn.execute(_BRANCH_TOP, {**keys, "br": branch}).fetchall()
         count: Any = conn.execute(_RICH_COUNT, keys).fetchall()[0][0]
         order = _appearance(conn, keys, heads)
