@@ -12,7 +12,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from recall_sqlite import UnknownEntryError, derived, open_store
+from recall_sqlite import InvalidEntryError, UnknownEntryError, derived, open_store
 
 from .conftest import make_workspace
 
@@ -151,3 +151,16 @@ def test_a_shell_delete_is_tombstoned_too(tmp_path: Path) -> None:
         shell.execute("DELETE FROM journal_entries")
         assert shell.execute("SELECT count(*) FROM journal_tombstones").fetchall() == [(1,)]
         shell.close()
+
+
+def test_a_forgotten_version_appended_again_is_refused_in_plain_words(tmp_path: Path) -> None:
+    """The schema's trigger refuses it (journal.py reads its RAISE message by name); the
+    caller gets the journal's own typed error naming the id, not a constraint failure."""
+    entry = {"timestamp": "2026-01-01T00:00:00Z", "focus": "gone for good"}
+    with open_store(make_workspace(tmp_path)) as store:
+        eid = store.journal.append(entry).id
+        store.journal.forget([eid])
+        with pytest.raises(InvalidEntryError) as refused:
+            store.journal.append(entry)
+        assert str(refused.value).startswith(f"entry {eid} was forgotten (journal forget):")
+        assert store.journal.read().total == 0
