@@ -18,6 +18,8 @@ import apsw
 import pytest
 
 from recall_sqlite import ALL_BRANCHES, Store, open_store
+from recall_sqlite.doctor.schema import differences
+from recall_sqlite.journal import deferred
 from recall_sqlite.vectors import Owner
 
 from .conftest import make_workspace
@@ -418,3 +420,61 @@ def test_integrity_check_beside_the_other_checks_finds_the_same(
             reports[beside] = [f.to_dict() for f in s.doctor(deep=deep).findings]
     assert reports["beside"] == reports["in turn"]
     assert reports["beside"], "the damage was found"
+
+
+def _woken(s: Store) -> list[Any]:
+    """What the activated session-start hook reads, on a feature branch and at the
+    unclean-end check, as plain values."""
+    w = s.journal.wake("feat")
+    return [
+        [e.to_dict() for e in w.versions],
+        [e.to_dict() for e in w.heads],
+        w.rich_heads,
+        w.complete,
+        [(e.to_dict(), us) for e, us in s.journal.unclean_candidates("s3", 0, 2**62)],
+    ]
+
+
+def test_read_indexes_an_import_left_unbuilt_change_no_answer_and_doctor_says_so(
+    tmp_path: Path,
+) -> None:
+    """A killed bulk import leaves the journal's read indexes unbuilt (journal/deferred.py):
+    every answer, the session start's index-hinted queries too, stays what it was; doctor
+    says which are missing, as a warning, and --repair builds them."""
+    root = make_workspace(tmp_path)
+    _build(root)
+    with open_store(root) as s:
+        clean, woken = answers(s), _woken(s)
+        assert woken[0] and woken[4], "the session-start reads found nothing to compare"
+        with s.db.write() as conn:
+            deferred.drop(conn)
+        assert answers(s) == clean
+        assert _woken(s) == woken
+        (finding,) = s.doctor().findings
+        assert (finding.kind, finding.severity, finding.repairable) == ("schema", "warning", True)
+        assert "10 of the journal's read indexes are missing (journal_heads_wt," in (
+            finding.message
+        )
+        assert s.doctor(repair=True).repaired
+        with s.db.read() as conn:
+            assert not deferred.missing(conn)
+            assert not differences(conn)
+        assert s.doctor(deep=True).ok
+        assert answers(s) == clean and _woken(s) == woken
+
+
+def test_a_changed_read_index_is_no_unbuilt_one(tmp_path: Path) -> None:
+    """Only indexes that are absent read as an import's unbuilt ones: one whose definition
+    changed is the error it always was."""
+    root = make_workspace(tmp_path)
+    _build(root)
+    with open_store(root) as s:
+        db = s.workspace.db_path
+    _shell(
+        db,
+        "DROP INDEX journal_by_branch_seq",
+        "CREATE INDEX journal_by_branch_seq ON journal_entries (workspace_id, seq)",
+    )
+    with open_store(root) as s:
+        (finding,) = s.doctor().findings
+        assert (finding.kind, finding.severity) == ("schema", "error")

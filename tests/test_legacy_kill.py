@@ -14,18 +14,25 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from recall_sqlite import open_store
 from recall_sqlite.demo import synapt_line
+from recall_sqlite.doctor.schema import differences
 
 from .conftest import make_workspace
 
 CHILD = """
 import sys
+import pytest
+
 from recall_sqlite import open_store
+from recall_sqlite.doctor.schema import differences
 root = sys.argv[1]
+defer = {"yes": True, "no": False}[sys.argv[3]]
 with open_store(root, root=root) as store:
     print("start", flush=True)
-    store.legacy.import_paths([root], chunk_lines=int(sys.argv[2]))
+    store.legacy.import_paths([root], chunk_lines=int(sys.argv[2]), defer_indexes=defer)
 print("done", flush=True)
 """
 
@@ -93,12 +100,15 @@ def _snapshot(root: Path) -> dict[str, Any]:
         }
 
 
-def _run(root: Path, kill_after: float | None) -> float:
+def _run(root: Path, kill_after: float | None, defer: str = "no") -> float:
     """Import in a child process; SIGKILL it `kill_after` seconds after it has opened the
     store. Returns how long the import ran, or 0.0 when it was killed before finishing."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(root), "25"], stdout=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-c", CHILD, str(root), "25", defer],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "start"
@@ -112,7 +122,12 @@ def _run(root: Path, kill_after: float | None) -> float:
     return 0.0 if child.returncode == -signal.SIGKILL else time.monotonic() - started
 
 
-def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("defer", ["no", "yes"])
+def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(
+    tmp_path: Path, defer: str
+) -> None:
+    """Row by row and as a bulk load that builds the read indexes after its rows: a kill
+    leaves them unbuilt, and the run after it builds them."""
     rng = random.Random(0x5EED)
     base = make_workspace(tmp_path / "base")
     _corpus(base, rng)
@@ -127,12 +142,14 @@ def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(tmp_path: Pat
         victim = _clone(base, tmp_path / f"victim{attempt}")
         # Several kills in a row on the same store, each at a random point of the run.
         for _ in range(2 if attempt == 0 else 1):
-            if not _run(victim, rng.uniform(0.05, 0.9) * duration):
+            if not _run(victim, rng.uniform(0.05, 0.9) * duration, defer):
                 interrupted += 1
-        _run(victim, None)
+        _run(victim, None, defer)
         assert _snapshot(victim) == want
         with open_store(victim, root=victim) as store:
             assert store.legacy.verify([victim], deep=True).ok
+            with store.db.read() as conn:
+                assert not differences(conn)
             runs = store.db.query("SELECT status FROM import_runs ORDER BY id")
         # killed runs are found dead and marked by the run after them
         assert [s for (s,) in runs][-1] == "done"

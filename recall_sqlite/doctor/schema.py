@@ -13,6 +13,7 @@ from typing import Any
 
 import apsw
 
+from ..journal import deferred
 from ..migrations import schema_sql
 from ..search.index import rebuild_index
 from .pages import way_out
@@ -73,6 +74,22 @@ def check(conn: Any, path: str) -> list[Finding]:
     wrong = differences(conn)
     if not wrong:
         return []
+    unbuilt = deferred.missing(conn)
+    if sorted(wrong) == sorted(("index", n) for n in unbuilt):
+        return [
+            Finding(
+                "schema",
+                "warning",
+                f"{len(unbuilt)} of the journal's read indexes are missing"
+                f" ({', '.join(unbuilt)}): an import builds them after its rows, and one"
+                " is loading or was stopped before it built them. Every answer is right,"
+                " but reads walk the whole journal until that import or the next builds"
+                " them",
+                True,
+                {"objects": [f"index {n}" for n in unbuilt]},
+                fix=wrong,
+            )
+        ]
     tables = [n for t, n in wrong if t == "table" and _fts_of(t, n) is None]
     shown = ", ".join(f"{t} {n}" for t, n in wrong[:6])
     return [

@@ -11,14 +11,17 @@ in the worktree), so synapt's own code computes the same answer from them as fro
 history; `rich_heads` is the one figure it cannot (its count of the whole list).
 
 Every query is a walk of a partial index of schema.sql (journal_wake_*), on the current
-worktree, as synapt's bucket is."""
+worktree, as synapt's bucket is, and names it: the planner would otherwise take a head
+index and sort. Where an import has yet to build them (deferred.py), the same queries run
+unhinted."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from .._record import Frozen
-from . import codec
+from . import codec, deferred
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,7 +118,8 @@ def wake(ctx: StoreContext, branch: str, decode: Any) -> Wake:
     is the current branch (its newest version is taken on a branch that is not main or
     master, as synapt does); `decode` turns rows into JournalEntries."""
     keys = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk}
-    with ctx.db.read() as conn:
+
+    def look(conn: Any) -> tuple[list[Any], list[Any], Any, dict[int, tuple[int, int]], bool]:
         rich: list[tuple[Any, ...]] = conn.execute(_RICH, {**keys, "n": SHOWN + 1}).fetchall()
         complete = True
         if len(rich) > SHOWN and rich[SHOWN - 1][_TS] == rich[SHOWN][_TS]:
@@ -129,7 +133,10 @@ def wake(ctx: StoreContext, branch: str, decode: Any) -> Wake:
         if branch and branch not in TRUNKS:
             versions += conn.execute(_BRANCH_TOP, {**keys, "br": branch}).fetchall()
         count: Any = conn.execute(_RICH_COUNT, keys).fetchall()[0][0]
-        order = _appearance(conn, keys, heads)
+        return heads, versions, count, _appearance(conn, keys, heads), complete
+
+    with ctx.db.read() as conn:
+        heads, versions, count, order, complete = _hinted(conn, look)
     by_seq = {int(r[_SEQ]): r for r in versions}
     rows = [by_seq[s] for s in sorted(by_seq)]
     entries = decode(rows)
@@ -148,7 +155,8 @@ def unclean_candidates(
     in the order synapt's authored list holds them before its sort; each with its instant
     (epoch microseconds)."""
     keys = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk}
-    with ctx.db.read() as conn:
+
+    def look(conn: Any) -> tuple[dict[int, Any], list[int], dict[int, int]]:
         rows: list[tuple[Any, ...]] = [
             *conn.execute(_OWN, {**keys, "sid": session_id}).fetchall(),
             *conn.execute(_SESSIONLESS_NEAR, {**keys, "lo": lo_us, "hi": hi_us}).fetchall(),
@@ -166,6 +174,10 @@ def unclean_candidates(
                 (json.dumps(ordered),),
             )
         }
+        return by_seq, ordered, instants
+
+    with ctx.db.read() as conn:
+        by_seq, ordered, instants = _hinted(conn, look)
     decoded: list[JournalEntry] = decode([by_seq[s] for s in ordered])
     return [(e, instants[s]) for e, s in zip(decoded, ordered, strict=True)]
 
@@ -182,3 +194,26 @@ def _appearance(conn: Any, keys: dict[str, int], heads: list[Any]) -> dict[int, 
         else:
             out[seq] = (1, seq)
     return out
+
+
+def _hinted(conn: Any, look: Callable[[Any], Any]) -> Any:
+    """`look(conn)`; where a read index it names is missing, the same statements again
+    without their index hints, in the same snapshot."""
+    try:
+        return look(conn)
+    except Exception as exc:
+        if not deferred.is_missing_index(exc):
+            raise
+        return look(_Unhinted(conn))
+
+
+class _Unhinted:
+    """A connection whose statements run without their `INDEXED BY` clauses."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        import re
+
+        return self._conn.execute(re.sub(r" INDEXED BY \w+", "", sql), params)

@@ -21,6 +21,7 @@ from typing import Any
 from .. import identity
 from ..context import StoreContext
 from ..errors import ImportConflict, RecallError
+from ..journal import deferred
 from ..journal.bulk import bulk_insert
 from ..limits import MAX_LINE_BYTES
 from ..timestamps import now_us, utc_now_iso
@@ -50,6 +51,12 @@ Progress = Callable[[int, int], None]
 # id and session indexes take their keys at random, so a chunk rewrites most of their pages:
 # at 1M lines, 20,000 lines a chunk spent 11.8 s in commits where 5,000 spent 22.5 s.
 CHUNK_LINES = 20_000
+# A load builds the journal's read indexes after its rows (journal/deferred.py: a quarter
+# less time at 1M lines) when it brings more than this many new bytes and, counting a line
+# as LINE_BYTES (synapt's run about 600), more lines than the database holds rows: building
+# an index costs time for every row stored, keeping it current only for the new ones.
+DEFER_MIN_BYTES = 16 * 1024 * 1024
+LINE_BYTES = 1024
 # Quarantined raw bytes kept in the database per line (the source keeps the rest).
 RAW_KEEP = 256 * 1024 * 1024
 # The in-run cache of raw lines already resolved (16-byte digest -> entry seq): it spares
@@ -136,19 +143,25 @@ class Importer:
         chunk_lines: int = CHUNK_LINES,
         max_line: int = MAX_LINE_BYTES,
         given: list[str] | None = None,
+        defer_indexes: bool | None = None,
     ) -> ImportReport:
         """Import every store the plan selects into this workspace. Idempotent; safe to
         kill at any point and re-run; never writes to the source files. A second import
         of the same workspace waits for the first (a lock beside the database) and then
-        finds the lines it imported already accounted for."""
+        finds the lines it imported already accounted for. `defer_indexes`: build the
+        journal's read indexes after the rows (None: when the load is large against what
+        is stored)."""
         problems = list(plan.problems)
         with run_lock(self._ctx.db.path) as waited:
             run_id = self._start_run(given if given is not None else [str(plan.root)])
-            total = sum(file_size(s.path) for s in plan.stores)
-            state = _RunState(run_id=run_id, total=total, progress=progress)
+            sizes = {ps.key: file_size(ps.path) for ps in plan.stores}
+            state = _RunState(run_id=run_id, total=sum(sizes.values()), progress=progress)
             results: list[SourceResult] = []
             status = "failed"
             try:
+                if self._defers(plan, sizes) if defer_indexes is None else defer_indexes:
+                    with self._ctx.db.write() as conn:
+                        deferred.drop(conn)
                 for ps in plan.stores:
                     results.append(self._import_source(ps, state, chunk_lines, max_line))
                 status = "done"
@@ -156,6 +169,8 @@ class Importer:
                 status = "interrupted"
                 raise
             finally:
+                # Also the indexes a killed run left unbuilt.
+                problems += self._build_indexes()
                 self._finish_run(run_id, status)
         for r in results:
             if r.action in ("failed", "skipped"):
@@ -181,6 +196,38 @@ class Importer:
             missing,
             waited,
         )
+
+    def _defers(self, plan: Plan, sizes: dict[str, int]) -> bool:
+        """Whether this load builds the read indexes after its rows (DEFER_MIN_BYTES)."""
+        db, ws = self._ctx.db, self._ctx.workspace_pk
+        new = 0
+        for ps in plan.stores:
+            cur = current_in(db, ws, ps.key)
+            # (A rewritten file is read again whole: counted low here, which errs on the
+            # side of keeping the indexes.)
+            new += sizes[ps.key] - (cur.size if cur is not None else 0)
+        if new < DEFER_MIN_BYTES:
+            return False
+        stored = db.query("SELECT coalesce(max(seq), 0) FROM journal_entries")[0][0]
+        return int(stored) <= new // LINE_BYTES
+
+    def _build_indexes(self) -> list[Problem]:
+        try:
+            with self._ctx.db.read() as conn:
+                if not deferred.missing(conn):
+                    return []
+            with self._ctx.db.write() as conn:
+                deferred.build(conn)
+        except RecallError as exc:
+            return [
+                Problem(
+                    str(self._ctx.db.path),
+                    f"the journal's read indexes were not built after the rows ({exc}):"
+                    " every answer is right but reads are slow until `recall-sqlite doctor"
+                    " --repair` or the next import builds them",
+                )
+            ]
+        return []
 
     def _start_run(self, paths: list[str]) -> int:
         host = socket.gethostname()

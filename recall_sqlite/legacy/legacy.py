@@ -136,17 +136,25 @@ class Legacy:
         max_line: int = MAX_LINE_BYTES,
         cwd: str | os.PathLike[str] | None = None,
         force: bool = False,
+        defer_indexes: bool | None = None,
     ) -> ImportReport:
         """Import every legacy journal `paths` select (none: every store of the workspace).
         Idempotent; safe to kill at any point and re-run; never writes to the source
         files. The report lists the workspace's stores still not imported. A given path
         that is no synapt journal nor holds one raises InvalidInputError before anything
-        is written (`force`: take a stray file anyway; legacy/admit.py)."""
+        is written (`force`: take a stray file anyway; legacy/admit.py). `defer_indexes`:
+        build the journal's read indexes after the rows (None: when the load is large
+        against what is stored; legacy/importer.py)."""
         given = as_paths(paths)
         plan = self.plan(given, mapping=mapping, cwd=cwd)
         refuse_strangers(plan, force=force)
         return Importer(self._ctx).run(
-            plan, progress=progress, chunk_lines=chunk_lines, max_line=max_line, given=given
+            plan,
+            progress=progress,
+            chunk_lines=chunk_lines,
+            max_line=max_line,
+            given=given,
+            defer_indexes=defer_indexes,
         )
 
     def verify(

@@ -1,0 +1,103 @@
+"""The legacy import as a bulk load: the journal's read indexes are built after the rows
+(journal/deferred.py) when the load is large against what is stored, and the store ends as
+the row-by-row import leaves it."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import apsw
+import pytest
+
+from recall_sqlite import open_store
+from recall_sqlite.doctor.schema import differences
+from recall_sqlite.journal import deferred
+from recall_sqlite.legacy import importer
+
+from .conftest import make_workspace
+from .test_legacy_kill import _clone, _corpus, _snapshot
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    root = make_workspace(tmp_path / "base")
+    _corpus(root, random.Random(7))
+    open_store(root).close()  # the workspace id every clone shares
+    return root
+
+
+def _import(root: Path, defer: bool | None) -> list[list[str]]:
+    """Import everything; what a second connection saw missing at each progress step."""
+    seen: list[list[str]] = []
+    with open_store(root, root=root) as store:
+        other = apsw.Connection(str(store.workspace.db_path), flags=apsw.SQLITE_OPEN_READONLY)
+
+        def watch(done: int, total: int) -> None:
+            seen.append(deferred.missing(other))
+
+        try:
+            report = store.legacy.import_paths(
+                [root], chunk_lines=100, progress=watch, defer_indexes=defer
+            )
+        finally:
+            other.close()
+        assert report.ok, report.to_dict()
+        with store.db.read() as conn:
+            assert not differences(conn)
+        assert store.doctor().ok
+    return seen
+
+
+def test_a_bulk_load_ends_as_the_row_by_row_import(base: Path, tmp_path: Path) -> None:
+    rows, bulk = _clone(base, tmp_path / "rows"), _clone(base, tmp_path / "bulk")
+    assert not any(_import(rows, False))
+    seen = _import(bulk, True)
+    # Readers saw the read indexes missing while the rows went in.
+    assert sum(1 for m in seen if m == list(deferred.read_indexes())) > 10
+    assert _snapshot(bulk) == _snapshot(rows)
+
+
+def test_a_load_defers_only_when_it_is_large_against_what_is_stored(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small = _clone(base, tmp_path / "small")
+    assert not any(_import(small, None)), "a small load keeps its indexes current"
+
+    monkeypatch.setattr(importer, "DEFER_MIN_BYTES", 1024)
+    monkeypatch.setattr(importer, "LINE_BYTES", 64)
+    root = _clone(base, tmp_path / "large")
+    assert any(_import(root, None)), "a large load into an empty store builds them after"
+
+    def schema_version() -> int:
+        with open_store(root, root=root) as store:
+            return int(store.db.query("PRAGMA schema_version")[0][0])
+
+    before = schema_version()
+    assert not any(_import(root, None)), "an unchanged re-run drops nothing"
+    # A few lines appended to a store holding many rows: the indexes stay.
+    path = root / ".synapt" / "recall" / "worktrees" / "docs" / "journal.jsonl"
+    lines = path.read_text().splitlines()
+    with path.open("a") as fh:
+        fh.write("\n".join(lines[:5]).replace("focus", "focus again") + "\n")
+    assert not any(_import(root, None))
+    assert schema_version() == before
+
+
+def test_a_stopped_load_builds_the_read_indexes_on_its_way_out(base: Path, tmp_path: Path) -> None:
+    root = _clone(base, tmp_path / "stopped")
+    calls = 0
+
+    def stop(done: int, total: int) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 5:
+            raise KeyboardInterrupt
+
+    with open_store(root, root=root) as store:
+        with pytest.raises(KeyboardInterrupt):
+            store.legacy.import_paths([root], chunk_lines=100, progress=stop, defer_indexes=True)
+        with store.db.read() as conn:
+            assert not deferred.missing(conn)
+        assert store.db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
+        assert store.journal.read(5).entries, "the stop came after some rows were in"
