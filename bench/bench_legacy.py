@@ -11,6 +11,7 @@ Import and re-import run in child processes so their peak RSS is their own.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -133,6 +134,25 @@ def build(root: Path, n: int, seed: int = 5) -> int:
     return sum(os.path.getsize(f.name) for f in files)
 
 
+def identify_all(root: Path) -> int:
+    """What every line costs before any store, with the standard library alone: the parse,
+    the canonical form (sorted keys, no spaces) and the content id (sha256) that an entry's
+    identity across machines is made of (journal/codec.py)."""
+    dumps, sha = json.dumps, hashlib.sha256
+    count = 0
+    for name in BUCKETS:
+        with open(root / ".synapt" / "recall" / "worktrees" / name / "journal.jsonl", "rb") as f:
+            for line in f:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                canon = dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                sha(canon.encode()).digest()
+                count += 1
+    return count
+
+
 def parse_all(root: Path) -> int:
     """The limit: json.loads over every line of every bucket (malformed ones fail fast)."""
     count = 0
@@ -167,10 +187,10 @@ CHILD = (
     + """
 import json, sys, time
 from recall_sqlite import open_store
-root = sys.argv[1]
+root, defer = sys.argv[1], {"auto": None, "no": False}[sys.argv[2]]
 with open_store(root, root=root) as store:
     t = time.perf_counter()
-    report = store.legacy.import_paths([root]).to_dict()
+    report = store.legacy.import_paths([root], defer_indexes=defer).to_dict()
     seconds = time.perf_counter() - t
 print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(),
                   **{k: report[k] for k in ("lines_total", "imported", "duplicates",
@@ -190,10 +210,14 @@ print(json.dumps({"seconds": time.perf_counter() - t, "peak_mb": peak_mb()}))
 )
 
 
-def _child(code: str, root: Path) -> dict[str, Any]:
+def _child(code: str, root: Path, *args: str) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
     out = subprocess.run(
-        [sys.executable, "-c", code, str(root)], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", code, str(root), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -211,6 +235,18 @@ def run(quick: bool) -> list[dict[str, Any]]:
         rows.append(
             row(
                 "legacy", "parse limit: json.loads of every line", n=lines, ours=parse, bytes=nbytes
+            )
+        )
+
+        ident = median_time(lambda: identify_all(root), repeat=1, warmup=0)
+        rows.append(
+            row(
+                "legacy",
+                "identity floor: json.loads + canonical json.dumps + sha256 of every line",
+                n=lines,
+                ours=ident,
+                limit=parse,
+                limit_name="json.loads parse",
             )
         )
 
@@ -246,7 +282,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         )
 
         open_store(root, root=root).close()
-        first = _child(CHILD, root)
+        first = _child(CHILD, root, "auto")
         assert first["lines_total"] == lines, first
         assert first["imported"] == surveyed.rows_to_create, (first, surveyed.rows_to_create)
         imp = first["seconds"]
@@ -277,7 +313,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 ok=first["peak_mb"] <= 300,
             )
         )
-        again = _child(CHILD, root)
+        again = _child(CHILD, root, "auto")
         assert again["imported"] == 0 and again["unchanged_files"] == len(BUCKETS), again
         rows.append(
             row(
@@ -292,6 +328,24 @@ def run(quick: bool) -> list[dict[str, Any]]:
             )
         )
         rows.append(_sql_floor(Path(tmp), root, first["imported"]))
+        # The same import with the journal's read indexes kept current row by row (what
+        # an import into a store of more rows than it brings does): the bulk load's gain.
+        for p in (root / ".synapt" / "recall").glob("recall-sqlite.db*"):
+            p.unlink()
+        (root / ".synapt" / "recall" / "workspace.json").unlink()  # a new store, not a lost one
+        open_store(root, root=root).close()
+        kept = _child(CHILD, root, "no")
+        assert kept["imported"] == first["imported"], (kept, first)
+        rows.append(
+            row(
+                "legacy",
+                "import, read indexes kept current row by row (no bulk load)",
+                n=lines,
+                ours=kept["seconds"],
+                limit=imp,
+                limit_name="import (bulk load)",
+            )
+        )
         rows.extend(_nested(Path(tmp) / "nested", 2_000 if quick else 100_000, repeat))
         rows.append(_walk_tree(Path(tmp) / "walk", 2_000 if quick else 100_000, repeat))
     return rows
@@ -343,7 +397,7 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     surveyed = survey(root=root)
     assert surveyed.lines_total == lines and len(surveyed.buckets) == 20
     open_store(root, root=root).close()
-    first = _child(CHILD, root)
+    first = _child(CHILD, root, "auto")
     assert first["imported"] == lines, first
     return [
         row("legacy", "parse limit: 20 nested stores", n=lines, ours=limit),
