@@ -328,7 +328,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             )
         )
         rows.append(_sql_floor(Path(tmp), root, first["imported"]))
-        # The same import with the journal's read indexes kept current row by row (what
+        # The same import with the journal's head indexes kept current row by row (what
         # an import into a store of more rows than it brings does): the bulk load's gain.
         for p in (root / ".synapt" / "recall").glob("recall-sqlite.db*"):
             p.unlink()
@@ -339,7 +339,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         rows.append(
             row(
                 "legacy",
-                "import, read indexes kept current row by row (no bulk load)",
+                "import, head indexes kept current row by row (no bulk load)",
                 n=lines,
                 ours=kept["seconds"],
                 limit=imp,

@@ -435,10 +435,10 @@ def _woken(s: Store) -> list[Any]:
     ]
 
 
-def test_read_indexes_an_import_left_unbuilt_change_no_answer_and_doctor_says_so(
+def test_head_indexes_an_import_left_unbuilt_change_no_answer_and_doctor_says_so(
     tmp_path: Path,
 ) -> None:
-    """A killed bulk import leaves the journal's read indexes unbuilt (journal/deferred.py):
+    """A killed bulk import leaves the journal's head indexes unbuilt (journal/deferred.py):
     every answer, the session start's index-hinted queries too, stays what it was; doctor
     says which are missing, as a warning, and --repair builds them."""
     root = make_workspace(tmp_path)
@@ -452,9 +452,7 @@ def test_read_indexes_an_import_left_unbuilt_change_no_answer_and_doctor_says_so
         assert _woken(s) == woken
         (finding,) = s.doctor().findings
         assert (finding.kind, finding.severity, finding.repairable) == ("schema", "warning", True)
-        assert "10 of the journal's read indexes are missing (journal_heads_wt," in (
-            finding.message
-        )
+        assert "4 of the journal's head indexes are missing (journal_heads_wt," in (finding.message)
         assert s.doctor(repair=True).repaired
         with s.db.read() as conn:
             assert not deferred.missing(conn)

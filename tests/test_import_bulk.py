@@ -1,4 +1,4 @@
-"""The legacy import as a bulk load: the journal's read indexes are built after the rows
+"""The legacy import as a bulk load: the journal's head indexes are built after the rows
 (journal/deferred.py) when the load is large against what is stored, and the store ends as
 the row-by-row import leaves it."""
 
@@ -53,8 +53,8 @@ def test_a_bulk_load_ends_as_the_row_by_row_import(base: Path, tmp_path: Path) -
     rows, bulk = _clone(base, tmp_path / "rows"), _clone(base, tmp_path / "bulk")
     assert not any(_import(rows, False))
     seen = _import(bulk, True)
-    # Readers saw the read indexes missing while the rows went in.
-    assert sum(1 for m in seen if m == list(deferred.read_indexes())) > 10
+    # Readers saw the head indexes missing while the rows went in.
+    assert sum(1 for m in seen if m == list(deferred.statements())) > 10
     assert _snapshot(bulk) == _snapshot(rows)
 
 
@@ -84,7 +84,7 @@ def test_a_load_defers_only_when_it_is_large_against_what_is_stored(
     assert schema_version() == before
 
 
-def test_a_stopped_load_builds_the_read_indexes_on_its_way_out(base: Path, tmp_path: Path) -> None:
+def test_a_stopped_load_builds_the_head_indexes_on_its_way_out(base: Path, tmp_path: Path) -> None:
     root = _clone(base, tmp_path / "stopped")
     calls = 0
 

@@ -126,7 +126,7 @@ def _run(root: Path, kill_after: float | None, defer: str = "no") -> float:
 def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(
     tmp_path: Path, defer: str
 ) -> None:
-    """Row by row and as a bulk load that builds the read indexes after its rows: a kill
+    """Row by row and as a bulk load that builds the head indexes after its rows: a kill
     leaves them unbuilt, and the run after it builds them."""
     rng = random.Random(0x5EED)
     base = make_workspace(tmp_path / "base")

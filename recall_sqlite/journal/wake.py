@@ -12,8 +12,8 @@ history; `rich_heads` is the one figure it cannot (its count of the whole list).
 
 Every query is a walk of a partial index of schema.sql (journal_wake_*), on the current
 worktree, as synapt's bucket is, and names it: the planner would otherwise take a head
-index and sort. Where an import has yet to build them (deferred.py), the same queries run
-unhinted."""
+index and sort. Where an import has yet to build the head index that the unclean-end check
+names (deferred.py), the same queries run unhinted."""
 
 from __future__ import annotations
 
@@ -197,7 +197,7 @@ def _appearance(conn: Any, keys: dict[str, int], heads: list[Any]) -> dict[int, 
 
 
 def _hinted(conn: Any, look: Callable[[Any], Any]) -> Any:
-    """`look(conn)`; where a read index it names is missing, the same statements again
+    """`look(conn)`; where a head index it names is missing, the same statements again
     without their index hints, in the same snapshot."""
     try:
         return look(conn)

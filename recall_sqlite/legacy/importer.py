@@ -51,7 +51,7 @@ Progress = Callable[[int, int], None]
 # id and session indexes take their keys at random, so a chunk rewrites most of their pages:
 # at 1M lines, 20,000 lines a chunk spent 11.8 s in commits where 5,000 spent 22.5 s.
 CHUNK_LINES = 20_000
-# A load builds the journal's read indexes after its rows (journal/deferred.py: a quarter
+# A load builds the journal's head indexes after its rows (journal/deferred.py: a fifth
 # less time at 1M lines) when it brings more than this many new bytes and, counting a line
 # as LINE_BYTES (synapt's run about 600), more lines than the database holds rows: building
 # an index costs time for every row stored, keeping it current only for the new ones.
@@ -149,7 +149,7 @@ class Importer:
         kill at any point and re-run; never writes to the source files. A second import
         of the same workspace waits for the first (a lock beside the database) and then
         finds the lines it imported already accounted for. `defer_indexes`: build the
-        journal's read indexes after the rows (None: when the load is large against what
+        journal's head indexes after the rows (None: when the load is large against what
         is stored)."""
         problems = list(plan.problems)
         with run_lock(self._ctx.db.path) as waited:
@@ -198,7 +198,7 @@ class Importer:
         )
 
     def _defers(self, plan: Plan, sizes: dict[str, int]) -> bool:
-        """Whether this load builds the read indexes after its rows (DEFER_MIN_BYTES)."""
+        """Whether this load builds the head indexes after its rows (DEFER_MIN_BYTES)."""
         db, ws = self._ctx.db, self._ctx.workspace_pk
         new = 0
         for ps in plan.stores:
@@ -222,7 +222,7 @@ class Importer:
             return [
                 Problem(
                     str(self._ctx.db.path),
-                    f"the journal's read indexes were not built after the rows ({exc}):"
+                    f"the journal's head indexes were not built after the rows ({exc}):"
                     " every answer is right but reads are slow until `recall-sqlite doctor"
                     " --repair` or the next import builds them",
                 )

@@ -143,7 +143,7 @@ class Legacy:
         files. The report lists the workspace's stores still not imported. A given path
         that is no synapt journal nor holds one raises InvalidInputError before anything
         is written (`force`: take a stray file anyway; legacy/admit.py). `defer_indexes`:
-        build the journal's read indexes after the rows (None: when the load is large
+        build the journal's head indexes after the rows (None: when the load is large
         against what is stored; legacy/importer.py)."""
         given = as_paths(paths)
         plan = self.plan(given, mapping=mapping, cwd=cwd)
