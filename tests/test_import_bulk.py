@@ -5,6 +5,8 @@ the row-by-row import leaves it."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import apsw
@@ -101,3 +103,41 @@ def test_a_stopped_load_builds_the_head_indexes_on_its_way_out(base: Path, tmp_p
             assert not deferred.missing(conn)
         assert store.db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
         assert store.journal.read(5).entries, "the stop came after some rows were in"
+
+
+STOPPED_CHILD = """
+import os, signal, sys
+from recall_sqlite.cli import main
+from recall_sqlite.journal import deferred
+from recall_sqlite.legacy import importer
+importer.DEFER_MIN_BYTES, importer.LINE_BYTES = 1024, 64  # this corpus is a large load
+commit = importer._Chunker._commit
+def commit_then_signal(self, *args, **kwargs):
+    done = commit(self, *args, **kwargs)
+    with self.ctx.db.read() as conn:
+        print("missing:", *deferred.missing(conn), flush=True)
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
+    return done
+importer._Chunker._commit = commit_then_signal
+sys.exit(main(["--cwd", sys.argv[1], "import"]))
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_cli_import_builds_the_head_indexes_before_it_exits(
+    base: Path, tmp_path: Path, signame: str
+) -> None:
+    root = _clone(base, tmp_path / "terminated")
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_CHILD, str(root), signame],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (130, "recall-sqlite: interrupted\n")
+    assert done.stdout.splitlines()[0] == "missing: " + " ".join(deferred.DEFERRED)
+    with open_store(root, root=root) as store:
+        with store.db.read() as conn:
+            assert not deferred.missing(conn)
+        assert store.db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
+        assert store.journal.read(5, all_worktrees=True).entries

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from . import _common as cli
@@ -32,7 +34,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 1
     bar = cli.ProgressBar(args, "import")
     try:
-        with cli.open_from_args(args) as store:
+        with cli.open_from_args(args) as store, _stopped_as_by_ctrl_c():
             report = store.legacy.import_paths(
                 args.paths, mapping=mapping, progress=bar, cwd=args.cwd, force=args.force
             )
@@ -41,6 +43,26 @@ def cmd_import(args: argparse.Namespace) -> int:
     data = report.to_dict()
     cli.emit(args, data, format_import(data))
     return 0 if report.ok else 1
+
+
+@contextlib.contextmanager
+def _stopped_as_by_ctrl_c() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a closed terminal) stop an import as Ctrl-C does: the chunk
+    being written rolls back, the run is recorded as interrupted and the head indexes a
+    bulk load builds after its rows are built on the way out (journal/deferred.py),
+    where the signal's default action would end the process with them unbuilt."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    caught = (signal.SIGTERM, signal.SIGHUP)
+    before = [signal.signal(s, stop) for s in caught]
+    try:
+        yield
+    finally:
+        for s, handler in zip(caught, before, strict=True):
+            signal.signal(s, handler)
 
 
 def format_import(d: dict[str, Any]) -> str:
