@@ -23,7 +23,7 @@ from typing import Any
 
 import apsw
 
-from ..migrations import schema_sql
+from ..migrations import schema_objects
 
 # The head indexes (schema.sql), in its order.
 DEFERRED = (
@@ -37,18 +37,10 @@ DEFERRED = (
 @functools.cache
 def statements() -> dict[str, str]:
     """name -> CREATE INDEX statement (schema.sql's) of every index a load defers."""
-    conn = apsw.Connection(":memory:")
-    try:
-        conn.execute(schema_sql())
-        made = {
-            str(name): str(sql)
-            for name, sql in conn.execute(
-                "SELECT name, sql FROM sqlite_schema WHERE type = 'index'"
-                " AND tbl_name = 'journal_entries'"
-            )
-        }
-    finally:
-        conn.close()
+    made = {
+        name: str(sql)
+        for _, name, sql in schema_objects("type = 'index' AND tbl_name = 'journal_entries'")
+    }
     return {name: made[name] for name in DEFERRED}
 
 

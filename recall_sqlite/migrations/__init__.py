@@ -41,6 +41,25 @@ def schema_sql() -> str:
     return (Path(__file__).resolve().parent.parent / "schema.sql").read_text(encoding="utf-8")
 
 
+def schema_objects(where: str = "1") -> list[tuple[str, str, str | None]]:
+    """(type, name, SQL) of the objects schema.sql makes that `where` selects (an SQL
+    condition on sqlite_schema), as a fresh store holds them: read from a database made
+    from schema.sql in memory."""
+    import apsw
+
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.execute(schema_sql())
+        return [
+            (str(t), str(n), None if sql is None else str(sql))
+            for t, n, sql in conn.execute(
+                f"SELECT type, name, sql FROM sqlite_schema WHERE {where}"
+            )
+        ]
+    finally:
+        conn.close()
+
+
 def migrate_to(conn: Any, version: int) -> None:
     """Run the step that takes a store to `version` (2 .. SCHEMA_VERSION), inside the
     caller's write transaction."""
