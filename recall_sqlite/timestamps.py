@@ -98,18 +98,26 @@ def iso_utc(us: int) -> str:
 
 
 # iso_utc's own form: fixed width, so text order is time order. Months, hours, minutes and
-# seconds in range; a day past its month's end (Feb 30) would still be compared as text.
+# seconds in range here, the day within its month in _real_day.
 _ISO_UTC = re.compile(
     r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
     r"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{6}\+00:00"
 )
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _real_day(text: str) -> bool:
+    """Whether the date of a text in iso_utc's form exists (no Feb 30, no year 0)."""
+    y, m, d = int(text[:4]), int(text[5:7]), int(text[8:10])
+    leap = m == 2 and y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    return y >= 1 and d <= _MONTH_DAYS[m - 1] + leap
 
 
 def is_after(text: str, us: int) -> bool:
     """Whether the instant `text` names is after `us`. A text in iso_utc's form (every
-    time this store writes) is compared as text, without parsing it; any other is parsed.
-    Raises InvalidEntryError when `text` does not parse."""
-    if _ISO_UTC.fullmatch(text):
+    time this store writes) naming a real date is compared as text, without parsing it;
+    any other is parsed. Raises InvalidEntryError when `text` does not parse."""
+    if _ISO_UTC.fullmatch(text) and _real_day(text):
         return text > iso_utc(us)
     return parse_timestamp(text) > us
 

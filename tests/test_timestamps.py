@@ -66,6 +66,9 @@ def test_is_after_is_the_instants_order(a: int, b: int, form: str) -> None:
         "yesterday",
         "2026-13-01T00:00:00.000000+00:00",  # iso_utc's shape, no month 13: parsed, refused
         "2026-01-01T24:00:00.000000+00:00",
+        "2026-02-30T00:00:00.000000+00:00",  # a day past its month's end
+        "2025-02-29T00:00:00.000000+00:00",  # not a leap year
+        "0000-01-01T00:00:00.000000+00:00",  # no year 0
     ],
 )
 def test_is_after_refuses_what_does_not_parse(text: str) -> None:
