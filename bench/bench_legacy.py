@@ -344,6 +344,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 ours=kept["seconds"],
                 limit=imp,
                 limit_name="import (bulk load)",
+                peak_mb=kept["peak_mb"],
             )
         )
         rows.extend(_nested(Path(tmp) / "nested", 2_000 if quick else 100_000, repeat))
