@@ -65,18 +65,25 @@ _SYNAPT_TS = re.compile(layout.TIMESTAMP + r"\Z")
 
 class LineReader:
     """Streams a file's lines from `offset`, hashing every byte it reads so the digest of
-    any prefix that ends inside the current block can be taken at a chunk boundary.
+    any prefix that ends inside the current block can be taken at a chunk boundary
+    (unless hashed=False: the survey needs no digest, and hashing costs it a twentieth).
 
     Yields (offset, data, length, terminated): data is the line without its newline, or
     None when the line is longer than `max_line` (its bytes are re-read on demand)."""
 
     def __init__(
-        self, fh: IO[bytes], *, offset: int = 0, hasher: Any = None, max_line: int = MAX_LINE_BYTES
+        self,
+        fh: IO[bytes],
+        *,
+        offset: int = 0,
+        hasher: Any = None,
+        max_line: int = MAX_LINE_BYTES,
+        hashed: bool = True,
     ) -> None:
         self._fh = fh
         self.start = offset
-        self._hasher = hasher if hasher is not None else hashlib.sha256()
-        self._before = self._hasher.copy()
+        self._hasher = None if not hashed else hasher if hasher is not None else hashlib.sha256()
+        self._before = None if self._hasher is None else self._hasher.copy()
         self._block = b""
         self._block_start = offset
         self._max = max_line
@@ -84,6 +91,8 @@ class LineReader:
 
     def prefix_sha256(self, offset: int) -> str:
         """sha256 of the file's bytes [0, offset); offset must lie in the current block."""
+        if self._before is None:
+            raise ValueError("a LineReader made with hashed=False has no digest")
         h = self._before.copy()
         h.update(self._block[: offset - self._block_start])
         return h.hexdigest()
@@ -102,8 +111,9 @@ class LineReader:
             block = fh.read(_BLOCK)
             if not block:
                 break
-            self._before = self._hasher.copy()
-            self._hasher.update(block)
+            if self._hasher is not None:
+                self._before = self._hasher.copy()
+                self._hasher.update(block)
             self._block, self._block_start = block, pos
             # list[bytes | None] once too-long lines are blanked out
             parts: list[Any] = block.split(b"\n")
@@ -265,6 +275,32 @@ def _fast_us(ts: str) -> int | None:
         return None
     us = day + ((h * 60 + m) * 60 + sec) * 1_000_000
     return us + int(ts[20:26]) if ts[19] == "." else us
+
+
+# What _shaped_us has worked out: days by their bytes (as _DAYS), and microseconds since
+# midnight by "HH:MM:SS" (only real times are kept, so at most 86,400 of them).
+_DAYS_B: dict[bytes, int | None] = {}
+_CLOCK: dict[bytes, int] = {}
+
+
+def _shaped_us(ts: bytes) -> int | None:
+    """_fast_us of a timestamp already known to have synapt's shape (layout.TIMESTAMP);
+    None for a date or time that does not exist."""
+    day = _DAYS_B.get(ts[:10], -1)
+    if day == -1:
+        day = _day_us(ts[:10].decode("ascii"))
+        if len(_DAYS_B) > 100_000:
+            _DAYS_B.clear()
+        _DAYS_B[ts[:10]] = day
+    clock = _CLOCK.get(ts[11:19])
+    if clock is None:
+        h, m, sec = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
+        if h > 23 or m > 59 or sec > 59:
+            return None
+        clock = _CLOCK[ts[11:19]] = ((h * 60 + m) * 60 + sec) * 1_000_000
+    if day is None:
+        return None
+    return day + clock + int(ts[20:26]) if ts[19:20] == b"." else day + clock
 
 
 def _escapes_clean(text: str) -> bool:
@@ -458,7 +494,10 @@ def _unquote(token: bytes) -> str:
     return token[1:-1].decode("ascii")
 
 
-def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> Seen | Bad:
+def inspect(
+    data: bytes, terminated: bool, stripped: bytes | None = None, key: int | None = None
+) -> Seen | Bad:
+    """What the survey counts of one line (`key`: hash(stripped), if the caller has it)."""
     if stripped is None:
         stripped = data.strip()
     # (A line longer than the field limit may hold a field over it: the parser decides.)
@@ -466,15 +505,16 @@ def inspect(data: bytes, terminated: bool, stripped: bytes | None = None) -> See
     if m is not None and (
         b"\\" not in stripped or layout.noncanonical_escape().search(stripped) is None
     ):
-        us = _fast_us(m.group("timestamp").decode("ascii"))
+        ts, sid, branch, auto, enriched = m.groups()
+        us = _shaped_us(ts)
         if us is not None:
             return (
-                hash(stripped),
-                _unquote(m.group("session_id")),
-                _unquote(m.group("branch")),
+                hash(stripped) if key is None else key,
+                sid[1:-1].decode("ascii") if b"\\" not in sid else _unquote(sid),
+                branch[1:-1].decode("ascii") if b"\\" not in branch else _unquote(branch),
                 us,
-                m.group("auto") == b"true",
-                m.group("enriched") == b"true",
+                auto == b"true",
+                enriched == b"true",
             )
     decoded = decode(data, terminated, stripped)
     if isinstance(decoded, Bad):

@@ -17,14 +17,18 @@ from ..limits import MAX_LINE_BYTES
 from ..paths.resolve import resolve
 from ..timestamps import iso_utc
 from .find import Bucket, Problem, file_size
-from .lines import TOO_LONG, Bad, LineReader, classify, inspect, too_long
+from .lines import TOO_LONG, Bad, LineReader, Seen, classify, inspect, too_long
 from .plan import Plan, as_paths, make_plan
 
 Progress = Callable[[int, int], None]
-_SURVEY_CACHE_MAX = 100_000
-_FAR_FUTURE = 1 << 62
+_ODD_CACHE_MAX = 100_000
 _M64 = (1 << 64) - 1
 _DIFFERS = 1 << 64
+# A content packed in one int (_Scan._pack): where its fields start.
+_TS_OFFSET = 1 << 62  # epoch us of any year 1-9999, plus this, fits 63 bits unsigned
+_TS_MASK = (1 << 63) - 1
+_SID = 63
+_CLASS = 127
 
 
 @dataclass
@@ -64,7 +68,8 @@ class BucketSurvey:
             "entries_without_session": self.no_session,
             "first": iso_utc(self.first_us) if self.first_us is not None else None,
             "last": iso_utc(self.last_us) if self.last_us is not None else None,
-            "branches": dict(self.branches.most_common()),
+            # most lines first; a tie by name, so the order does not depend on the reading
+            "branches": dict(sorted(self.branches.items(), key=lambda kv: (-kv[1], kv[0]))),
             "auto": self.auto,
             "enriched": self.enriched,
             "worktree": self.worktree,
@@ -231,11 +236,18 @@ class _Scan:
 
     def __init__(self, max_line: int) -> None:
         self.max_line = max_line
-        self.contents: set[int] = set()
-        # Lines already inspected, by a 64-bit hash of their stripped bytes: copies of a
-        # line in several buckets are the survey's commonest case, and inspecting one is
-        # the cost of a parse. Bounded (cleared when full) so memory stays flat on any input.
-        self.inspected: dict[int, Any] = {}
+        # content key -> what the survey counts of that content, packed in one int (_pack).
+        # Copies of a line in several buckets are the survey's commonest case, and a valid
+        # line's content key is the hash of its bytes when they are the bytes synapt writes
+        # (lines.inspect): so one lookup of those bytes both finds a copy and answers it
+        # without inspecting it again, whatever the journal's size, for an int per content.
+        self.contents: dict[int, int] = {}
+        # The other valid lines (bytes synapt would not write: their key is not their
+        # bytes' hash), by a hash of their bytes. Bounded (cleared when full) so memory
+        # stays flat on any input.
+        self.odd: dict[int, Any] = {}
+        self.branch_ids: dict[str, int] = {}
+        self.branch_names: list[str] = []
         # hash of a session id -> one int: the bitmask of buckets it appears in (bits 65
         # and up), whether two different versions were seen (bit 64) and its first content
         # key (bits 0-63). Ints, not tuples of strings: this table has an entry per
@@ -243,57 +255,115 @@ class _Scan:
         # odds ~1e-8 per million sessions, would merge two sessions in these counts only.)
         self.sessions: dict[int, int] = {}
 
+    def _pack(self, seen: Seen) -> int:
+        """One content as an int: bits 0-62 its epoch us + 2**62, 63-126 its session id's
+        hash, and from 127 up its class: has a session id (127), auto (128), enriched
+        (129), branch number in branch_names (130 up). The class is what _tally counts."""
+        _, sid, branch, ts_us, auto, enriched = seen
+        bid = self.branch_ids.get(branch)
+        if bid is None:
+            bid = self.branch_ids[branch] = len(self.branch_names)
+            self.branch_names.append(branch)
+        cls = (bid << 3) | (enriched << 2) | (auto << 1) | (1 if sid else 0)
+        sk = hash(sid) & _M64 if sid else 0
+        return (cls << _CLASS) | (sk << _SID) | (ts_us + _TS_OFFSET)
+
     def bucket(
         self, s: BucketSurvey, fh: Any, bucket_bit: int, progress: Callable[[int], None] | None
     ) -> None:
-        reader = LineReader(fh, max_line=self.max_line)
-        # Locals: this loop runs once per line of every bucket.
-        contents, inspected, sessions = self.contents, self.inspected, self.sessions
-        branches, malformed = s.branches, s.malformed
-        lines = valid = dups = no_sid = n_auto = n_enriched = 0
-        first, last = _FAR_FUTURE, -_FAR_FUTURE
+        reader = LineReader(fh, max_line=self.max_line, hashed=False)
+        # lines by class (_pack), the duplicates and the earliest and latest instant
+        tally = _Tally([0] * (8 * len(self.branch_names)))
         try:
             for batch, big, terminated in reader.batches():
-                lines += len(batch)
+                s.lines += len(batch)
                 if big:
                     # too long to inspect; their lengths are in `big`
-                    malformed[TOO_LONG] += len(big)
-                for data in batch:
-                    if data is None:
-                        continue
-                    stripped = data.strip()
-                    h = hash(stripped)
-                    seen: Any = inspected.get(h)
-                    if seen is None:
-                        seen = inspect(data, terminated, stripped)
-                        if type(seen) is Bad:
-                            malformed[seen.reason] += 1
-                            continue
-                        if len(inspected) >= _SURVEY_CACHE_MAX:
-                            inspected.clear()
-                        inspected[h] = seen
-                    key, sid, branch, ts_us, auto, enriched = seen
-                    valid += 1
-                    before = len(contents)
-                    contents.add(key)
-                    dups += len(contents) == before
-                    if sid:
-                        _note_session(sessions, hash(sid), key, bucket_bit)
-                    else:
-                        no_sid += 1
-                    first, last = min(first, ts_us), max(last, ts_us)
-                    branches[branch] = branches.get(branch, 0) + 1
-                    n_auto += auto
-                    n_enriched += enriched
+                    s.malformed[TOO_LONG] += len(big)
+                self._batch(batch, terminated, s.malformed, tally, bucket_bit)
                 if progress is not None:
                     progress(reader.end)
         except OSError as exc:
-            s.error = f"read failed after line {lines}: {exc.strerror or exc}"
-        s.lines, s.valid, s.duplicates, s.no_session = lines, valid, dups, no_sid
-        s.auto, s.enriched = n_auto, n_enriched
-        if valid:
-            s.first_us, s.last_us = first, last
+            s.error = f"read failed after line {s.lines}: {exc.strerror or exc}"
+        for cls, count in enumerate(tally.per_class):
+            if count:
+                s.branches[self.branch_names[cls >> 3]] += count
+                s.valid += count
+                s.no_session += 0 if cls & 1 else count
+                s.auto += count if cls & 2 else 0
+                s.enriched += count if cls & 4 else 0
+        s.duplicates = tally.dups
+        if s.valid:
+            s.first_us, s.last_us = tally.first - _TS_OFFSET, tally.last - _TS_OFFSET
         s.size = reader.end
+
+    def _batch(
+        self,
+        batch: list[bytes | None],
+        terminated: bool,
+        malformed: Counter[str],
+        tally: _Tally,
+        bucket_bit: int,
+    ) -> None:
+        # Locals: this loop runs once per line of every bucket.
+        contents, odd, sessions = self.contents, self.odd, self.sessions
+        per_class, dups, first, last = tally.per_class, tally.dups, tally.first, tally.last
+        for data in batch:
+            if data is None:
+                continue
+            stripped = data.strip()
+            key = hash(stripped)
+            packed = contents.get(key)
+            if packed is not None:
+                dups += 1  # the very bytes of a content already counted
+            else:
+                seen: Any = odd.get(key)
+                if seen is None:
+                    seen = inspect(data, terminated, stripped, key)
+                    if type(seen) is Bad:
+                        malformed[seen.reason] += 1
+                        continue
+                if seen[0] != key:
+                    if len(odd) >= _ODD_CACHE_MAX:
+                        odd.clear()
+                    odd[key] = seen
+                    key = seen[0]
+                    packed = contents.get(key)  # (its content may be known)
+                if packed is None:
+                    packed = contents[key] = self._pack(seen)
+                else:
+                    dups += 1
+            cls = packed >> _CLASS
+            try:
+                per_class[cls] += 1
+            except IndexError:  # a branch new since the bucket began
+                per_class.extend([0] * (8 * len(self.branch_names) - len(per_class)))
+                per_class[cls] += 1
+            if cls & 1:
+                # The session's bitmask (see __init__); written only when it changes.
+                sk = (packed >> _SID) & _M64
+                prev = sessions.get(sk)
+                if prev is None:
+                    sessions[sk] = bucket_bit | (key & _M64)
+                else:
+                    now = prev | bucket_bit | (0 if prev & _M64 == key & _M64 else _DIFFERS)
+                    if now != prev:
+                        sessions[sk] = now
+            ts = packed & _TS_MASK
+            if ts < first:
+                first = ts
+            if ts > last:
+                last = ts
+        tally.dups, tally.first, tally.last = dups, first, last
+
+
+class _Tally:
+    """One bucket's counts while it is read (_Scan.bucket)."""
+
+    def __init__(self, per_class: list[int]) -> None:
+        self.per_class = per_class
+        self.dups = 0
+        self.first, self.last = _TS_MASK + 1, -1  # past any packed instant, before any
 
 
 class _PendingScan:
@@ -335,14 +405,6 @@ class _PendingScan:
 def _offset_progress(progress: Progress, done: int, total: int) -> Callable[[int], None]:
     """Progress inside one bucket, as bytes of the whole survey."""
     return lambda n: progress(done + n, total)
-
-
-def _note_session(sessions: dict[int, int], sk: int, key: int, bucket_bit: int) -> None:
-    prev = sessions.get(sk)
-    if prev is None:
-        sessions[sk] = bucket_bit | (key & _M64)
-    elif not prev & bucket_bit or prev & _M64 != key & _M64:
-        sessions[sk] = prev | bucket_bit | (0 if prev & _M64 == key & _M64 else _DIFFERS)
 
 
 def _sessions_per_bucket(sessions: dict[int, int], n: int) -> list[int]:
