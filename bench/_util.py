@@ -29,6 +29,21 @@ def median_time(
     return statistics.median(samples)
 
 
+def interleaved_calls(fns: dict[str, Callable[[], Any]], calls: int) -> dict[str, list[float]]:
+    """Each fn's wall time per call, the calls taken in turn (a, b, a, b, ...): the state a
+    write leaves behind changes what the next write costs (a store just built is slower
+    for its first writes; a WAL checkpoint lands on whichever commit crosses its size), so
+    neither fn gets the early calls or a run of checkpoints to itself."""
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    clock = time.perf_counter
+    for _ in range(calls):
+        for name, fn in fns.items():
+            start = clock()
+            fn()
+            samples[name].append(clock() - start)
+    return samples
+
+
 def row(
     suite: str,
     case: str,
