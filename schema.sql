@@ -100,6 +100,11 @@ CREATE INDEX journal_heads_wt ON journal_entries (workspace_id, worktree_id, ts_
 CREATE INDEX journal_heads_wt_branch ON journal_entries (workspace_id, worktree_id, branch, ts_us, sid_order DESC) WHERE head_wt = 1;
 CREATE INDEX journal_heads_ws ON journal_entries (workspace_id, ts_us, sid_order DESC) WHERE head_ws = 1;
 CREATE INDEX journal_heads_ws_branch ON journal_entries (workspace_id, branch, ts_us, sid_order DESC) WHERE head_ws = 1;
+-- Full-text search joins each match to its entry for the scope, the head flags and the order
+-- (search/journal.py, INDEXED BY): a probe of these few columns, tens of bytes an entry,
+-- instead of the entry's row, so a common word's hundred thousand matches touch a tenth of
+-- the pages (schema version 11).
+CREATE INDEX journal_heads_by_seq ON journal_entries (seq, workspace_id, head_wt, head_ws, worktree_id, branch, meaningful, ts_us, sid_order) WHERE head_wt = 1 OR head_ws = 1;
 -- Cursors walk insertion order per branch.
 CREATE INDEX journal_by_branch_seq ON journal_entries (workspace_id, branch, seq);
 -- What synapt's session start reads of the journal, in its own order (the timestamp's text,

@@ -92,3 +92,23 @@ def test_the_session_start_branch_lookup_walks_its_partial_index(filled: Store) 
     params = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk, "br": "feat"}
     plan = _plan(filled, wake._BRANCH_TOP, params)
     assert "journal_wake_branch" in plan and "TEMP B-TREE" not in plan, plan
+
+
+@pytest.mark.parametrize("analyzed", [False, True])
+@pytest.mark.parametrize(
+    "all_worktrees,by_branch,meaningful", list(itertools.product([False, True], repeat=3))
+)
+def test_search_probes_the_narrow_head_index_per_match(
+    filled: Store, analyzed: bool, all_worktrees: bool, by_branch: bool, meaningful: bool
+) -> None:
+    from recall_sqlite.search.journal import _sql as search_sql
+
+    if analyzed:
+        filled.db.query("ANALYZE")
+    k = Keys(1, None if all_worktrees else 1, "main" if by_branch else None, meaningful)
+    sql = search_sql(k.shape, k.category_sql("e.worktree_id", "e.branch"), k.basis_sql("e"))
+    plan = _plan(filled, sql, {**k.params(), "match": "f1", "limit": 10})
+    # the full-text index drives; each match is one probe of the index, never of the row
+    assert "SCAN f VIRTUAL TABLE" in plan, plan
+    assert "SEARCH e USING COVERING INDEX journal_heads_by_seq (seq=?" in plan, plan
+    assert plan.index("SCAN f") < plan.index("SEARCH e"), plan

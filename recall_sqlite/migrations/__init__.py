@@ -31,6 +31,7 @@ STEPS: tuple[str, ...] = (
     "v008_sync",
     "v009_wake",
     "v010_compact_heads",
+    "v011_search_probe",
 )
 SCHEMA_VERSION = 1 + len(STEPS)
 
