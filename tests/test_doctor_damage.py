@@ -452,7 +452,7 @@ def test_head_indexes_an_import_left_unbuilt_change_no_answer_and_doctor_says_so
         assert _woken(s) == woken
         (finding,) = s.doctor().findings
         assert (finding.kind, finding.severity, finding.repairable) == ("schema", "warning", True)
-        assert "4 of the journal's head indexes are missing (journal_heads_wt," in (finding.message)
+        assert "5 of the journal's head indexes are missing (journal_heads_wt," in (finding.message)
         assert s.doctor(repair=True).repaired
         with s.db.read() as conn:
             assert not deferred.missing(conn)

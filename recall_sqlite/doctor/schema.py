@@ -76,8 +76,8 @@ def check(conn: Any, path: str) -> list[Finding]:
                 f"{len(unbuilt)} of the journal's head indexes are missing"
                 f" ({', '.join(unbuilt)}): an import builds them after its rows, and one"
                 " is loading or was stopped before it built them. Every answer is right,"
-                " but reads of the newest entries walk the whole journal until that import"
-                " or the next builds them",
+                " but reads of the newest entries walk the whole journal and a search reads"
+                " every match's row until that import or the next builds them",
                 True,
                 {"objects": [f"index {n}" for n in unbuilt]},
                 fix=wrong,
