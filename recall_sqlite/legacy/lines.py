@@ -66,7 +66,7 @@ _SYNAPT_TS = re.compile(layout.TIMESTAMP + r"\Z")
 class LineReader:
     """Streams a file's lines from `offset`, hashing every byte it reads so the digest of
     any prefix that ends inside the current block can be taken at a chunk boundary
-    (unless hashed=False: the survey needs no digest, and hashing costs it a twentieth).
+    (unless hashed=False: the survey needs no digest, and hashing cost it a tenth).
 
     Yields (offset, data, length, terminated): data is the line without its newline, or
     None when the line is longer than `max_line` (its bytes are re-read on demand)."""

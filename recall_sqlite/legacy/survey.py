@@ -258,7 +258,8 @@ class _Scan:
     def _pack(self, seen: Seen) -> int:
         """One content as an int: bits 0-62 its epoch us + 2**62, 63-126 its session id's
         hash, and from 127 up its class: has a session id (127), auto (128), enriched
-        (129), branch number in branch_names (130 up). The class is what _tally counts."""
+        (129), branch number in branch_names (130 up). A bucket's _Tally counts lines by
+        class."""
         _, sid, branch, ts_us, auto, enriched = seen
         bid = self.branch_ids.get(branch)
         if bid is None:
