@@ -197,3 +197,12 @@ def test_files_laid_out_as_synapt_lays_them_out(tmp_path: Path) -> None:
     ]
     assert layout.holds_journals(data)
     git(tmp_path, "--version")  # git is there for the layouts above
+
+
+def test_the_line_pattern_captures_in_the_order_the_survey_unpacks() -> None:
+    # lines.inspect unpacks match.groups() as CAPTURED names them
+    from recall_sqlite import synapt_layout as layout
+
+    index = layout.line_pattern().groupindex
+    assert sorted(index, key=index.__getitem__) == list(layout.CAPTURED)
+    assert list(layout.CAPTURED) == [f for f in layout.FIELDS if f in layout.CAPTURED]
