@@ -22,7 +22,8 @@ or to `doctor --repair`, and doctor says which are missing (doctor/schema.py).""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import apsw
 
@@ -78,3 +79,30 @@ def build(conn: Any) -> list[str]:
 def is_missing_index(exc: BaseException) -> bool:
     """Whether a statement failed because an index it names is not there."""
     return isinstance(exc, apsw.SQLError) and "no such index" in str(exc)
+
+
+_T = TypeVar("_T")
+
+
+def hinted(conn: Any, look: Callable[[Any], _T]) -> _T:
+    """`look(conn)`; where an index its statements name (`INDEXED BY`) is missing, as one
+    of these is while a load has yet to build it, the same statements again without their
+    hints, in the same snapshot."""
+    try:
+        return look(conn)
+    except apsw.SQLError as exc:
+        if not is_missing_index(exc):
+            raise
+        return look(_Unhinted(conn))
+
+
+class _Unhinted:
+    """A connection whose statements run without their `INDEXED BY` clauses."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        import re
+
+        return self._conn.execute(re.sub(r" INDEXED BY \w+", "", sql), params)

@@ -18,7 +18,6 @@ names (deferred.py), the same queries run unhinted."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 from .._record import Frozen
 from . import codec, deferred
@@ -136,7 +135,7 @@ def wake(ctx: StoreContext, branch: str, decode: Any) -> Wake:
         return heads, versions, count, _appearance(conn, keys, heads), complete
 
     with ctx.db.read() as conn:
-        heads, versions, count, order, complete = _hinted(conn, look)
+        heads, versions, count, order, complete = deferred.hinted(conn, look)
     by_seq = {int(r[_SEQ]): r for r in versions}
     rows = [by_seq[s] for s in sorted(by_seq)]
     entries = decode(rows)
@@ -177,7 +176,7 @@ def unclean_candidates(
         return by_seq, ordered, instants
 
     with ctx.db.read() as conn:
-        by_seq, ordered, instants = _hinted(conn, look)
+        by_seq, ordered, instants = deferred.hinted(conn, look)
     decoded: list[JournalEntry] = decode([by_seq[s] for s in ordered])
     return [(e, instants[s]) for e, s in zip(decoded, ordered, strict=True)]
 
@@ -194,26 +193,3 @@ def _appearance(conn: Any, keys: dict[str, int], heads: list[Any]) -> dict[int, 
         else:
             out[seq] = (1, seq)
     return out
-
-
-def _hinted(conn: Any, look: Callable[[Any], Any]) -> Any:
-    """`look(conn)`; where a head index it names is missing, the same statements again
-    without their index hints, in the same snapshot."""
-    try:
-        return look(conn)
-    except Exception as exc:
-        if not deferred.is_missing_index(exc):
-            raise
-        return look(_Unhinted(conn))
-
-
-class _Unhinted:
-    """A connection whose statements run without their `INDEXED BY` clauses."""
-
-    def __init__(self, conn: Any) -> None:
-        self._conn = conn
-
-    def execute(self, sql: str, params: Any = ()) -> Any:
-        import re
-
-        return self._conn.execute(re.sub(r" INDEXED BY \w+", "", sql), params)

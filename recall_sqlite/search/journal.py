@@ -11,11 +11,9 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import apsw
-
 from .. import scope
 from ..checks import require_int
-from ..journal.deferred import is_missing_index
+from ..journal.deferred import hinted
 from ..journal.journal import ENTRY_COLUMNS
 from ..journal.order import READ_ORDER
 from .fusion import FUSION_DEPTH, Candidate, Fusion, check_hybrid, rank, vector_ranking
@@ -28,11 +26,6 @@ if TYPE_CHECKING:
 
     from ..journal.entry import JournalEntry
     from ..journal.journal import Journal
-
-
-# Named, so a load that has not built it yet (journal/deferred.py) runs the statement
-# without it.
-_HINT = " INDEXED BY journal_heads_by_seq"
 
 
 @cache
@@ -51,7 +44,7 @@ def _sql(k_shape: tuple[bool, bool, bool], category: str, basis: str) -> str:
 WITH m AS MATERIALIZED (
        SELECT e.seq AS seq, f.rank AS score, e.ts_us AS ts_us, e.sid_order AS sid_order,
               {category} AS cat
-         FROM journal_fts f CROSS JOIN journal_entries e{_HINT}
+         FROM journal_fts f CROSS JOIN journal_entries e INDEXED BY journal_heads_by_seq
            ON e.seq = f.rowid
         WHERE journal_fts MATCH :match AND {basis}),
      counts AS (SELECT sum(cat = 0) AS here, sum(cat = 1) AS worktrees, sum(cat = 2) AS branches
@@ -102,14 +95,8 @@ def search_journal(
         if parsed.terms:
             shape = (k.worktree_pk is None, k.branch is not None, k.meaningful)
             sql = _sql(shape, k.category_sql("e.worktree_id", "e.branch"), k.basis_sql("e"))
-            rows: list[tuple[Any, ...]]
-            try:
-                rows = conn.execute(sql, params).fetchall()
-            except apsw.SQLError as exc:
-                # A bulk load builds the index after its rows (journal/deferred.py).
-                if not is_missing_index(exc):
-                    raise
-                rows = conn.execute(sql.replace(_HINT, ""), params).fetchall()
+            # (A bulk load builds the index it names after its rows: journal/deferred.py.)
+            rows: list[tuple[Any, ...]] = hinted(conn, lambda c: c.execute(sql, params).fetchall())
             if rows:
                 first = rows[0]
                 total, elsewhere = scope.totals(((0, first[3]), (1, first[4]), (2, first[5])))
