@@ -245,23 +245,10 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tupl
     return value, _escapes_clean(text) and len(stripped) <= max_field_bytes()
 
 
-_DAYS: dict[str, int | None] = {}
-
-
-def _day_us(day: str) -> int | None:
-    """Epoch us of a YYYY-MM-DD at midnight UTC (cached: journals span few days), or None
-    for a date that does not exist."""
-    us = _DAYS.get(day, -1)
-    if us == -1:
-        try:
-            delta = datetime.fromisoformat(day).replace(tzinfo=timezone.utc) - _EPOCH
-            us = delta.days * 86_400_000_000
-        except ValueError:
-            us = None
-        if len(_DAYS) > 100_000:
-            _DAYS.clear()
-        _DAYS[day] = us
-    return us
+# What _shaped_us has worked out: days by their bytes (journals span few days), and
+# microseconds since midnight by "HH:MM:SS" (only real times are kept: at most 86,400).
+_DAYS: dict[bytes, int | None] = {}
+_CLOCK: dict[bytes, int] = {}
 
 
 def _fast_us(ts: str) -> int | None:
@@ -269,29 +256,22 @@ def _fast_us(ts: str) -> int | None:
     microseconds); None sends anything else to the general parser."""
     if _SYNAPT_TS.match(ts) is None:
         return None
-    day = _day_us(ts[:10])
-    h, m, sec = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
-    if day is None or h > 23 or m > 59 or sec > 59:
-        return None
-    us = day + ((h * 60 + m) * 60 + sec) * 1_000_000
-    return us + int(ts[20:26]) if ts[19] == "." else us
-
-
-# What _shaped_us has worked out: days by their bytes (as _DAYS), and microseconds since
-# midnight by "HH:MM:SS" (only real times are kept, so at most 86,400 of them).
-_DAYS_B: dict[bytes, int | None] = {}
-_CLOCK: dict[bytes, int] = {}
+    return _shaped_us(ts.encode("ascii"))
 
 
 def _shaped_us(ts: bytes) -> int | None:
     """_fast_us of a timestamp already known to have synapt's shape (layout.TIMESTAMP);
     None for a date or time that does not exist."""
-    day = _DAYS_B.get(ts[:10], -1)
+    day = _DAYS.get(ts[:10], -1)
     if day == -1:
-        day = _day_us(ts[:10].decode("ascii"))
-        if len(_DAYS_B) > 100_000:
-            _DAYS_B.clear()
-        _DAYS_B[ts[:10]] = day
+        try:
+            delta = datetime.fromisoformat(ts[:10].decode()).replace(tzinfo=timezone.utc)
+            day = (delta - _EPOCH).days * 86_400_000_000
+        except ValueError:
+            day = None
+        if len(_DAYS) > 100_000:
+            _DAYS.clear()
+        _DAYS[ts[:10]] = day
     clock = _CLOCK.get(ts[11:19])
     if clock is None:
         h, m, sec = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
