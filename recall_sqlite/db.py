@@ -3,10 +3,8 @@ and the read/write transaction discipline every table module uses."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 from _thread import RLock
-from pathlib import Path
 
 import apsw
 
@@ -27,11 +25,14 @@ from .errors import (
 )
 from .migrations import SCHEMA_VERSION
 from .paths import datadir, storefile
+from .paths.files import pure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from pathlib import Path
     from typing import Any
+
+    from .paths.files import StrPath
 
 # "RCSQ": lets `file`, sqlite3 and this code tell a recall-sqlite store from any other
 # SQLite file, synapt's own index/recall.db included.
@@ -51,7 +52,7 @@ def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
     return rows[0][0] if rows else None
 
 
-def _wal_size(path: Path) -> int:
+def _wal_size(path: str) -> int:
     try:
         return os.stat(f"{path}-wal").st_size
     except OSError:
@@ -69,7 +70,7 @@ def harden(conn: apsw.Connection) -> None:
     conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
 
 
-def translate(exc: apsw.Error, path: Path) -> StoreError:
+def translate(exc: apsw.Error, path: StrPath) -> StoreError:
     """Map apsw's exceptions onto this package's typed errors."""
     if isinstance(exc, apsw.NotADBError):
         return NotAStoreError(f"{path} is not an SQLite database; {storefile.RESTORE_HINT}")
@@ -88,7 +89,7 @@ def translate(exc: apsw.Error, path: Path) -> StoreError:
     return StoreError(f"{path}: {exc}")
 
 
-def translate_any(exc: BaseException, path: Path) -> BaseException:
+def translate_any(exc: BaseException, path: StrPath) -> BaseException:
     """translate() for apsw errors. While rows are read, a value that cannot be decoded
     or has a type its column never holds is damage too (SQLite hands back what the page
     holds): a CorruptStoreError. The package's own errors pass unchanged."""
@@ -118,33 +119,42 @@ class Database:
     `force` starts a new store where the file is damaged (see paths/storefile.py), moving
     the damaged files aside first; without it damage is an error, never a fresh store."""
 
-    def __init__(self, path: Path, *, read_only: bool = False, force: bool = False) -> None:
-        self.path = path
+    def __init__(self, path: StrPath, *, read_only: bool = False, force: bool = False) -> None:
+        # The store file as text: the engine never builds a pathlib.Path (see paths/files.py).
+        self.file = pure(path)
         self.read_only = read_only
         # Why a write is refused (a read-only open, or a file this process cannot write).
         self.read_only_reason = "it is open read-only"
         # Public so the journal's hot read path can hold it without a context manager.
         self.lock = RLock()
         self.immutable = False
-        self.moved_aside: Path | None = None  # where force put a damaged store
+        self.moved_aside: str | None = None  # where force put a damaged store
         self.conn = self._connect(force)
         # Which file this connection writes: a write first checks the path still names it.
-        self._identity = _file_identity(path)
+        self._identity = _file_identity(self.file)
+
+    @property
+    def path(self) -> Path:
+        """The store file as a Path, for hosts."""
+        from pathlib import Path
+
+        return Path(self.file)
 
     # -- opening --------------------------------------------------------------------
 
     def _connect(self, force: bool) -> apsw.Connection:
-        path = self.path
-        if path.is_dir():
+        path = self.file
+        if os.path.isdir(path):
             raise WorkspaceError(
-                f"{path} is a directory: a store is a file (e.g. {path / datadir.DB_FILE})"
+                f"{path} is a directory: a store is a file"
+                f" (e.g. {os.path.join(path, datadir.DB_FILE)})"
             )
         what = storefile.damage(path)
         if what is not None:
             if self.read_only or not force:
                 raise storefile.damaged_error(what)
             self._move_aside()
-        if not os.path.lexists(path) or (os.path.islink(path) and not path.exists()):
+        if not os.path.lexists(path) or (os.path.islink(path) and not os.path.exists(path)):
             if self.read_only:
                 raise NoStoreError(f"{path} does not exist (no store yet; nothing was created)")
             self._create()
@@ -163,7 +173,7 @@ class Database:
 
     def _session(self) -> apsw.Connection:
         """The connection, configured and checked, the schema brought up to date."""
-        path = self.path
+        path = self.file
         try:
             try:
                 return self._configured(self._open(path))
@@ -185,7 +195,7 @@ class Database:
         return conn
 
     def _configure(self, conn: apsw.Connection) -> None:
-        path = self.path
+        path = self.file
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         harden(conn)
         # Pages and cells freed by any write are zeroed, so a forgotten entry leaves no
@@ -223,23 +233,24 @@ class Database:
         import time
 
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        self.moved_aside = storefile.move_aside(self.path, stamp)
+        self.moved_aside = storefile.move_aside(self.file, stamp)
 
     def _create(self) -> None:
         """A new store, built under a private temporary name and published whole: its own
         name never shows an empty or half-made file (storefile.damage relies on that).
         Nothing is created through a dangling symlink (SQLite would create its target with
         the umask's mode, wherever it points) or in a directory that does not exist."""
-        path = self.path
+        path = self.file
         if os.path.islink(path):
             raise StoreError(f"{path} is a dangling symlink; refusing to create a store through it")
-        if not path.parent.is_dir():
+        directory, name = os.path.split(path)
+        if not os.path.isdir(directory or "."):
             # The store makes its own data directory before opening; a directory named by
             # hand (--db) must exist: a typo must not create a tree somewhere.
             raise WorkspaceError(
-                f"cannot create {path}: the directory {path.parent} does not exist"
+                f"cannot create {path}: the directory {directory or '.'} does not exist"
             )
-        built = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.new")
+        built = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.new")
         try:
             # 0600 before SQLite sees it, so it (and the -wal/-shm files SQLite derives from
             # its mode) is never readable by other users.
@@ -259,26 +270,28 @@ class Database:
             raise _os_error(path, exc) from None
         finally:
             for suffix in ("", "-journal", "-wal", "-shm"):
-                with contextlib.suppress(OSError):
+                try:
                     os.unlink(f"{built}{suffix}")
+                except OSError:
+                    pass
 
-    def _open(self, path: Path) -> apsw.Connection:
+    def _open(self, path: str) -> apsw.Connection:
         if not self.read_only:
             # No SQLITE_OPEN_CREATE: only _create makes a store file.
-            return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+            return apsw.Connection(path, flags=apsw.SQLITE_OPEN_READWRITE)
         if os.access(path, os.W_OK):
             # A reader of a file it could write opens it read-write with every write
             # refused (query_only): SQLite then removes the -wal/-shm files when this is
             # the last connection, as it does for a writer; a read-only connection cannot,
             # and a read would leave them behind.
-            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+            conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READWRITE)
             try:
                 conn.execute("PRAGMA query_only=ON")
                 conn.execute("PRAGMA application_id").fetchall()
                 return conn
             except (apsw.CantOpenError, apsw.ReadOnlyError):
                 conn.close()
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
         try:
             conn.execute("PRAGMA application_id").fetchall()
             return conn
@@ -296,7 +309,7 @@ class Database:
 
         self.immutable = True
         return apsw.Connection(
-            f"file:{quote(str(path))}?immutable=1",
+            f"file:{quote(path)}?immutable=1",
             flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
         )
 
@@ -309,18 +322,18 @@ class Database:
         version = self._user_version(conn)
         if app_id not in (0, APPLICATION_ID):
             raise ForeignDatabaseError(
-                f"{self.path} belongs to another application (application_id {app_id:#x})"
+                f"{self.file} belongs to another application (application_id {app_id:#x})"
             )
         if app_id == 0:
             tables = scalar(conn, "SELECT count(*) FROM sqlite_schema")
             if tables:
                 raise ForeignDatabaseError(
-                    f"{self.path} is an SQLite database of another application "
+                    f"{self.file} is an SQLite database of another application "
                     "(it has tables but no recall-sqlite application_id)"
                 )
         if version > SCHEMA_VERSION:
             raise SchemaTooNewError(
-                f"{self.path} has schema version {version}; this recall-sqlite understands "
+                f"{self.file} has schema version {version}; this recall-sqlite understands "
                 f"up to {SCHEMA_VERSION}: upgrade recall-sqlite"
             )
 
@@ -347,10 +360,7 @@ class Database:
                     conn.execute(f"PRAGMA user_version={version}")
                     conn.execute("COMMIT")
                 except BaseException:
-                    # SQLite may have rolled back already (a full disk does): the error
-                    # that matters is the first one, not "no transaction is active".
-                    with contextlib.suppress(apsw.Error):
-                        conn.execute("ROLLBACK")
+                    _rollback(conn)
                     raise
         finally:
             conn.execute("PRAGMA foreign_keys=ON")
@@ -358,101 +368,44 @@ class Database:
     def reader(self) -> Database:
         """Another read-only connection to the same file, for work that runs beside this
         one in another thread (SQLite releases the GIL while a statement runs)."""
-        return Database(self.path, read_only=True)
+        return Database(self.file, read_only=True)
 
     # -- transactions ---------------------------------------------------------------
+    # Context managers written as classes, not with contextlib: contextlib (with
+    # functools) is ~2 ms of a CLI start, and a class enters and leaves faster.
 
-    @contextlib.contextmanager
-    def read(self) -> Iterator[apsw.Connection]:
+    def read(self) -> _Read:
         """A consistent snapshot for several statements (e.g. rows and their counts)."""
-        with self.lock:
-            conn = self.conn
-            try:
-                conn.execute("BEGIN")
-                try:
-                    yield conn
-                finally:
-                    try:
-                        conn.execute("COMMIT")
-                    except apsw.Error:
-                        # (A damaged page can fail even a reader's COMMIT.) Never leave
-                        # the connection inside the transaction.
-                        with contextlib.suppress(apsw.Error):
-                            conn.execute("ROLLBACK")
-                        raise
-            except (apsw.Error, ValueError, TypeError) as exc:
-                raise translate_any(exc, self.path) from None
+        return _Read(self)
 
-    @contextlib.contextmanager
-    def scratch(self) -> Iterator[apsw.Connection]:
+    def scratch(self) -> _Scratch:
         """read(), in which TEMP tables may be built (doctor's deep checks compare with an
         index built there). A reader's connection refuses every write (query_only), TEMP
         ones too, so that is lifted for the snapshot's length; the main file is never
         written here (and write() stays refused)."""
-        with self.lock:
-            lifted = bool(scalar(self.conn, "PRAGMA query_only"))
-            if lifted:
-                self.conn.execute("PRAGMA query_only=OFF")
-            try:
-                with self.read() as conn:
-                    yield conn
-            finally:
-                if lifted:
-                    self.conn.execute("PRAGMA query_only=ON")
+        return _Scratch(self)
 
-    @contextlib.contextmanager
-    def autocommit(self) -> Iterator[apsw.Connection]:
+    def autocommit(self) -> _Autocommit:
         """Statements under the lock with no explicit transaction: each one sees the latest
         commit. For reads whose statements need not share one snapshot."""
-        with self.lock:
-            try:
-                yield self.conn
-            except (apsw.Error, ValueError, TypeError) as exc:
-                raise translate_any(exc, self.path) from None
+        return _Autocommit(self)
 
-    @contextlib.contextmanager
-    def write(self, *, wait: bool = True) -> Iterator[apsw.Connection]:
+    def write(self, *, wait: bool = True) -> _Write:
         """BEGIN IMMEDIATE: take the write lock up front, so a read-then-write cannot
         fail half way with SQLITE_BUSY; roll back on any exception (nothing half-written).
         `wait=False`: BusyError at once when another writer holds the lock (a write that
         may be skipped must never make a reader wait)."""
         if self.read_only:
-            raise ReadOnlyStoreError(f"{self.path}: no write, {self.read_only_reason}")
-        with self.lock:
-            conn = self.conn
-            self.check_same_file()
-            try:
-                if not wait:
-                    conn.set_busy_timeout(0)
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                finally:
-                    if not wait:
-                        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-            except apsw.Error as exc:
-                raise translate(exc, self.path) from None
-            try:
-                yield conn
-            except BaseException as exc:
-                with contextlib.suppress(apsw.Error):
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, apsw.Error):
-                    raise translate(exc, self.path) from None
-                raise
-            try:
-                conn.execute("COMMIT")
-            except apsw.Error as exc:
-                with contextlib.suppress(apsw.Error):
-                    conn.execute("ROLLBACK")
-                raise translate(exc, self.path) from None
+            raise ReadOnlyStoreError(f"{self.file}: no write, {self.read_only_reason}")
+        return _Write(self, wait)
 
     def check_same_file(self) -> None:
         """Refuse to write when the path no longer names the file this connection has open
         (deleted by `git clean`, replaced by a restore): SQLite would acknowledge every
         write into an unlinked file that nobody will read again."""
-        if _file_identity(self.path) != self._identity:
+        if _file_identity(self.file) != self._identity:
             raise StoreGoneError(
-                f"{self.path} was deleted or replaced while this process had it open; "
+                f"{self.file} was deleted or replaced while this process had it open; "
                 "nothing was written: open the store again"
             )
 
@@ -462,14 +415,158 @@ class Database:
             try:
                 return self.conn.execute(sql, params).fetchall()
             except (apsw.Error, ValueError, TypeError) as exc:
-                raise translate_any(exc, self.path) from None
+                raise translate_any(exc, self.file) from None
 
     def close(self) -> None:
         with self.lock:
             self.conn.close()
 
 
-def _os_error(path: Path, exc: OSError) -> StoreError:
+def _rollback(conn: apsw.Connection) -> None:
+    """ROLLBACK, when SQLite has not rolled back already (a full disk does): the error
+    that matters is the first one, not "no transaction is active"."""
+    try:
+        conn.execute("ROLLBACK")
+    except apsw.Error:
+        pass
+
+
+class _Read:
+    __slots__ = ("db",)
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def __enter__(self) -> apsw.Connection:
+        db = self.db
+        db.lock.acquire()
+        try:
+            db.conn.execute("BEGIN")
+        except (apsw.Error, ValueError, TypeError) as exc:
+            db.lock.release()
+            raise translate_any(exc, db.file) from None
+        except BaseException:
+            db.lock.release()
+            raise
+        return db.conn
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        db = self.db
+        try:
+            try:
+                db.conn.execute("COMMIT")
+            except apsw.Error as failed:
+                # (A damaged page can fail even a reader's COMMIT.) Never leave the
+                # connection inside the transaction.
+                _rollback(db.conn)
+                raise translate(failed, db.file) from None
+            if isinstance(exc, (apsw.Error, ValueError, TypeError)):
+                raise translate_any(exc, db.file) from None
+        finally:
+            db.lock.release()
+
+
+class _Scratch:
+    __slots__ = ("db", "lifted", "inner")
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.lifted = False
+        self.inner = _Read(db)
+
+    def __enter__(self) -> apsw.Connection:
+        db = self.db
+        db.lock.acquire()
+        try:
+            self.lifted = bool(scalar(db.conn, "PRAGMA query_only"))
+            if self.lifted:
+                db.conn.execute("PRAGMA query_only=OFF")
+            try:
+                return self.inner.__enter__()
+            except BaseException:
+                if self.lifted:
+                    db.conn.execute("PRAGMA query_only=ON")
+                raise
+        except BaseException:
+            db.lock.release()
+            raise
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        db = self.db
+        try:
+            self.inner.__exit__(kind, exc, tb)
+        finally:
+            try:
+                if self.lifted:
+                    db.conn.execute("PRAGMA query_only=ON")
+            finally:
+                db.lock.release()
+
+
+class _Autocommit:
+    __slots__ = ("db",)
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def __enter__(self) -> apsw.Connection:
+        self.db.lock.acquire()
+        return self.db.conn
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        db = self.db
+        db.lock.release()
+        if isinstance(exc, (apsw.Error, ValueError, TypeError)):
+            raise translate_any(exc, db.file) from None
+
+
+class _Write:
+    __slots__ = ("db", "wait")
+
+    def __init__(self, db: Database, wait: bool) -> None:
+        self.db = db
+        self.wait = wait
+
+    def __enter__(self) -> apsw.Connection:
+        db = self.db
+        db.lock.acquire()
+        try:
+            conn = db.conn
+            db.check_same_file()
+            try:
+                if not self.wait:
+                    conn.set_busy_timeout(0)
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                finally:
+                    if not self.wait:
+                        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            except apsw.Error as exc:
+                raise translate(exc, db.file) from None
+        except BaseException:
+            db.lock.release()
+            raise
+        return conn
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        db = self.db
+        conn = db.conn
+        try:
+            if exc is not None:
+                _rollback(conn)
+                if isinstance(exc, apsw.Error):
+                    raise translate(exc, db.file) from None
+                return
+            try:
+                conn.execute("COMMIT")
+            except apsw.Error as failed:
+                _rollback(conn)
+                raise translate(failed, db.file) from None
+        finally:
+            db.lock.release()
+
+
+def _os_error(path: str, exc: OSError) -> StoreError:
     import errno
 
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -477,7 +574,7 @@ def _os_error(path: Path, exc: OSError) -> StoreError:
     return StoreError(f"cannot create {path}: {exc.strerror or exc}")
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
+def _file_identity(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except OSError:

@@ -4,7 +4,6 @@ module only composes; each family owns its tables."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from . import identity
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
@@ -12,7 +11,7 @@ from .db import Database
 from .errors import InvalidInputError, NoStoreError, RecallError, StoreError, WorkspaceError
 from .journal.journal import Journal
 from .paths import datadir, idfile, storefile
-from .paths.files import ensure_private_dir
+from .paths.files import ensure_private_dir, is_dir, is_file, pure
 from .paths.resolve import resolve
 
 TYPE_CHECKING = False
@@ -52,18 +51,32 @@ class Store:
     """The composition root: the table families on one connection, and search composed
     into the journal and summaries families (search/ depends on them, not the reverse)."""
 
-    def __init__(self, ctx: StoreContext, info: WorkspaceInfo) -> None:
+    def __init__(self, ctx: StoreContext, where: dict[str, Any]) -> None:
+        """`where`: WorkspaceInfo's fields, the paths as text."""
         self._ctx = ctx
-        self.workspace = info
-        self._others = _others_of(info.db_path)
+        self._where = where
+        self._info: WorkspaceInfo | None = None
+        self._others = _others_of(where["db_path"])
         self.journal = Journal(
             ctx,
             searcher=self._search_journal,
             files=self._forget_copies,
             others=self._others,
-            hold=_hold_of(info.db_path),
+            hold=_hold_of(where["db_path"]),
         )
         self._families: dict[str, Any] = {}
+
+    @property
+    def workspace(self) -> WorkspaceInfo:
+        """The resolved identity, its paths as Paths (built when first asked for: a read
+        never imports pathlib, see paths/files.py)."""
+        if self._info is None:
+            from pathlib import Path
+
+            w = self._where
+            paths = {k: Path(w[k]) for k in ("root", "worktree_root", "db_path")}
+            self._info = WorkspaceInfo(**{**w, **paths})
+        return self._info
 
     @property
     def db(self) -> Database:
@@ -199,40 +212,44 @@ class Store:
         self.close()
 
 
-def _others_of(db_path: Path) -> Callable[[], int] | None:
+def _others_of(db_path: str) -> Callable[[], int] | None:
     """How many entry versions other machines hold that this store has not pulled, when
     the store syncs (sync/peers.py keeps the count beside it); None otherwise."""
-    book = db_path.with_name(db_path.name + "-sync") / "peers.json"
+    book = os.path.join(db_path + "-sync", "peers.json")
     if not os.path.exists(book):
         return None
+    from pathlib import Path
+
     from .sync.peers import PeerBook
 
-    return PeerBook(book).ahead
+    return PeerBook(Path(book)).ahead
 
 
-def _hold_of(db_path: Path) -> Callable[[], AbstractContextManager[Any]] | None:
+def _hold_of(db_path: str) -> Callable[[], AbstractContextManager[Any]] | None:
     """Replication held still, this machine's replica history purged: for a forget, when
     the store syncs (`sync init` wrote its config); None otherwise."""
-    if not os.path.exists(db_path.with_name(db_path.name + "-sync") / "config.json"):
+    if not os.path.exists(os.path.join(db_path + "-sync", "config.json")):
         return None
 
     def hold() -> AbstractContextManager[Any]:
+        from pathlib import Path
+
         from .sync.pause import quiet
 
-        return quiet(db_path, purge=True)
+        return quiet(Path(db_path), purge=True)
 
     return hold
 
 
-def resolve_db_path(root: Path, db_path: str | os.PathLike[str] | None) -> Path:
+def resolve_db_path(root: str | os.PathLike[str], db_path: str | os.PathLike[str] | None) -> str:
     """The database file: `db_path`, else $RECALL_SQLITE_DB, else the workspace's own. A
     relative path is relative to the workspace root, never to where the process stands:
     every subdirectory of the workspace names the same store with it."""
     given = db_path if db_path is not None else os.environ.get(DB_ENV) or None
     if given is None:
         return datadir.default_db_path(root)
-    path = Path(given).expanduser()
-    return path if path.is_absolute() else root / path
+    path = pure(os.path.expanduser(os.fspath(given)))
+    return path if path.startswith("/") else pure(os.path.join(os.fspath(root), path))
 
 
 def open_store(
@@ -286,26 +303,27 @@ def _open_store(
     force: bool,
 ) -> Store:
     resolved = resolve(cwd, root=root)
-    for text in (str(resolved.root), resolved.worktree, str(resolved.worktree_root)):
+    ws_root, wt_root = resolved.root_text, resolved.worktree_root_text
+    for text in (ws_root, resolved.worktree, wt_root):
         text.encode("utf-8")  # UnicodeEncodeError (a ValueError) for undecodable bytes
     explicit = db_path is not None or bool(os.environ.get(DB_ENV))
-    path = resolve_db_path(resolved.root, db_path)
-    str(path).encode("utf-8")
+    path = resolve_db_path(ws_root, db_path)
+    path.encode("utf-8")
     warnings = list(resolved.warnings)
     if not explicit:
-        datadir.check_data_dir(resolved.root, trusted=resolved.resolved_by == "SYNAPT_RECALL_ROOT")
+        datadir.check_data_dir(ws_root, trusted=resolved.resolved_by == "SYNAPT_RECALL_ROOT")
     else:
         _check_named_path(path, read_only)
-    uuid = _workspace_id(resolved.root, path, warnings, read_only, force, explicit)
+    uuid = _workspace_id(ws_root, path, warnings, read_only, force, explicit)
     if not read_only and not explicit:
-        ensure_private_dir(path.parent)
-        datadir.ensure_gitignore(resolved.root)
+        ensure_private_dir(os.path.dirname(path))
+        datadir.ensure_gitignore(ws_root)
     db = Database(path, read_only=read_only, force=force)
     if uuid is None:
         # Minted only once the store file exists: a process that finds the id finds its
         # store too, and a missing store beside an id always means a lost one.
         try:
-            uuid = idfile.ensure_workspace_id(resolved.root)
+            uuid = idfile.ensure_workspace_id(ws_root)
         except BaseException:
             db.close()
             raise
@@ -318,10 +336,10 @@ def _open_store(
             db,
             identity.Sighting(
                 uuid,
-                str(resolved.root),
+                ws_root,
                 resolved.worktree,
                 resolved.worktree_name,
-                str(resolved.worktree_root),
+                wt_root,
             ),
         )
     except BaseException:
@@ -332,39 +350,40 @@ def _open_store(
         "workspace; both copies read and write one merged history (move the copy's "
         ".synapt/recall/workspace.json aside to give it its own id)"
         for other in reg.other_roots
-        if _carries_id(Path(other), uuid)
+        if _carries_id(other, uuid)
     ]
     ctx = StoreContext(
         db, reg.workspace_pk, uuid, reg.worktree_pk, resolved.worktree, resolved.branch
     )
-    info = WorkspaceInfo(
-        id=uuid,
-        root=resolved.root,
-        resolved_by=resolved.resolved_by,
-        weak=resolved.weak,
-        worktree=resolved.worktree,
-        worktree_name=resolved.worktree_name,
-        worktree_root=resolved.worktree_root,
-        branch=resolved.branch,
-        db_path=path,
-        warnings=tuple(warnings),
-    )
-    return Store(ctx, info)
+    where = {
+        "id": uuid,
+        "root": ws_root,
+        "resolved_by": resolved.resolved_by,
+        "weak": resolved.weak,
+        "worktree": resolved.worktree,
+        "worktree_name": resolved.worktree_name,
+        "worktree_root": wt_root,
+        "branch": resolved.branch,
+        "db_path": path,
+        "warnings": tuple(warnings),
+    }
+    return Store(ctx, where)
 
 
-def _check_named_path(path: Path, read_only: bool) -> None:
+def _check_named_path(path: str, read_only: bool) -> None:
     """A database named by hand (--db, $RECALL_SQLITE_DB): a file, in a directory that
     exists, checked before anything is minted (a typo creates nothing anywhere)."""
-    if path.is_dir():
+    if is_dir(path):
         raise WorkspaceError(
-            f"{path} is a directory: a store is a file (e.g. {path / datadir.DB_FILE})"
+            f"{path} is a directory: a store is a file (e.g. {os.path.join(path, datadir.DB_FILE)})"
         )
-    if not read_only and not path.parent.is_dir():
-        raise WorkspaceError(f"cannot create {path}: the directory {path.parent} does not exist")
+    directory = os.path.dirname(path) or "."
+    if not read_only and not is_dir(directory):
+        raise WorkspaceError(f"cannot create {path}: the directory {directory} does not exist")
 
 
 def _workspace_id(
-    root: Path, path: Path, warnings: list[str], read_only: bool, force: bool, explicit: bool
+    root: str, path: str, warnings: list[str], read_only: bool, force: bool, explicit: bool
 ) -> str | None:
     """The workspace's id: its workspace.json's, else the one its store holds, else None:
     a write open mints one (after the store exists). A store lost or damaged where the id
@@ -385,7 +404,7 @@ def _workspace_id(
     return None
 
 
-def _refuse_lost_store(path: Path) -> None:
+def _refuse_lost_store(path: str) -> None:
     """The workspace has an id, so its store was made here: a missing file is a lost
     store (deleted, moved, not restored), not a workspace without one."""
     if not os.path.lexists(path) and storefile.damage(path) is None:
@@ -397,14 +416,14 @@ def _refuse_lost_store(path: Path) -> None:
 
 
 def _recover_id(
-    path: Path, root: Path, warnings: list[str], *, restore: bool, any_id: bool
+    path: str, root: str, warnings: list[str], *, restore: bool, any_id: bool
 ) -> str | None:
     """The id the database already records, when workspace.json is gone (deleted, or the
     store was copied or restored into a clone elsewhere): minting a new one would hide
     the whole history. The id recorded for this root; or, `any_id` (the workspace's own
     store file, which holds only this workspace's history), the one seen last anywhere.
     Restored into the workspace (a write open) with a warning."""
-    if not path.is_file():
+    if not is_file(path):
         return None
     try:
         probe = Database(path, read_only=True)
@@ -415,7 +434,7 @@ def _recover_id(
             return None  # a write open: Database refuses the file, or (forced) sets it aside
         raise
     try:
-        rows = identity.uuids_at_root(probe, str(root))
+        rows = identity.uuids_at_root(probe, root)
         elsewhere = [] if rows or not any_id else identity.workspaces_last_seen(probe)
     finally:
         probe.close()
@@ -443,8 +462,8 @@ def _recover_id(
     return uuid
 
 
-def _carries_id(root: Path, uuid: str) -> bool:
+def _carries_id(root: str, uuid: str) -> bool:
     try:
-        return root.is_dir() and idfile.read_workspace_id(root) == uuid
+        return is_dir(root) and idfile.read_workspace_id(root) == uuid
     except (WorkspaceError, OSError):
         return False

@@ -459,8 +459,10 @@ def test_linked_worktree_of_home_repo_is_refused(tmp_path: Path) -> None:
 
 def test_paths() -> None:
     root = Path("/x/ws")
-    assert data_dir(root) == root / ".synapt" / "recall"
-    assert default_db_path(root) == root / ".synapt" / "recall" / "recall-sqlite.db"
+    # Text, like every path the engine keeps (paths/files.py); a str or a Path root alike.
+    for spelled in (root, "/x/ws", "/x//ws/"):
+        assert data_dir(spelled) == str(root / ".synapt" / "recall")
+        assert default_db_path(spelled) == str(root / ".synapt" / "recall" / "recall-sqlite.db")
     assert RESOLVED_BY == (
         "argument",
         "SYNAPT_RECALL_ROOT",
@@ -506,13 +508,13 @@ def test_workspace_id_minted_once(tmp_path: Path, umask_022: None) -> None:
     assert str(uuid.UUID(first)) == first and uuid.UUID(first).version == 4
     assert ensure_workspace_id(root) == first == read_workspace_id(root)
 
-    path = data_dir(root) / "workspace.json"
+    path = Path(data_dir(root)) / "workspace.json"
     doc = json.loads(path.read_text())
     assert doc["workspace_id"] == first and doc["created_at"].endswith("+00:00")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE((root / ".synapt").stat().st_mode) == 0o700
-    assert stat.S_IMODE(data_dir(root).stat().st_mode) == 0o700
-    assert sorted(p.name for p in data_dir(root).iterdir()) == ["workspace.json"]
+    assert stat.S_IMODE(Path(data_dir(root)).stat().st_mode) == 0o700
+    assert sorted(p.name for p in Path(data_dir(root)).iterdir()) == ["workspace.json"]
 
 
 def test_workspace_id_without_hard_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -523,9 +525,9 @@ def test_workspace_id_without_hard_links(tmp_path: Path, monkeypatch: pytest.Mon
     root = make_grip(tmp_path / "ws")
     first = ensure_workspace_id(root)
     assert ensure_workspace_id(root) == first
-    path = data_dir(root) / "workspace.json"
+    path = Path(data_dir(root)) / "workspace.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert sorted(p.name for p in data_dir(root).iterdir()) == ["workspace.json"]
+    assert sorted(p.name for p in Path(data_dir(root)).iterdir()) == ["workspace.json"]
 
 
 def test_workspace_id_lost_race_returns_winner(
@@ -533,7 +535,7 @@ def test_workspace_id_lost_race_returns_winner(
 ) -> None:
     root = make_grip(tmp_path / "ws")
     winner = str(uuid.uuid4())
-    ensure_private_dir(data_dir(root))
+    ensure_private_dir(Path(data_dir(root)))
     real_read = wsmod.read_workspace_id
     calls = {"n": 0}
 
@@ -541,14 +543,16 @@ def test_workspace_id_lost_race_returns_winner(
         calls["n"] += 1
         if calls["n"] == 1:
             # Between our check and our publish another process writes its id.
-            (data_dir(r) / "workspace.json").write_text(json.dumps({"workspace_id": winner}))
+            (Path(data_dir(r)) / "workspace.json").write_text(json.dumps({"workspace_id": winner}))
             return None
         return real_read(r)
 
     monkeypatch.setattr(wsmod, "read_workspace_id", late_read)
     assert ensure_workspace_id(root) == winner
-    assert json.loads((data_dir(root) / "workspace.json").read_text())["workspace_id"] == winner
-    assert sorted(p.name for p in data_dir(root).iterdir()) == ["workspace.json"]
+    assert (
+        json.loads((Path(data_dir(root)) / "workspace.json").read_text())["workspace_id"] == winner
+    )
+    assert sorted(p.name for p in Path(data_dir(root)).iterdir()) == ["workspace.json"]
 
 
 def _mint_worker(root: str, barrier: Any, out: Any) -> None:
@@ -573,7 +577,7 @@ def test_workspace_id_concurrent_processes(tmp_path: Path) -> None:
             assert p.exitcode == 0
         assert len(set(ids)) == 1
         assert read_workspace_id(root) == ids[0]
-        assert sorted(p.name for p in data_dir(root).iterdir()) == ["workspace.json"]
+        assert sorted(p.name for p in Path(data_dir(root)).iterdir()) == ["workspace.json"]
 
 
 @pytest.mark.parametrize(
@@ -593,8 +597,8 @@ def test_workspace_id_concurrent_processes(tmp_path: Path) -> None:
 )
 def test_corrupt_workspace_json_is_an_error(tmp_path: Path, content: str) -> None:
     root = make_grip(tmp_path / "ws")
-    ensure_private_dir(data_dir(root))
-    path = data_dir(root) / "workspace.json"
+    ensure_private_dir(Path(data_dir(root)))
+    path = Path(data_dir(root)) / "workspace.json"
     path.write_text(content)
     with pytest.raises(WorkspaceError, match="workspace.json"):
         read_workspace_id(root)
@@ -605,9 +609,9 @@ def test_corrupt_workspace_json_is_an_error(tmp_path: Path, content: str) -> Non
 
 def test_workspace_json_extra_fields_are_kept(tmp_path: Path) -> None:
     root = make_grip(tmp_path / "ws")
-    ensure_private_dir(data_dir(root))
+    ensure_private_dir(Path(data_dir(root)))
     wid = str(uuid.uuid4())
-    (data_dir(root) / "workspace.json").write_text(
+    (Path(data_dir(root)) / "workspace.json").write_text(
         json.dumps({"workspace_id": wid, "note": "hand-edited"})
     )
     assert ensure_workspace_id(root) == wid

@@ -35,11 +35,13 @@ def _set_up(args: argparse.Namespace) -> None:
     """SyncSetupError unless `sync init` (or restore) ran here, before anything opens the
     store: pull, run and status never create a store where there is none (a new machine
     that checks `sync status` first can still `sync restore`)."""
+    from pathlib import Path
+
     from ..paths.resolve import resolve
     from ..store import resolve_db_path
     from ..sync.state import SyncState
 
-    SyncState(resolve_db_path(resolve(args.cwd).root, args.db)).config()
+    SyncState(Path(resolve_db_path(resolve(args.cwd).root, args.db))).config()
 
 
 def _seconds(text: str) -> float:
@@ -244,6 +246,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ..paths.resolve import resolve
     from ..store import open_store, resolve_db_path
     from ..sync.pause import quiet
@@ -252,7 +256,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from ..sync.state import SyncState
 
     root = resolve(args.cwd).root
-    db_path = resolve_db_path(root, args.db)
+    db_path = Path(resolve_db_path(root, args.db))
     done = restore(root, db_path, args.url, key=args.key, force=args.force)
     with open_store(args.cwd, db_path=args.db) as store:
         state = SyncState(db_path)

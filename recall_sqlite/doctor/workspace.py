@@ -27,7 +27,7 @@ def findings(ctx: StoreContext, info: WorkspaceInfo, legacy: Legacy) -> list[Fin
         others = identity.other_histories(conn, ctx.workspace_pk)
     out = _identity_findings(info, roots, trees)
     out.extend(_file_findings(ctx, info, roots))
-    if info.db_path == datadir.default_db_path(info.root):
+    if str(info.db_path) == datadir.default_db_path(info.root):
         out.extend(_other_histories(others))
     out.extend(_legacy_findings(legacy))
     return out

@@ -138,7 +138,7 @@ def walk(root: Path, *, extra: tuple[Path, ...] = ()) -> Walk:
     mains = [root] if (root / ".git").is_dir() else []
     while pending or mains:
         while mains:
-            for wt in linked_worktrees(mains.pop()):
+            for wt in map(Path, linked_worktrees(mains.pop())):
                 _add_checkout(result, wt, root, env, seen_keys)
                 # A linked griptree's desk is the griptree directory around its repos.
                 top = wt.parent if (wt.parent / ".gitgrip" / "griptree.json").is_file() else wt

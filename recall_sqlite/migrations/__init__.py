@@ -14,7 +14,7 @@ of every earlier version (tests/stores/) and compares it with a fresh one.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,9 @@ SCHEMA_VERSION = 1 + len(STEPS)
 def schema_sql() -> str:
     """The latest schema, from one path: `recall_sqlite/schema.sql` is the file itself in
     the wheel and a link to the repository's top-level `schema.sql` in a checkout."""
-    return (Path(__file__).resolve().parent.parent / "schema.sql").read_text(encoding="utf-8")
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    with open(os.path.join(package, "schema.sql"), encoding="utf-8") as fh:
+        return fh.read()
 
 
 def schema_objects(where: str = "1") -> list[tuple[str, str, str | None]]:

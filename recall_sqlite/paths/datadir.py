@@ -7,30 +7,30 @@ synapt_layout.py's business, not this module's.)"""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from pathlib import Path
 
 from ..errors import WorkspaceError
-from .files import write_private
+from .files import pure, write_private
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
+    from .files import StrPath
+
 DB_FILE: Final = "recall-sqlite.db"
 _GITIGNORE = "# recall-sqlite: session memory can hold secrets; never commit it\n*\n"
 
 
-def data_dir(root: Path) -> Path:
-    return Path(root) / ".synapt" / "recall"
+def data_dir(root: StrPath) -> str:
+    return os.path.join(pure(root), ".synapt", "recall")
 
 
-def default_db_path(root: Path) -> Path:
-    return data_dir(root) / DB_FILE
+def default_db_path(root: StrPath) -> str:
+    return os.path.join(data_dir(root), DB_FILE)
 
 
-def check_data_dir(root: Path, *, trusted: bool = False) -> None:
+def check_data_dir(root: StrPath, *, trusted: bool = False) -> None:
     """Refuse a `.synapt`, `.synapt/recall` or store file that is a symlink leading out of
     the workspace: a repository can carry one (into another user's world-writable
     directory, or into /etc for a root process), and entries would be written and read
@@ -41,7 +41,7 @@ def check_data_dir(root: Path, *, trusted: bool = False) -> None:
         real_root = os.path.realpath(root)
     except (OSError, ValueError):
         return
-    for path in (root / ".synapt", data_dir(root), default_db_path(root)):
+    for path in (os.path.join(pure(root), ".synapt"), data_dir(root), default_db_path(root)):
         if not os.path.islink(path):
             continue
         target = os.path.realpath(path)
@@ -52,10 +52,13 @@ def check_data_dir(root: Path, *, trusted: bool = False) -> None:
             )
 
 
-def ensure_gitignore(root: Path) -> None:
+def ensure_gitignore(root: StrPath) -> None:
     """`.synapt/.gitignore` ignoring everything, so `git add -A` does not publish the store."""
-    target = Path(root) / ".synapt" / ".gitignore"
-    if os.path.lexists(target) or not target.parent.is_dir():
+    holder = os.path.join(pure(root), ".synapt")
+    target = os.path.join(holder, ".gitignore")
+    if os.path.lexists(target) or not os.path.isdir(holder):
         return
-    with contextlib.suppress(OSError):
+    try:
         write_private(target, _GITIGNORE.encode(), exclusive=True)
+    except OSError:
+        pass

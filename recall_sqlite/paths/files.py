@@ -1,12 +1,18 @@
-"""The file operations the path code shares: bounded reads of small marker files, and
-private (0600/0700), durable writes of the files the store keeps beside itself."""
+"""The file operations the path code shares: bounded reads of small marker files,
+private (0600/0700), durable writes of the files the store keeps beside itself, and the
+few operations on path text that pathlib would do.
+
+The path code works on `str` paths with os.path, never pathlib: importing pathlib imports
+`re`, `fnmatch` and `urllib.parse`, which were a sixth of a hook's `journal read` process.
+`pure` spells a path as pathlib would (so messages and keys are unchanged) and `real`
+resolves it as Path.resolve does; tests/test_path_text.py holds both to pathlib."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from pathlib import Path
+from errno import EBADF, ELOOP, ENOENT, ENOTDIR
+from stat import S_ISDIR, S_ISREG
 
 from ..errors import DiskFullError, RecallError, StoreError, WorkspaceAccessError, WorkspaceError
 
@@ -14,15 +20,85 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
+    StrPath = str | os.PathLike[str]
+
 # Marker and pointer files are tiny; a cap keeps a hostile or mistaken multi-GB file from
 # stalling a hook.
 SMALL_FILE_LIMIT: Final = 64 * 1024
 
 
-def read_small(path: Path) -> str | None:
+def pure(path: StrPath) -> str:
+    """`path` as str(pathlib.PurePosixPath(path)) spells it: empty and '.' parts and a
+    trailing slash dropped, '..' kept (it is not resolved), two leading slashes kept."""
+    text = os.fspath(path)
+    parts = [p for p in text.split("/") if p and p != "."]
+    body = "/".join(parts)
+    if text.startswith("/"):
+        double = text.startswith("//") and not text.startswith("///")
+        return ("//" if double else "/") + body
+    return body or "."
+
+
+def real(path: StrPath) -> str:
+    """Path(path).resolve(): absolute, symlinks resolved as far as they exist; OSError
+    for a symlink loop (which os.path.realpath alone would hide)."""
+    resolved = os.path.realpath(path)
+    try:
+        os.stat(resolved)
+    except OSError as exc:
+        if exc.errno == ELOOP:
+            raise
+    return resolved
+
+
+# The errors pathlib's exists/is_dir/is_file answer False for (ENOENT, ENOTDIR, EBADF,
+# ELOOP); any other (EACCES, ENAMETOOLONG) is raised, as it is there, and becomes the
+# caller's typed error instead of a misleading "does not exist".
+_ABSENT = frozenset((ENOENT, ENOTDIR, EBADF, ELOOP))
+
+
+def _mode(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno in _ABSENT:
+            return None
+        raise
+    except ValueError:  # an embedded NUL
+        return None
+
+
+def exists(path: str) -> bool:
+    """Path(path).exists()."""
+    return _mode(path) is not None
+
+
+def is_dir(path: str) -> bool:
+    """Path(path).is_dir()."""
+    mode = _mode(path)
+    return mode is not None and S_ISDIR(mode)
+
+
+def is_file(path: str) -> bool:
+    """Path(path).is_file()."""
+    mode = _mode(path)
+    return mode is not None and S_ISREG(mode)
+
+
+def within(path: str, root: str) -> bool:
+    """Whether `path` is `root` or below it (both pure and absolute): is_relative_to."""
+    return path == root or path.startswith(root if root.endswith("/") else root + "/")
+
+
+def relative(path: str, root: str) -> str:
+    """`path` below `root` (within() holds) as relative_to(root).as_posix() spells it."""
+    return path[len(root) :].lstrip("/") or "."
+
+
+def read_small(path: StrPath) -> str | None:
     """The UTF-8 text of a file of at most SMALL_FILE_LIMIT bytes; None otherwise."""
     try:
-        with path.open("rb") as fh:
+        with open(path, "rb") as fh:
             data = fh.read(SMALL_FILE_LIMIT + 1)
     except OSError:
         return None
@@ -39,22 +115,23 @@ def first_line(text: str) -> str:
     return lines[0].strip() if lines else ""
 
 
-def ensure_private_dir(path: Path) -> None:
+def ensure_private_dir(path: StrPath) -> None:
     """`mkdir -p`, every directory it creates private to the user (0o700 regardless of
     umask); directories that already exist are left as they are."""
-    path = Path(path)
-    missing: list[Path] = []
+    path = pure(path)
+    missing: list[str] = []
     current = path
-    while not current.exists():
+    while not os.path.exists(current):
         if os.path.islink(current):
             raise WorkspaceError(f"cannot create directory {current}: dangling symlink")
         if os.path.lexists(current):
             break  # another process created it between the two checks
         missing.append(current)
-        if current == current.parent:
+        up = os.path.dirname(current) or "."
+        if up == current:
             break
-        current = current.parent
-    if not missing and not path.is_dir():
+        current = up
+    if not missing and not os.path.isdir(path):
         raise WorkspaceError(f"{path} exists and is not a directory")
     for directory in reversed(missing):
         try:
@@ -62,7 +139,7 @@ def ensure_private_dir(path: Path) -> None:
         except FileExistsError:
             # A concurrent process created it first: fine if it is a directory, and its
             # mode is that process's business.
-            if not directory.is_dir():
+            if not os.path.isdir(directory):
                 raise WorkspaceError(f"{directory} exists and is not a directory") from None
             continue
         except OSError as exc:
@@ -88,7 +165,7 @@ def os_failure(what: str, exc: OSError) -> RecallError:
     return WorkspaceError(f"{what}: {exc}")
 
 
-def write_private(path: Path, payload: bytes, *, exclusive: bool) -> None:
+def write_private(path: StrPath, payload: bytes, *, exclusive: bool) -> None:
     """Write `payload` to `path` with mode 0600 (whatever the umask) and fsync it;
     `exclusive` fails with FileExistsError when the file exists."""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
@@ -105,13 +182,15 @@ def write_private(path: Path, payload: bytes, *, exclusive: bool) -> None:
         os.close(fd)
 
 
-def fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: StrPath) -> None:
     """Make a rename or link in `directory` durable (best effort)."""
     if sys.platform == "win32":
         return
-    with contextlib.suppress(OSError):
+    try:
         fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
+    except OSError:
+        pass

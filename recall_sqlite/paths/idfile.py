@@ -5,14 +5,11 @@ says what the database recorded."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import re
 import time
-from pathlib import Path
 
 from ..errors import WorkspaceAccessError, WorkspaceError
+from ..jsontext import loads
 from ..timestamps import parse_timestamp, utc_now_iso
 from .datadir import data_dir
 from .files import SMALL_FILE_LIMIT, ensure_private_dir, fsync_dir, os_failure, write_private
@@ -21,20 +18,24 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
 
+    from .files import StrPath
+
 WORKSPACE_FILE: Final = "workspace.json"
 _NIL_UUIDS: Final = frozenset(
     {"00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff"}
 )
 # The stdlib uuid module imports platform and costs milliseconds at import; a version-4 UUID
-# is 122 random bits with fixed version/variant bits, so it is built here directly.
-_CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+# is 122 random bits with fixed version/variant bits, so it is built here directly. Its
+# canonical text is checked without `re` (a read imports no regular expression).
+_HEX: Final = frozenset("0123456789abcdef")
+_HYPHENS: Final = (8, 13, 18, 23)
 
 
-def workspace_file(root: Path) -> Path:
-    return data_dir(root) / WORKSPACE_FILE
+def workspace_file(root: StrPath) -> str:
+    return os.path.join(data_dir(root), WORKSPACE_FILE)
 
 
-def read_workspace_id(root: Path) -> str | None:
+def read_workspace_id(root: StrPath) -> str | None:
     """The workspace id recorded under `root`, or None if none was minted yet. Never
     writes. Raises WorkspaceError for an unreadable or corrupt workspace.json."""
     data = _read(root)
@@ -50,7 +51,7 @@ def read_workspace_id(root: Path) -> str | None:
     return value
 
 
-def created_us(root: Path) -> int | None:
+def created_us(root: StrPath) -> int | None:
     """When the id under `root` was minted (epoch us), or None when the file does not say."""
     try:
         data = _read(root)
@@ -65,13 +66,20 @@ def created_us(root: Path) -> int | None:
 
 
 def is_canonical_uuid(value: str) -> bool:
-    return bool(_CANONICAL_UUID.match(value)) and value not in _NIL_UUIDS
+    """8-4-4-4-12 lowercase hex digits, and not the nil or max UUID."""
+    return (
+        len(value) == 36
+        and all(value[i] == "-" for i in _HYPHENS)
+        and _HEX.issuperset(value.replace("-", ""))
+        and value.count("-") == 4
+        and value not in _NIL_UUIDS
+    )
 
 
-def _read(root: Path) -> dict[str, object] | None:
+def _read(root: StrPath) -> dict[str, object] | None:
     path = workspace_file(root)
     try:
-        with path.open("rb") as fh:
+        with open(path, "rb") as fh:
             raw = fh.read(SMALL_FILE_LIMIT + 1)
     except FileNotFoundError:
         return None
@@ -84,7 +92,7 @@ def _read(root: Path) -> dict[str, object] | None:
     if len(raw) > SMALL_FILE_LIMIT:
         raise _corrupt(path, f"larger than {SMALL_FILE_LIMIT} bytes")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise _corrupt(path, f"not valid JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -92,7 +100,7 @@ def _read(root: Path) -> dict[str, object] | None:
     return data
 
 
-def _corrupt(path: Path, why: str) -> WorkspaceError:
+def _corrupt(path: str, why: str) -> WorkspaceError:
     return WorkspaceError(
         f"{path} is corrupt ({why}); it holds this workspace's identity, so it is not "
         "replaced automatically: fix it, or move it aside to mint a new id (entries "
@@ -108,7 +116,7 @@ def _uuid4() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-def ensure_workspace_id(root: Path) -> str:
+def ensure_workspace_id(root: StrPath) -> str:
     """The workspace id recorded under `root`, minting and publishing one atomically if
     there is none. Processes racing here all return the same id."""
     path = workspace_file(root)
@@ -126,20 +134,22 @@ def ensure_workspace_id(root: Path) -> str:
     raise WorkspaceError(f"could not establish a workspace id at {path}: it keeps disappearing")
 
 
-def restore_workspace_id(root: Path, uuid: str) -> None:
+def restore_workspace_id(root: StrPath, uuid: str) -> None:
     """Write back a workspace id the database recorded for this root (workspace.json was
     deleted, or the store was copied or restored here). Atomic like a mint; a file that
     appeared meanwhile wins."""
     _publish(workspace_file(root), uuid, "restored_at")
 
 
-def _publish(path: Path, uuid: str, stamp: str) -> str | None:
+def _publish(path: str, uuid: str, stamp: str) -> str | None:
     """Publish `uuid` at `path`; None if another process published first."""
-    directory = path.parent
+    directory = os.path.dirname(path)
     ensure_private_dir(directory)
+    import json
+
     when = utc_now_iso()
     payload = (json.dumps({"workspace_id": uuid, stamp: when}, indent=2) + "\n").encode()
-    tmp = directory / f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp"
+    tmp = os.path.join(directory, f".{WORKSPACE_FILE}.{os.getpid()}.{os.urandom(8).hex()}.tmp")
     try:
         write_private(tmp, payload, exclusive=True)
         try:
@@ -158,13 +168,15 @@ def _publish(path: Path, uuid: str, stamp: str) -> str | None:
     except OSError as exc:
         raise os_failure(f"cannot write {path}", exc) from exc
     finally:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
     fsync_dir(directory)
     return uuid
 
 
-def _read_winner(root: Path) -> str | None:
+def _read_winner(root: StrPath) -> str | None:
     # Only the no-hard-link fallback can expose a half-written file, and only for the
     # few milliseconds the winner spends writing it.
     deadline = time.monotonic() + 2.0

@@ -8,22 +8,26 @@ wrong guess looks exactly like a store with a short history.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
-from pathlib import Path
 
 from .._record import Frozen
 from ..errors import RecallError, WorkspaceAccessError, WorkspaceError
-from .files import read_small
+from ..jsontext import loads
+from .files import exists, is_dir, is_file, pure, read_small, real, relative, within
 from .git import common_dir, linked_admin, read_branch, read_gitdir_pointer
 from .idfile import workspace_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+    from pathlib import Path
     from typing import Final
+
+    from .files import StrPath
+
+_join = os.path.join
+_up = os.path.dirname
 
 RESOLVED_BY: Final = (
     "argument",
@@ -41,20 +45,23 @@ _GRIPTREE_SCAN_LIMIT: Final = 1024
 
 
 class Workspace(Frozen):
+    """The answer: the roots as text (`root_text`, `worktree_root_text`), and as Paths for
+    hosts (`root`, `worktree_root`; pathlib is imported when one is asked for)."""
+
     __slots__ = (
-        "root",
+        "root_text",
         "resolved_by",
         "weak",
-        "worktree_root",
+        "worktree_root_text",
         "worktree",
         "worktree_name",
         "branch",
         "warnings",
     )
-    root: Path
+    root_text: str
     resolved_by: str
     weak: bool
-    worktree_root: Path
+    worktree_root_text: str
     worktree: str
     worktree_name: str
     branch: str
@@ -62,40 +69,52 @@ class Workspace(Frozen):
 
     def __init__(
         self,
-        root: Path,
+        root: str,
         resolved_by: str,
         weak: bool,
-        worktree_root: Path,
+        worktree_root: str,
         worktree: str,
         worktree_name: str,
         branch: str,
         warnings: tuple[str, ...],
     ) -> None:
         self._set(
-            root=root,
+            root_text=root,
             resolved_by=resolved_by,
             weak=weak,
-            worktree_root=worktree_root,
+            worktree_root_text=worktree_root,
             worktree=worktree,
             worktree_name=worktree_name,
             branch=branch,
             warnings=warnings,
         )
 
+    @property
+    def root(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.root_text)
+
+    @property
+    def worktree_root(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.worktree_root_text)
+
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _resolve_path(path: Path, what: str) -> Path:
+def _resolve_path(path: str, what: str) -> str:
     try:
-        return path.resolve()
-    except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop on Python < 3.13
-        raise WorkspaceError(f"cannot resolve {what} {str(path)!r}: {exc}") from exc
+        return real(path)
+    except (OSError, RuntimeError) as exc:
+        raise WorkspaceError(f"cannot resolve {what} {path!r}: {exc}") from exc
 
 
-def _stat_key(path: Path) -> tuple[int, int] | None:
+def _stat_key(path: str) -> tuple[int, int] | None:
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
@@ -109,7 +128,7 @@ class _Home:
         self.path = _home_path(env)
         self.key = _stat_key(self.path) if self.path is not None else None
 
-    def is_home(self, path: Path) -> bool:
+    def is_home(self, path: str) -> bool:
         if self.path is None:
             return False
         if path == self.path:
@@ -117,64 +136,67 @@ class _Home:
         return self.key is not None and _stat_key(path) == self.key
 
 
-def _home_path(env: Mapping[str, str]) -> Path | None:
+def _home_path(env: Mapping[str, str]) -> str | None:
     value = env.get("HOME", "")
     if value and os.path.isabs(value):
         try:
-            return Path(value).resolve()
+            return real(value)
         except (OSError, RuntimeError):
-            return Path(value)
+            return pure(value)
     # An env without HOME (a sanitised hook environment) must not switch the guard off.
     if sys.platform != "win32":
         import pwd
 
         try:
-            return Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+            return real(pwd.getpwuid(os.getuid()).pw_dir)
         except (KeyError, OSError, RuntimeError):
             return None
     try:
-        return Path.home().resolve()
+        return real(os.path.expanduser("~"))
     except (OSError, RuntimeError):
         return None
 
 
-def _is_fs_root(path: Path) -> bool:
-    return path == path.parent
+def _is_fs_root(path: str) -> bool:
+    return path == _up(path)
 
 
-def _walk_up(start: Path, home: _Home) -> Iterator[Path]:
+def _walk_up(start: str, home: _Home) -> Iterator[str]:
     """`start` and its ancestors, never yielding $HOME or the filesystem root and never
     going above $HOME: anything found there is above every project."""
     current = start
     while not _is_fs_root(current) and not home.is_home(current):
         yield current
-        current = current.parent
+        current = _up(current)
 
 
-def is_checkout_root(directory: Path) -> bool:
+def is_checkout_root(directory: StrPath) -> bool:
+    directory = os.fspath(directory)
     return (
-        os.path.lexists(directory / ".git")
-        or (directory / ".grip").is_dir()
-        or (directory / ".gitgrip" / "griptree.json").is_file()
+        os.path.lexists(_join(directory, ".git"))
+        or is_dir(_join(directory, ".grip"))
+        or is_file(_join(directory, ".gitgrip", "griptree.json"))
     )
 
 
-def _is_gripspace_root(directory: Path) -> bool:
-    return (directory / ".gitgrip" / "griptrees.json").is_file() or (directory / ".grip").is_dir()
+def _is_gripspace_root(directory: str) -> bool:
+    return is_file(_join(directory, ".gitgrip", "griptrees.json")) or is_dir(
+        _join(directory, ".grip")
+    )
 
 
 # --------------------------------------------------------------------------- markers
 
 
-def _griptree_parent(griptree: Path, home: _Home) -> Path | None:
+def _griptree_parent(griptree: str, home: _Home) -> str | None:
     """The gripspace a linked griptree belongs to, or None if that cannot be established.
 
     Git's own worktree pointers are tried first because git keeps them current; the
     paths gitgrip records are a fallback since a moved gripspace leaves them stale.
     """
     for child in _griptree_children(griptree):
-        dotgit = child / ".git"
-        if not dotgit.is_file():
+        dotgit = _join(child, ".git")
+        if not is_file(dotgit):
             continue
         gitdir = read_gitdir_pointer(dotgit)
         if gitdir is None:
@@ -182,13 +204,13 @@ def _griptree_parent(griptree: Path, home: _Home) -> Path | None:
         common, linked = common_dir(gitdir)
         if not linked:
             # No commondir file: fall back to the conventional `<repo>/.git/worktrees/<n>`.
-            common = next((p for p in (gitdir, *gitdir.parents) if p.name == ".git"), gitdir)
-        if common.name != ".git":
+            common = next((p for p in _self_and_up(gitdir) if _name(p) == ".git"), gitdir)
+        if _name(common) != ".git":
             continue
-        for candidate in _walk_up(common.parent, home):
+        for candidate in _walk_up(_up(common), home):
             if candidate == griptree:
                 break
-            if (candidate / ".gitgrip" / "griptrees.json").is_file():
+            if is_file(_join(candidate, ".gitgrip", "griptrees.json")):
                 return candidate
     for declared in _griptree_declared_parents(griptree):
         if declared != griptree and _is_gripspace_root(declared) and not home.is_home(declared):
@@ -196,33 +218,49 @@ def _griptree_parent(griptree: Path, home: _Home) -> Path | None:
     return None
 
 
-def _griptree_children(griptree: Path) -> list[Path]:
-    children: list[Path] = []
+def _name(path: str) -> str:
+    return os.path.basename(path)
+
+
+def _self_and_up(path: str) -> Iterator[str]:
+    """`path` and every ancestor up to the filesystem root (Path's (path, *parents))."""
+    while True:
+        yield path
+        parent = _up(path)
+        if parent == path:
+            return
+        path = parent
+
+
+def _griptree_children(griptree: str) -> list[str]:
+    children: list[str] = []
     try:
         with os.scandir(griptree) as entries:
             for index, entry in enumerate(entries):
                 if index >= _GRIPTREE_SCAN_LIMIT:
                     break
-                with contextlib.suppress(OSError):
+                try:
                     if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
-                        children.append(Path(entry.path))
+                        children.append(entry.path)
+                except OSError:
+                    pass
     except OSError:
         return []
     # Sorted so two processes pick the same sub-repo when several could answer.
     return sorted(children)
 
 
-def _griptree_declared_parents(griptree: Path) -> Iterator[Path]:
+def _griptree_declared_parents(griptree: str) -> Iterator[str]:
     """Parent paths recorded by gitgrip: `.griptree` (mainWorkspace) and, if a tool put
     one there, a parent key in `.gitgrip/griptree.json` (whose own `path` is the griptree
     itself, not its parent)."""
     keys = ("mainWorkspace", "main_workspace", "parent", "gripspace_root", "gripspaceRoot")
-    for source in (griptree / ".griptree", griptree / ".gitgrip" / "griptree.json"):
+    for source in (_join(griptree, ".griptree"), _join(griptree, ".gitgrip", "griptree.json")):
         text = read_small(source)
         if text is None:
             continue
         try:
-            data = json.loads(text)
+            data = loads(text)
         except ValueError:
             continue
         if not isinstance(data, dict):
@@ -230,41 +268,38 @@ def _griptree_declared_parents(griptree: Path) -> Iterator[Path]:
         for key in keys:
             value = data.get(key)
             if isinstance(value, str) and value:
-                path = Path(value)
-                if not path.is_absolute():
-                    path = griptree / path
                 try:
-                    resolved = path.resolve()
+                    resolved = real(_join(griptree, pure(value)))
                 except (OSError, RuntimeError):
                     continue
-                if resolved.is_dir():
+                if is_dir(resolved):
                     yield resolved
 
 
-def _marker_at(directory: Path, home: _Home, warnings: list[str]) -> tuple[Path, str] | None:
-    gitgrip = directory / ".gitgrip"
+def _marker_at(directory: str, home: _Home, warnings: list[str]) -> tuple[str, str] | None:
+    gitgrip = _join(directory, ".gitgrip")
     # A linked griptree is checked before the other markers because membership beats
     # locality: its data belongs with the gripspace it is a member of, even if `gr`
     # also copied a griptrees.json or a .grip/ into it.
-    if (gitgrip / "griptree.json").is_file():
+    if is_file(_join(gitgrip, "griptree.json")):
         parent = _griptree_parent(directory, home)
         if parent is not None:
             return parent, "gitgrip"
-        if (directory / ".grip").is_dir():
+        if is_dir(_join(directory, ".grip")):
             return directory, "grip"
         warnings.append(
             f"{directory} is a linked griptree (.gitgrip/griptree.json) but its parent "
             "gripspace could not be found; using the griptree itself as the workspace root"
         )
         return directory, "gitgrip"
-    if (gitgrip / "griptrees.json").is_file():
+    if is_file(_join(gitgrip, "griptrees.json")):
         return directory, "gitgrip"
-    if (directory / ".grip").is_dir():
+    if is_dir(_join(directory, ".grip")):
         return directory, "grip"
     return None
 
 
-def _find_marker(start: Path, home: _Home, warnings: list[str]) -> tuple[Path, str] | None:
+def _find_marker(start: str, home: _Home, warnings: list[str]) -> tuple[str, str] | None:
     for directory in _walk_up(start, home):
         found = _marker_at(directory, home, warnings)
         if found is not None:
@@ -275,18 +310,18 @@ def _find_marker(start: Path, home: _Home, warnings: list[str]) -> tuple[Path, s
 # --------------------------------------------------------------------------- git
 
 
-def _git_root(start: Path, home: _Home, warnings: list[str]) -> tuple[Path, bool] | None:
+def _git_root(start: str, home: _Home, warnings: list[str]) -> tuple[str, bool] | None:
     """(workspace root from the nearest `.git`, whether it came through a linked worktree)."""
     for directory in _walk_up(start, home):
-        dotgit = directory / ".git"
-        if dotgit.is_dir():
+        dotgit = _join(directory, ".git")
+        if is_dir(dotgit):
             return directory, False
-        if dotgit.is_file():
+        if is_file(dotgit):
             return _linked_main_root(directory, dotgit, warnings), True
     return None
 
 
-def _linked_main_root(checkout: Path, dotgit: Path, warnings: list[str]) -> Path:
+def _linked_main_root(checkout: str, dotgit: str, warnings: list[str]) -> str:
     gitdir = read_gitdir_pointer(dotgit)
     if gitdir is None:
         warnings.append(
@@ -294,7 +329,7 @@ def _linked_main_root(checkout: Path, dotgit: Path, warnings: list[str]) -> Path
             f"using {checkout} as the workspace root"
         )
         return checkout
-    if not gitdir.is_dir():
+    if not is_dir(gitdir):
         warnings.append(
             f"{dotgit} points at {gitdir}, which does not exist (moved or pruned?); "
             f"using {checkout} as the workspace root"
@@ -305,14 +340,14 @@ def _linked_main_root(checkout: Path, dotgit: Path, warnings: list[str]) -> Path
         # A separated git dir (submodule, --separate-git-dir) is its own repository whose
         # checkout is right here.
         return checkout
-    if not common.is_dir():
+    if not is_dir(common):
         warnings.append(
             f"{gitdir}/commondir names {common}, which does not exist; "
             f"using {checkout} as the workspace root"
         )
         return checkout
-    if common.name == ".git":
-        return common.parent
+    if _name(common) == ".git":
+        return _up(common)
     warnings.append(
         f"{checkout} is a linked worktree of the bare repository {common}; "
         "using the worktree itself as the workspace root"
@@ -323,25 +358,25 @@ def _linked_main_root(checkout: Path, dotgit: Path, warnings: list[str]) -> Path
 # --------------------------------------------------------------------------- resolve
 
 
-def _explicit_root(value: str | os.PathLike[str], source: str, base: Path, home: _Home) -> Path:
+def _explicit_root(value: StrPath, source: str, base: str, home: _Home) -> str:
     text = os.fspath(value)
-    path = Path(text)
+    path = pure(text)
     if home.path is not None and (text == "~" or text.startswith("~/")):
-        path = home.path / text[2:]
-    if not path.is_absolute():
-        path = base / path
+        path = pure(_join(home.path, text[2:]))
+    if not path.startswith("/"):
+        path = pure(_join(base, path))
     what = "the root argument" if source == "argument" else f"{source}={text!r}"
-    if not path.exists():
+    if not exists(path):
         raise WorkspaceError(
             f"{what}: {path} does not exist; refusing to create a store under a path "
             "that may be a typo (create the directory first)"
         )
-    if not path.is_dir():
+    if not is_dir(path):
         raise WorkspaceError(f"{what}: {path} is not a directory")
     return _resolve_path(path, what)
 
 
-def _check_root(root: Path, home: _Home, resolved_by: str) -> None:
+def _check_root(root: str, home: _Home, resolved_by: str) -> None:
     if resolved_by in ("argument", "SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT"):
         hint = f"point {resolved_by} at a project directory"
     else:
@@ -358,28 +393,28 @@ def _check_root(root: Path, home: _Home, resolved_by: str) -> None:
         )
 
 
-def _resolve_cwd(cwd: str | os.PathLike[str] | None) -> Path:
+def _resolve_cwd(cwd: StrPath | None) -> str:
     if cwd is None:
         try:
-            path = Path(os.getcwd())
+            path = pure(os.getcwd())
         except OSError as exc:
             raise WorkspaceAccessError(f"the current directory is not accessible: {exc}") from exc
     else:
-        path = Path(os.fspath(cwd))
-    if not path.exists():
-        raise WorkspaceError(f"working directory {str(path)!r} does not exist")
-    if not path.is_dir():
-        raise WorkspaceError(f"working directory {str(path)!r} is not a directory")
+        path = pure(cwd)
+    if not exists(path):
+        raise WorkspaceError(f"working directory {path!r} does not exist")
+    if not is_dir(path):
+        raise WorkspaceError(f"working directory {path!r} is not a directory")
     return _resolve_path(path, "working directory")
 
 
 def _find_root(
-    cwd: Path,
-    root: str | os.PathLike[str] | None,
+    cwd: str,
+    root: StrPath | None,
     env: Mapping[str, str],
     home: _Home,
     warnings: list[str],
-) -> tuple[Path, str]:
+) -> tuple[str, str]:
     if root is not None:
         return _explicit_root(root, "argument", cwd, home), "argument"
     recall_root = env.get("SYNAPT_RECALL_ROOT", "")
@@ -410,7 +445,7 @@ def _find_root(
     # Without git, a subdirectory of a directory that already has a workspace id is part of
     # that workspace: its legacy stores were imported there, and a read from it must see them.
     for directory in _walk_up(cwd, home):
-        if workspace_file(directory).is_file():
+        if is_file(workspace_file(directory)):
             warnings.append(
                 f"no workspace marker (.grip/, .gitgrip/), git checkout or SYNAPT_RECALL_ROOT "
                 f"found above {cwd}; using {directory}, which has a workspace id, as a weak "
@@ -424,13 +459,13 @@ def _find_root(
     return cwd, "directory"
 
 
-def _worktree_root(cwd: Path, root: Path, home: _Home, warnings: list[str]) -> Path:
-    if cwd == root or cwd.is_relative_to(root):
+def _worktree_root(cwd: str, root: str, home: _Home, warnings: list[str]) -> str:
+    if within(cwd, root):
         current = cwd
         while current != root:
             if not home.is_home(current) and is_checkout_root(current):
                 return current
-            current = current.parent
+            current = _up(current)
         return root
     for directory in _walk_up(cwd, home):
         if is_checkout_root(directory):
@@ -454,9 +489,9 @@ def _worktree_label(value: str) -> str:
 
 
 def resolve(
-    cwd: str | os.PathLike[str] | None = None,
+    cwd: StrPath | None = None,
     *,
-    root: str | os.PathLike[str] | None = None,
+    root: StrPath | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Workspace:
     """Resolve the workspace, worktree and branch for `cwd` (default: the process cwd).
@@ -477,8 +512,8 @@ def resolve(
 
 
 def _resolve(
-    cwd: str | os.PathLike[str] | None,
-    root: str | os.PathLike[str] | None,
+    cwd: StrPath | None,
+    root: StrPath | None,
     env: Mapping[str, str] | None,
 ) -> Workspace:
     environ: Mapping[str, str] = os.environ if env is None else env
@@ -498,7 +533,7 @@ def _resolve(
         worktree = worktree_name = label
     else:
         worktree = worktree_key(wt_root, ws_root)
-        worktree_name = wt_root.name
+        worktree_name = _name(wt_root)
 
     return Workspace(
         root=ws_root,
@@ -512,11 +547,12 @@ def _resolve(
     )
 
 
-def worktree_key(wt_root: Path, ws_root: Path) -> str:
+def worktree_key(wt_root: StrPath, ws_root: StrPath) -> str:
     """The key a checkout is recorded under: '.' for the workspace root, `<main>@<name>`
     for a linked git worktree (`@<name>` when its main checkout is the root; <name> is
     git's administrative name, which survives `git worktree move`), else the checkout's
     path relative to the root (absolute when it lies outside)."""
+    wt_root, ws_root = pure(wt_root), pure(ws_root)
     if wt_root == ws_root:
         return "."
     admin = linked_admin(wt_root)
@@ -524,8 +560,8 @@ def worktree_key(wt_root: Path, ws_root: Path) -> str:
         main, name = admin
         if main == ws_root:
             return f"@{name}"
-        if main.is_relative_to(ws_root):
-            return f"{main.relative_to(ws_root).as_posix()}@{name}"
-    if wt_root.is_relative_to(ws_root):
-        return wt_root.relative_to(ws_root).as_posix()
-    return wt_root.as_posix()
+        if within(main, ws_root):
+            return f"{relative(main, ws_root)}@{name}"
+    if within(wt_root, ws_root):
+        return relative(wt_root, ws_root)
+    return wt_root

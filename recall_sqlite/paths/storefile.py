@@ -5,15 +5,15 @@ store under its name in one step."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from pathlib import Path
 
 from ..errors import CorruptStoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
+
+    from .files import StrPath
 
 # What to do about damage, said once: every message about a damaged store ends with it.
 RESTORE_HINT: Final = (
@@ -23,18 +23,18 @@ RESTORE_HINT: Final = (
 )
 
 
-def wal_of(path: Path) -> Path:
-    return Path(f"{path}-wal")
+def wal_of(path: StrPath) -> str:
+    return f"{os.fspath(path)}-wal"
 
 
-def size_of(path: Path) -> int | None:
+def size_of(path: StrPath) -> int | None:
     try:
         return os.stat(path).st_size
     except OSError:
         return None
 
 
-def damage(path: Path) -> str | None:
+def damage(path: StrPath) -> str | None:
     """What is wrong with the store's files by their look alone, or None. A store is built
     elsewhere and published whole (`publish`), so an empty file under its name was never a
     store being created: it lost its content (a sync tool, a bad copy, a truncation). A
@@ -54,20 +54,24 @@ def damaged_error(what: str) -> CorruptStoreError:
     return CorruptStoreError(f"{what}; nothing was created over it: {RESTORE_HINT}")
 
 
-def move_aside(path: Path, stamp: str) -> Path:
+def move_aside(path: str, stamp: str) -> str:
     """Rename a damaged store (and its -wal) to `<name>.damaged-<stamp>` beside it, so a new
     store can take the name and the old bytes stay for `.recover`. The -shm holds nothing
     of the data and is removed."""
-    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    target = f"{path}.damaged-{stamp}"
     for suffix in ("", "-wal"):
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.replace(f"{path}{suffix}", f"{target}{suffix}")
-    with contextlib.suppress(FileNotFoundError):
+        except FileNotFoundError:
+            pass
+    try:
         os.unlink(f"{path}-shm")
+    except FileNotFoundError:
+        pass
     return target
 
 
-def publish(built: Path, path: Path) -> bool:
+def publish(built: str, path: str) -> bool:
     """Give the complete store file `built` the name `path`, durably; False (and `built`
     removed) when another process published one first: its store is the one to use."""
     fd = os.open(built, os.O_RDONLY)
@@ -89,12 +93,16 @@ def publish(built: Path, path: Path) -> bool:
                 return False
             os.replace(built, path)
     finally:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(built)
-    with contextlib.suppress(OSError):
-        dfd = os.open(path.parent, os.O_RDONLY)
+        except FileNotFoundError:
+            pass
+    try:
+        dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+    except OSError:
+        pass
     return True

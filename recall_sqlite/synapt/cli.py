@@ -22,13 +22,15 @@ def _pin_data_root() -> None:
     keeps beside the journal (index, wake, hook runs) is not nested either."""
     if os.environ.get("SYNAPT_RECALL_ROOT") or os.environ.get("GRIPSPACE_ROOT"):
         return
+    from pathlib import Path
+
     from synapt.recall.core import project_data_dir
 
     from ..paths.datadir import data_dir
     from ..paths.resolve import resolve
 
     root = resolve(None).root
-    if project_data_dir().absolute() != data_dir(root).absolute():
+    if project_data_dir().absolute() != Path(data_dir(root)).absolute():
         os.environ["SYNAPT_RECALL_ROOT"] = str(root)
 
 

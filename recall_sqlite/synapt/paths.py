@@ -72,7 +72,7 @@ def target_of_path(path: str | os.PathLike[str]) -> Target | None:
     w = resolve(owner)
     if label and bucket == label:
         return Target(owner, w)
-    candidates = [w.worktree_root, w.root, w.root / bucket, *linked_worktrees(w.root)]
+    candidates = [w.worktree_root, w.root, w.root / bucket, *map(Path, linked_worktrees(w.root))]
     for c in candidates:
         if c.name == bucket and c.is_dir():
             cw = resolve(c)

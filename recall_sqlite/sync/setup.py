@@ -199,7 +199,7 @@ def restore(
                 f"{root} already has the workspace id {current_id}; the replica's is "
                 f"{workspace_id}: add --force to take the replica's (the file is moved aside)"
             )
-        id_file = idfile.workspace_file(root)
+        id_file = Path(idfile.workspace_file(root))
         os.replace(id_file, id_file.with_name(f"{id_file.name}.before-restore"))
     aside = None
     if db_path.exists():
