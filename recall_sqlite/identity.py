@@ -8,8 +8,6 @@ filesystem here: callers say what they saw."""
 
 from __future__ import annotations
 
-import contextlib
-
 from ._record import Frozen
 from .db import Database, scalar
 from .errors import BusyError, InvalidInputError
@@ -104,8 +102,10 @@ def register(db: Database, s: Sighting) -> Registered:
         wt_pk = int(rows[0][1]) if known else 0
         return Registered(ws_pk, wt_pk, others)
     if known:
-        with contextlib.suppress(BusyError):
+        try:
             _record(db, s, wait=False)
+        except BusyError:
+            pass
         return Registered(int(rows[0][0]), int(rows[0][1]), others)
     workspace_pk, worktree_pk = _record(db, s, wait=True)
     return Registered(workspace_pk, worktree_pk, others)

@@ -18,11 +18,10 @@ tables, the search over its matches, the vector search uses `shown_sql` as its f
 
 from __future__ import annotations
 
-from functools import cache
-
 from ._record import Frozen
 from .checks import require_bool, require_text
 from .errors import InvalidInputError
+from .memo import memo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -162,7 +161,7 @@ class Keys:
 Shape = tuple[bool, bool, bool]
 
 
-@cache
+@memo
 def _basis(shape: Shape, alias: str, heads: bool) -> str:
     every_worktree, _, meaningful = shape
     a = f"{alias}." if alias else ""
@@ -174,7 +173,7 @@ def _basis(shape: Shape, alias: str, heads: bool) -> str:
     return " AND ".join(where)
 
 
-@cache
+@memo
 def _shown(shape: Shape, alias: str, worktree: str, branch: str, heads: bool) -> str:
     every_worktree, by_branch, _ = shape
     a = f"{alias}." if alias else ""
@@ -187,7 +186,7 @@ def _shown(shape: Shape, alias: str, worktree: str, branch: str, heads: bool) ->
     return " AND ".join(where)
 
 
-@cache
+@memo
 def _category(shape: Shape, worktree: str, branch: str) -> str:
     every_worktree, by_branch, _ = shape
     if every_worktree:
@@ -200,7 +199,7 @@ def _category(shape: Shape, worktree: str, branch: str) -> str:
     )
 
 
-@cache
+@memo
 def _counts(shape: Shape) -> str:
     every_worktree, _, meaningful = shape
     col = "meaningful" if meaningful else "heads"

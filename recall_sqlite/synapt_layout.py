@@ -28,7 +28,6 @@ tests/test_synapt_layout.py runs stock synapt in each layout and compares.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import sys
@@ -36,43 +35,16 @@ from functools import cache
 from pathlib import Path
 
 from .paths.git import common_dir, read_gitdir_pointer
+from .synapt_fields import BOOL_FIELDS as BOOL_FIELDS
+from .synapt_fields import FIELDS as FIELDS
+from .synapt_fields import LIST_FIELDS as LIST_FIELDS
+from .synapt_fields import TEXT_FIELDS as TEXT_FIELDS
+from .synapt_fields import defaults as defaults
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from typing import Any, Final
-
-# synapt 0.30.0's JournalEntry fields, in its order (append_entry writes them so), by kind.
-FIELDS: Final = (
-    "timestamp",
-    "session_id",
-    "branch",
-    "focus",
-    "done",
-    "decisions",
-    "next_steps",
-    "files_modified",
-    "git_log",
-    "auto",
-    "enriched",
-    "griptree",
-    "agent_id",
-    "repair",
-)
-TEXT_FIELDS: Final = ("session_id", "branch", "focus", "griptree", "agent_id")
-LIST_FIELDS: Final = ("done", "decisions", "next_steps", "files_modified", "git_log")
-BOOL_FIELDS: Final = ("auto", "enriched", "repair")
-
-
-def defaults() -> dict[str, Any]:
-    """synapt's JournalEntry defaults, a fresh copy: what a missing key (or, as recall-sqlite
-    reads it, a JSON null) means for each field except the timestamp."""
-    return {
-        **{n: "" for n in TEXT_FIELDS},
-        **{n: [] for n in LIST_FIELDS},
-        **{n: False for n in BOOL_FIELDS},
-    }
-
 
 # Data directories synapt has used, newest first, relative to their data root.
 DATA_DIRS: Final = (".synapt/recall", ".synapse/recall", ".synapse-recall")
@@ -264,10 +236,10 @@ def _linked_main(start: Path) -> Path | None:
     if dotgit.is_dir() or not dotgit.is_file():
         return None
     gitdir = read_gitdir_pointer(dotgit)
-    if gitdir is None or not gitdir.is_dir():
+    if gitdir is None or not os.path.isdir(gitdir):
         return None
     common, _ = common_dir(gitdir)
-    return common.parent
+    return Path(common).parent
 
 
 def _griptree_parent(griptree: Path, home: Path) -> Path | None:
@@ -335,8 +307,18 @@ def neutral_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 # -- the line ---------------------------------------------------------------------------------
 
-# json.dumps' defaults, built once: append_entry writes json.dumps(entry.to_dict()).
-_encode = json.JSONEncoder().encode
+# json.dumps' defaults, built on first use (the journal's reads import this module for
+# its field names alone) and once: append_entry writes json.dumps(entry.to_dict()).
+_encoder: list[Callable[[Any], str]] = []
+
+
+def _encode(value: Any) -> str:
+    if not _encoder:
+        import json
+
+        _encoder.append(json.JSONEncoder().encode)
+    text: str = _encoder[0](value)
+    return text
 
 
 def line(fields: Mapping[str, Any]) -> str:

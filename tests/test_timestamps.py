@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from recall_sqlite import InvalidEntryError
 from recall_sqlite.timestamps import (
+    _in_iso_utc_form,
     datetime_us,
     is_after,
     iso_utc,
@@ -74,3 +75,44 @@ def test_is_after_is_the_instants_order(a: int, b: int, form: str) -> None:
 def test_is_after_refuses_what_does_not_parse(text: str) -> None:
     with pytest.raises(InvalidEntryError):
         is_after(text, 0)
+
+
+@given(
+    st.integers(min_value=FIRST, max_value=LAST),
+    st.lists(st.tuples(st.integers(0, 31), st.sampled_from("0123456789-T:.+Z \u0663")), max_size=3),
+)
+def test_the_text_comparison_is_taken_exactly_for_iso_utcs_own_texts(
+    us: int, edits: list[tuple[int, str]]
+) -> None:
+    """is_after compares as text exactly when the text is one iso_utc writes (ASCII
+    digits, fields in range, a real day): the text of the instant it parses to."""
+    chars = list(iso_utc(us))
+    for at, c in edits:
+        chars[at] = c
+    text = "".join(chars)
+    try:
+        own = text.isascii() and iso_utc(parse_timestamp(text)) == text
+    except InvalidEntryError:
+        own = False
+    assert _in_iso_utc_form(text) == own
+
+
+@given(
+    st.tuples(
+        st.integers(0, 10_000) | st.sampled_from([1900, 2000, 2023, 2024]),
+        st.integers(0, 13) | st.just(2),
+        st.integers(0, 32) | st.sampled_from([28, 29, 30, 31]),
+        st.integers(0, 25),
+        st.integers(0, 61),
+        st.integers(0, 61),
+        st.integers(0, 999_999),
+    )
+)
+def test_the_text_comparison_checks_every_field_range(fields: tuple[int, ...]) -> None:
+    y, mo, d, h, mi, s, f = fields
+    text = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}.{f:06d}+00:00"
+    try:
+        own = iso_utc(parse_timestamp(text)) == text
+    except InvalidEntryError:
+        own = False
+    assert _in_iso_utc_form(text) == own

@@ -5,10 +5,13 @@ markup from a collapsed field is never carried or served."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 from .._record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 # Literals that cannot occur in prose: an unclosed tool-call parameter swallowed the
 # fields after it (synapt's recall journal documents the shapes seen in real stores).
@@ -26,7 +29,8 @@ COLLAPSE_SIGNATURES: tuple[str, ...] = (
 )
 CARRY_LIMIT = 20
 WITHHELD_PREFIX = "[carry bound]"
-_STAMP = re.compile(r"\s*\[carried since (\d{4}-\d{2}-\d{2})\]\s*$")
+# Compiled on first use: a read of the journal imports this module but never `re`.
+_stamp: list[re.Pattern[str]] = []
 
 
 # Every signature holds a '<': text without one (nearly all) is answered by one scan.
@@ -38,7 +42,11 @@ def is_collapsed(text: object) -> bool:
 
 
 def strip_carry_stamp(step: str) -> tuple[str, str | None]:
-    m = _STAMP.search(step)
+    if not _stamp:
+        import re
+
+        _stamp.append(re.compile(r"\s*\[carried since (\d{4}-\d{2}-\d{2})\]\s*$"))
+    m = _stamp[0].search(step)
     if m is None:
         return step.strip(), None
     return step[: m.start()].strip(), m.group(1)

@@ -8,10 +8,10 @@ rules cannot drift apart between paths."""
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
+from _json import encode_basestring
 
-from .. import synapt_layout as layout
+from .. import synapt_fields as synapt
+from ..memo import bounded
 from .order import NO_SESSION_ORDER
 
 TYPE_CHECKING = False
@@ -43,13 +43,26 @@ def is_meaningful(
     return bool(done or decisions or next_steps or (focus and not auto))
 
 
-# Built once: json.dumps with non-default options constructs a new encoder on every call.
-# The canonical form (sorted keys, no spaces, UTF-8 kept) is what ids are hashed from.
-canonical_json: Callable[[Any], str] = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-).encode
+# The canonical form (sorted keys, no spaces, UTF-8 kept) is what ids are hashed from. Its
+# encoder is built on first use, so a read never imports json (see jsontext), and once:
+# json.dumps with non-default options constructs a new encoder on every call.
+_canonical: list[Callable[[Any], str]] = []
+
+
+def canonical_json(value: Any) -> str:
+    if not _canonical:
+        import json
+
+        _canonical.append(
+            json.JSONEncoder(
+                sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            ).encode
+        )
+    return _canonical[0](value)
+
+
 # List columns hold JSON arrays as json.dumps writes them with UTF-8 kept.
-_string: Callable[[str], str] = json.encoder.encode_basestring
+_string: Callable[[str], str] = encode_basestring
 _BOOL = {True: "true", False: "false"}
 
 # The columns an entry's content determines, in row order; a row is the store's four
@@ -107,7 +120,7 @@ def legacy_entry_id(workspace_uuid: str, canon: str) -> bytes:
     return _sha256(f"{workspace_uuid}\n{canon}".encode())[:16]
 
 
-@lru_cache(maxsize=65536)
+@bounded(65536)
 def session_tie(session_id: str) -> int:
     """The tie order of a session (journal/order.py): a hash of its id, below
     NO_SESSION_ORDER. Cached: a session has many versions, an import many lines of one."""
@@ -209,7 +222,7 @@ SELECT_COLUMNS = (
 )
 SELECT_INDEX = {name: i for i, name in enumerate(SELECT_COLUMNS)}
 # The order of the values inside the `lists` column.
-LISTS_ORDER = (*layout.LIST_FIELDS, "extra")
+LISTS_ORDER = (*synapt.LIST_FIELDS, "extra")
 
 
 def select_list(alias: str = "") -> str:

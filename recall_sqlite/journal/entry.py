@@ -3,13 +3,13 @@ worktree, unknown legacy fields in `extra`), its validation, and building it fro
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
-from .. import synapt_layout as layout
+from .. import synapt_fields as synapt
 from .._record import Record
 from ..checks import require_text
 from ..errors import CorruptStoreError, FieldTooLargeError, InvalidEntryError, JournalFieldCollapse
+from ..jsontext import scan_once
 from ..limits import FIELD_BYTES_ENV, MAX_NESTING, max_field_bytes
 from ..timestamps import parse_timestamp
 from . import codec
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # The C scanner without json.loads' two Python wrappers (a tenth of a read's Python): the
 # text is ours, built by SQLite from stored JSON, so "extra data" is checked by hand.
-_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # present, not in typeshed
+_scan_once = scan_once
 
 
 def _check_size(name: str, chars: int, text: str | list[str], limit: int) -> None:
@@ -41,7 +41,7 @@ class JournalEntry(Record):
     """One journal entry version: synapt's fields, plus the store's `id` and `worktree`,
     plus `extra` (fields synapt does not know, kept verbatim from legacy files)."""
 
-    __slots__ = (*layout.FIELDS, "extra", "id", "worktree")
+    __slots__ = (*synapt.FIELDS, "extra", "id", "worktree")
     timestamp: str
     session_id: str
     branch: str
@@ -116,7 +116,7 @@ class JournalEntry(Record):
 
     def synapt_dict(self) -> dict[str, Any]:
         """synapt's own field names and values only (what synapt's append_entry writes)."""
-        return {name: _copy(getattr(self, name)) for name in layout.FIELDS}
+        return {name: _copy(getattr(self, name)) for name in synapt.FIELDS}
 
     def to_dict(self) -> dict[str, Any]:
         d = self.synapt_dict()
@@ -128,7 +128,7 @@ class JournalEntry(Record):
 
     def copy(self) -> JournalEntry:
         return JournalEntry(
-            **{name: _copy(getattr(self, name)) for name in layout.FIELDS},
+            **{name: _copy(getattr(self, name)) for name in synapt.FIELDS},
             extra=dict(self.extra) if isinstance(self.extra, dict) else self.extra,
         )
 
@@ -144,7 +144,7 @@ class JournalEntry(Record):
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         for key, value in data.items():
-            if key in layout.FIELDS:
+            if key in synapt.FIELDS:
                 values[key] = value
             else:
                 extra[str(key)] = value
@@ -158,14 +158,14 @@ class JournalEntry(Record):
         _check_text("timestamp", self.timestamp)
         _check_size("timestamp", len(self.timestamp), self.timestamp, limit)
         parse_timestamp(self.timestamp)
-        for name in layout.TEXT_FIELDS:
+        for name in synapt.TEXT_FIELDS:
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, "")
             else:
                 _check_text(name, value)
                 _check_size(name, len(value), value, limit)
-        for name in layout.LIST_FIELDS:
+        for name in synapt.LIST_FIELDS:
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, [])
@@ -177,7 +177,7 @@ class JournalEntry(Record):
             chars = _check_items(name, value)
             _check_size(name, chars, list(value), limit)
             setattr(self, name, list(value))
-        for name in layout.BOOL_FIELDS:
+        for name in synapt.BOOL_FIELDS:
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, False)

@@ -6,17 +6,16 @@ are maintained by triggers in schema.sql; this module only walks the head indexe
 
 from __future__ import annotations
 
-import json
-from functools import cache
-
 import apsw
 
 from .. import scope
-from .. import synapt_layout as layout
+from .. import synapt_fields as synapt
 from ..checks import require_bool, require_int, require_text
 from ..context import StoreContext
 from ..db import translate_any
 from ..errors import InvalidEntryError
+from ..jsontext import loads
+from ..memo import memo
 from ..timestamps import now_us, synapt_now
 from . import codec
 from .carry import is_collapsed, merge_carried_forward, step_key
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
 
 ENTRY_COLUMNS = codec.select_list()
 # The scalar columns version_rows may be asked for (a whitelist: they go into SQL text).
-_SCALAR_FIELDS = frozenset(("timestamp", *layout.TEXT_FIELDS, *layout.BOOL_FIELDS))
+_SCALAR_FIELDS = frozenset(("timestamp", *synapt.TEXT_FIELDS, *synapt.BOOL_FIELDS))
 # From this many rows on, append_many writes through bulk.py (measured break-even).
 BULK_MIN_ROWS = 32
 # How many heads synapt's pending_next_steps looks at.
@@ -345,12 +344,13 @@ class Journal:
             params.append(ctx.worktree_pk)
         else:
             sql += " AND seq IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps([require_int("position", p) for p in positions]))
+            listed = ",".join([str(require_int("position", p)) for p in positions])
+            params.append(f"[{listed}]")
         rows = ctx.db.query(sql, params)
         if not rows:
             return {}
         try:
-            decoded = json.loads(f"[{','.join(r[lists] for r in rows)}]")
+            decoded = loads(f"[{','.join(r[lists] for r in rows)}]")
         except (ValueError, RecursionError):
             raise InvalidEntryError(
                 "a stored entry's list or extra column is not valid JSON"
@@ -481,7 +481,7 @@ class Journal:
         if not all_worktrees:
             sql += " AND worktree_id = ?"
             params.append(self._ctx.worktree_pk)
-        return [json.loads(done) for (done,) in conn.execute(sql + " ORDER BY seq", params)]
+        return [loads(done) for (done,) in conn.execute(sql + " ORDER BY seq", params)]
 
     def entry_from_row(self, r: Sequence[Any]) -> JournalEntry:
         """A JournalEntry from a row that starts with codec.select_list()."""
@@ -491,7 +491,7 @@ class Journal:
         return JournalEntry.from_rows(rows, self._ctx.worktree_key_of)
 
 
-@cache
+@memo
 def _walk_sql(shown: str) -> str:
     """The "newest n" statement of one scope shape: a walk of one partial head index."""
     return (
@@ -548,7 +548,7 @@ def refuse_forgotten(conn: Any, workspace_pk: int, ids: Sequence[bytes]) -> None
     rows = conn.execute(
         "SELECT lower(hex(t.id)) FROM json_each(?) j CROSS JOIN journal_tombstones t"
         " ON t.workspace_id = ? AND t.id = unhex(j.value) AND t.formula = 2",
-        (json.dumps([bytes(i).hex() for i in ids]), workspace_pk),
+        ("[" + ",".join([f'"{bytes(i).hex()}"' for i in ids]) + "]", workspace_pk),
     ).fetchall()
     if rows:
         raise InvalidEntryError(_forgotten_message(rows[0][0]))
