@@ -10,7 +10,11 @@ know.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
 
 # command -> the module of this package that registers it
 COMMANDS: dict[str, str] = {
@@ -50,6 +54,55 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+# The global options' dests, as argparse names them (cli/_common.py build_parser).
+_DESTS = {"--cwd": "cwd", "--db": "db", "--read-only": "read_only", "--force": "force_new_store"}
+
+
+def quick_read(argv: Sequence[str]) -> Any:
+    """A `journal read` command line (what hooks and agents run at every session) read
+    without argparse, which with its help texts' gettext lookups was a sixth of the
+    process: the Options argparse's Namespace would hold, when every option is spelled
+    exactly and every value stands apart and does not start with '-'. None for any other
+    line (an abbreviation, `-n5`, `--branch=x`, help, an error), which argparse reads."""
+    values: dict[str, Any] = {"cwd": None, "db": None, "read_only": False}
+    values.update(force_new_store=False, version=None)
+    i, end = 0, len(argv)
+    while i < end and argv[i] != "journal":
+        arg = argv[i]
+        if arg in _VALUED and i + 1 < end and not argv[i + 1].startswith("-"):
+            values[_DESTS[arg]] = argv[i + 1]
+            i += 2
+        elif arg in _FLAGS:
+            values[_DESTS[arg]] = True
+            i += 1
+        else:
+            return None
+    if list(argv[i : i + 2]) != ["journal", "read"]:
+        return None
+    from ._show import Options
+    from .journal import READ_DEFAULTS, READ_OPTIONS, cmd_journal_read
+
+    values.update(command="journal", journal_command="read", **READ_DEFAULTS)
+    i += 2
+    while i < end:
+        spec = READ_OPTIONS.get(argv[i])
+        if spec is None:
+            return None
+        dest, convert = spec
+        if convert is None:
+            values[dest] = True
+            i += 1
+            continue
+        if i + 1 == end or argv[i + 1].startswith("-"):
+            return None
+        try:
+            values[dest] = convert(argv[i + 1])
+        except ValueError:
+            return None
+        i += 2
+    return Options(**values, func=cmd_journal_read)
+
+
 # The commands that run synapt on the store (recall_sqlite/synapt/cli.py).
 HOSTS = ("synapt", "synapt-server")
 
@@ -84,9 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         options, name, rest = split
         return host.main_host(name, rest, options)
+    command = command_of(args)
+    if command == "journal":
+        quick = quick_read(args)
+        if quick is not None:
+            from ._show import guarded
+
+            return guarded(quick.func, quick)
     from ._common import run
 
-    command = command_of(args)
     module = COMMANDS.get(command or "")
     return run(args, [module] if module else list(COMMANDS.values()))
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
-
-from ._common import (
+from ._show import (
     NO_STORE,
     clean,
     describe_elsewhere,
     emit,
     format_entry,
+    int_at_least,
     no_store,
-    nonneg_int,
     nothing_found,
     open_for_read,
     open_from_args,
@@ -20,7 +18,32 @@ from ._common import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
     from typing import Any
+
+
+def _count(text: str) -> int:
+    return int_at_least(text, 0)
+
+
+# `journal read`'s options as cli/__init__.py reads a command line without argparse: each
+# exact spelling -> (its dest, how its value is read; None for a flag), and the defaults.
+# register() below is argparse's side; tests/test_cli_quick.py holds both to one answer.
+READ_OPTIONS: dict[str, tuple[str, Callable[[str], Any] | None]] = {
+    "-n": ("n", _count),
+    "--branch": ("branch", str),
+    "--all-worktrees": ("all_worktrees", None),
+    "--meaningful": ("meaningful", None),
+    "--json": ("json", None),
+}
+READ_DEFAULTS: dict[str, Any] = {
+    "n": 5,
+    "branch": None,
+    "all_worktrees": False,
+    "meaningful": False,
+    "json": False,
+}
 
 
 def cmd_journal_write(args: argparse.Namespace) -> int:
@@ -208,6 +231,8 @@ def _scope_options(p: Any) -> None:
 
 
 def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
+    from ._common import nonneg_int
+
     s = journal_subparsers.add_parser(
         "search",
         parents=[json_parent],
@@ -226,6 +251,8 @@ def add_journal_search(journal_subparsers: Any, json_parent: argparse.ArgumentPa
 
 
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
+    from ._common import nonneg_int
+
     journal = sub.add_parser("journal", help="the session journal")
     jsub = journal.add_subparsers(dest="journal_command", metavar="ACTION")
     jsub.required = True
@@ -248,7 +275,12 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     w.add_argument("--timestamp", help="ISO-8601 (default: now, UTC)")
     w.set_defaults(func=cmd_journal_write)
     r = jsub.add_parser("read", parents=[jp], help="newest entries, one per session")
-    r.add_argument("-n", type=nonneg_int, default=5, help="at most N sessions (default: 5)")
+    r.add_argument(
+        "-n",
+        type=nonneg_int,
+        default=READ_DEFAULTS["n"],
+        help=f"at most N sessions (default: {READ_DEFAULTS['n']})",
+    )
     _scope_options(r)
     r.set_defaults(func=cmd_journal_read)
     p = jsub.add_parser("pending", parents=[jp], help="unresolved next steps")
