@@ -475,32 +475,29 @@ class _Scratch:
         self.inner = _Read(db)
 
     def __enter__(self) -> apsw.Connection:
-        db = self.db
-        db.lock.acquire()
+        self.db.lock.acquire()
         try:
-            self.lifted = bool(scalar(db.conn, "PRAGMA query_only"))
+            self.lifted = bool(scalar(self.db.conn, "PRAGMA query_only"))
             if self.lifted:
-                db.conn.execute("PRAGMA query_only=OFF")
-            try:
-                return self.inner.__enter__()
-            except BaseException:
-                if self.lifted:
-                    db.conn.execute("PRAGMA query_only=ON")
-                raise
+                self.db.conn.execute("PRAGMA query_only=OFF")
+            return self.inner.__enter__()
         except BaseException:
-            db.lock.release()
+            self._leave()
             raise
 
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        db = self.db
         try:
             self.inner.__exit__(kind, exc, tb)
         finally:
-            try:
-                if self.lifted:
-                    db.conn.execute("PRAGMA query_only=ON")
-            finally:
-                db.lock.release()
+            self._leave()
+
+    def _leave(self) -> None:
+        """query_only back as it was, and the lock released."""
+        try:
+            if self.lifted:
+                self.db.conn.execute("PRAGMA query_only=ON")
+        finally:
+            self.db.lock.release()
 
 
 class _Autocommit:

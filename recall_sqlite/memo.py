@@ -2,9 +2,10 @@
 ~2 ms of a 25 ms `journal read` process, which memoises a few SQL texts and nothing else.
 
 `memo` keeps every answer (for functions of few distinct arguments: the SQL of a scope's
-shape); `bounded(n)` keeps at most n answers of a one-argument function that never
-answers None, forgetting all of them when full (a hot path's cache: a session's tie
-order, a timestamp). An exception is raised, never kept."""
+shape, or of none: a pattern or an encoder built on first use); `bounded(n)` keeps at most
+n answers of a one-argument function that never answers None, forgetting all of them
+when full (a hot path's cache: a session's tie order, a timestamp). An exception is
+raised, never kept."""
 
 from __future__ import annotations
 

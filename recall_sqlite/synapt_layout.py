@@ -34,6 +34,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from .memo import memo
 from .paths.git import common_dir, read_gitdir_pointer
 from .synapt_fields import BOOL_FIELDS as BOOL_FIELDS
 from .synapt_fields import FIELDS as FIELDS
@@ -307,18 +308,18 @@ def neutral_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 # -- the line ---------------------------------------------------------------------------------
 
+
 # json.dumps' defaults, built on first use (the journal's reads import this module for
 # its field names alone) and once: append_entry writes json.dumps(entry.to_dict()).
-_encoder: list[Callable[[Any], str]] = []
+@memo
+def _encoder() -> Callable[[Any], str]:
+    import json
+
+    return json.JSONEncoder().encode
 
 
 def _encode(value: Any) -> str:
-    if not _encoder:
-        import json
-
-        _encoder.append(json.JSONEncoder().encode)
-    text: str = _encoder[0](value)
-    return text
+    return _encoder()(value)
 
 
 def line(fields: Mapping[str, Any]) -> str:

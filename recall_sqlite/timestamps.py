@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from .errors import InvalidEntryError
-from .memo import bounded
+from .memo import bounded, memo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,24 +34,18 @@ def _load() -> _Clock:
 
 # The pattern is compiled on first use: `re` (with `enum`) is a fifth of a CLI read's
 # start, and a read parses no timestamp.
-_iso: list[re.Pattern[str]] = []
-
-
+@memo
 def _iso_pattern() -> re.Pattern[str]:
-    if not _iso:
-        import re
+    import re
 
-        _iso.append(
-            re.compile(
-                r"""^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
-                    (?:[T ](?P<h>\d{2}):(?P<mi>\d{2})
-                        (?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?
-                        (?P<tz>Z|z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?
-                    )?$""",
-                re.VERBOSE,
-            )
-        )
-    return _iso[0]
+    return re.compile(
+        r"""^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
+            (?:[T ](?P<h>\d{2}):(?P<mi>\d{2})
+                (?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?
+                (?P<tz>Z|z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?
+            )?$""",
+        re.VERBOSE,
+    )
 
 
 def parse_timestamp(text: object) -> int:

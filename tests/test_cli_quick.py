@@ -87,6 +87,7 @@ def test_the_lines_hooks_run_are_read_without_argparse() -> None:
         ["--cwd", "/w", "journal", "read", "-n", "5", "--json"],
         ["--db", "x.db", "--read-only", "journal", "read", "--all-worktrees", "--meaningful"],
         ["journal", "read", "--branch", "", "-n", "0"],
+        ["--cwd=/w", "--force", "journal", "read"],
     ):
         quick = quick_read(argv)
         assert quick is not None, argv

@@ -54,31 +54,46 @@ def command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-# The global options' dests, as argparse names them (cli/_common.py build_parser).
-_DESTS = {"--cwd": "cwd", "--db": "db", "--read-only": "read_only", "--force": "force_new_store"}
+def leading_options(argv: Sequence[str]) -> tuple[dict[str, str | bool], int, bool]:
+    """The global options a command line starts with, read as argparse reads them (`--cwd
+    DIR` or `--cwd=DIR`; keys cwd, db, read_only, force): (them, the index of the first
+    other argument, whether a value standing apart starts with '-', which argparse would
+    refuse and a host command's line may hold)."""
+    options: dict[str, str | bool] = {}
+    dashed = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name in _VALUED and (eq or i + 1 < len(argv)):
+            if not eq:
+                value = argv[i + 1]
+                dashed = dashed or value.startswith("-")
+            options[name[2:]] = value
+            i += 1 if eq else 2
+        elif arg in _FLAGS:
+            options[arg[2:].replace("-", "_")] = True
+            i += 1
+        else:
+            break
+    return options, i, dashed
 
 
 def quick_read(argv: Sequence[str]) -> Any:
     """A `journal read` command line (what hooks and agents run at every session) read
     without argparse, which with its help texts' gettext lookups was a sixth of the
     process: the Options argparse's Namespace would hold, when every option is spelled
-    exactly and every value stands apart and does not start with '-'. None for any other
-    line (an abbreviation, `-n5`, `--branch=x`, help, an error), which argparse reads."""
-    values: dict[str, Any] = {"cwd": None, "db": None, "read_only": False}
-    values.update(force_new_store=False, version=None)
-    i, end = 0, len(argv)
-    while i < end and argv[i] != "journal":
-        arg = argv[i]
-        if arg in _VALUED and i + 1 < end and not argv[i + 1].startswith("-"):
-            values[_DESTS[arg]] = argv[i + 1]
-            i += 2
-        elif arg in _FLAGS:
-            values[_DESTS[arg]] = True
-            i += 1
-        else:
-            return None
-    if list(argv[i : i + 2]) != ["journal", "read"]:
+    exactly and every value of the action's own stands apart and does not start with '-'.
+    None for any other line (an abbreviation, `-n5`, `--branch=x`, help, an error), which
+    argparse reads."""
+    options, i, dashed = leading_options(argv)
+    if dashed or list(argv[i : i + 2]) != ["journal", "read"]:
         return None
+    # (argparse's dest for --force is force_new_store)
+    force = options.pop("force", False)
+    values: dict[str, Any] = {"cwd": None, "db": None, "read_only": False, "version": None}
+    values.update(options, force_new_store=force)
+    end = len(argv)
     from ._show import Options
     from .journal import READ_DEFAULTS, READ_OPTIONS, cmd_journal_read
 
@@ -111,19 +126,7 @@ def host_split(argv: Sequence[str]) -> tuple[dict[str, str | bool], str, list[st
     """(the global options, the host command, its arguments) when the command line runs a
     host command; None otherwise. The arguments go to synapt untouched, so host commands
     are split off here rather than parsed by argparse (which would read synapt's options)."""
-    options: dict[str, str | bool] = {}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        name, eq, value = arg.partition("=")
-        if name in _VALUED and (eq or i + 1 < len(argv)):
-            options[name[2:]] = value if eq else argv[i + 1]
-            i += 1 if eq else 2
-        elif arg in _FLAGS:
-            options[arg[2:].replace("-", "_")] = True
-            i += 1
-        else:
-            break
+    options, i, _ = leading_options(argv)
     if i < len(argv) and argv[i] in HOSTS:
         return options, argv[i], list(argv[i + 1 :])
     return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .._record import Record
+from ..memo import memo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ COLLAPSE_SIGNATURES: tuple[str, ...] = (
 )
 CARRY_LIMIT = 20
 WITHHELD_PREFIX = "[carry bound]"
-# Compiled on first use: a read of the journal imports this module but never `re`.
-_stamp: list[re.Pattern[str]] = []
 
 
 # Every signature holds a '<': text without one (nearly all) is answered by one scan.
@@ -41,12 +40,16 @@ def is_collapsed(text: object) -> bool:
     return isinstance(text, str) and "<" in text and any(sig in text for sig in COLLAPSE_SIGNATURES)
 
 
-def strip_carry_stamp(step: str) -> tuple[str, str | None]:
-    if not _stamp:
-        import re
+# Compiled on first use: a read of the journal imports this module but never `re`.
+@memo
+def _stamp() -> re.Pattern[str]:
+    import re
 
-        _stamp.append(re.compile(r"\s*\[carried since (\d{4}-\d{2}-\d{2})\]\s*$"))
-    m = _stamp[0].search(step)
+    return re.compile(r"\s*\[carried since (\d{4}-\d{2}-\d{2})\]\s*$")
+
+
+def strip_carry_stamp(step: str) -> tuple[str, str | None]:
+    m = _stamp().search(step)
     if m is None:
         return step.strip(), None
     return step[: m.start()].strip(), m.group(1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from _json import encode_basestring
 
 from .. import synapt_fields as synapt
-from ..memo import bounded
+from ..memo import bounded, memo
 from .order import NO_SESSION_ORDER
 
 TYPE_CHECKING = False
@@ -46,19 +46,17 @@ def is_meaningful(
 # The canonical form (sorted keys, no spaces, UTF-8 kept) is what ids are hashed from. Its
 # encoder is built on first use, so a read never imports json (see jsontext), and once:
 # json.dumps with non-default options constructs a new encoder on every call.
-_canonical: list[Callable[[Any], str]] = []
+@memo
+def _canonical() -> Callable[[Any], str]:
+    import json
+
+    return json.JSONEncoder(
+        sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode
 
 
 def canonical_json(value: Any) -> str:
-    if not _canonical:
-        import json
-
-        _canonical.append(
-            json.JSONEncoder(
-                sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-            ).encode
-        )
-    return _canonical[0](value)
+    return _canonical()(value)
 
 
 # List columns hold JSON arrays as json.dumps writes them with UTF-8 kept.
