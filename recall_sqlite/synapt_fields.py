@@ -29,6 +29,9 @@ FIELDS: Final = (
 TEXT_FIELDS: Final = ("session_id", "branch", "focus", "griptree", "agent_id")
 LIST_FIELDS: Final = ("done", "decisions", "next_steps", "files_modified", "git_log")
 BOOL_FIELDS: Final = ("auto", "enriched", "repair")
+# The timestamps synapt writes: datetime.now(timezone.utc).isoformat(), or with Z (a
+# pattern's text: the legacy survey matches it in bytes, the timestamp parser in text).
+TIMESTAMP: Final = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z)"
 
 
 def defaults() -> dict[str, Any]:

@@ -40,6 +40,7 @@ from .synapt_fields import BOOL_FIELDS as BOOL_FIELDS
 from .synapt_fields import FIELDS as FIELDS
 from .synapt_fields import LIST_FIELDS as LIST_FIELDS
 from .synapt_fields import TEXT_FIELDS as TEXT_FIELDS
+from .synapt_fields import TIMESTAMP as TIMESTAMP
 from .synapt_fields import defaults as defaults
 
 TYPE_CHECKING = False
@@ -367,8 +368,6 @@ _JLIST = rb"\[(?:" + _JSTR + rb"(?:, " + _JSTR + rb")" + _MANY + rb")?\]"
 # The groups the survey reads from such a line, in the order of FIELDS: match.groups()
 # gives them so.
 CAPTURED: Final = ("timestamp", "session_id", "branch", "auto", "enriched")
-# The timestamps synapt writes: datetime.now(timezone.utc).isoformat(), or with Z.
-TIMESTAMP: Final = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{6})?(?:\+00:00|Z)"
 
 
 def _field_pattern(name: str) -> bytes:

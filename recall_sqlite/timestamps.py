@@ -59,6 +59,70 @@ def parse_timestamp(text: object) -> int:
 # repeat timestamps across buckets. Errors are raised, never cached.
 @bounded(8192)
 def _parse(text: str) -> int:
+    us = fast_us(text)
+    return _general(text) if us is None else us
+
+
+# The shapes synapt writes, compiled on first use (a read parses no timestamp). ASCII
+# only: `\d` also matches every script's digits, which int() reads but an ascii encode
+# refuses (and synapt's fromisoformat does too).
+@memo
+def _synapt_shape() -> re.Pattern[str]:
+    import re
+
+    from .synapt_fields import TIMESTAMP
+
+    return re.compile(TIMESTAMP + r"\Z", re.ASCII)
+
+
+def synapt_shaped(text: str) -> bool:
+    """Whether `text` has a shape synapt writes, 2026-11-29T20:46:35[.123456](+00:00|Z)."""
+    return _synapt_shape().match(text) is not None
+
+
+def fast_us(text: str) -> int | None:
+    """Epoch us of a timestamp in a shape synapt writes, by arithmetic on cached days and
+    times of day (~1 us against ~4.5 us for the general parser); None sends anything
+    else, and a date or time that does not exist, to the general parser."""
+    if _synapt_shape().match(text) is None:
+        return None
+    return shaped_us(text.encode("ascii"))
+
+
+# What shaped_us has worked out: days by their bytes (journals span few days), and
+# microseconds since midnight by "HH:MM:SS" (only real times are kept: at most 86,400).
+_DAYS: dict[bytes, int | None] = {}
+_CLOCK: dict[bytes, int] = {}
+
+
+def shaped_us(ts: bytes) -> int | None:
+    """fast_us of a timestamp already known to have synapt's shape (bytes, as the legacy
+    survey matches it with synapt_fields.TIMESTAMP); None for a date or time that does
+    not exist."""
+    day = _DAYS.get(ts[:10], -1)
+    if day == -1:
+        datetime, _, timezone, epoch = _clock or _load()
+        try:
+            midnight = datetime.fromisoformat(ts[:10].decode()).replace(tzinfo=timezone.utc)
+            day = (midnight - epoch).days * 86_400_000_000
+        except ValueError:
+            day = None
+        if len(_DAYS) > 100_000:
+            _DAYS.clear()
+        _DAYS[ts[:10]] = day
+    clock = _CLOCK.get(ts[11:19])
+    if clock is None:
+        h, m, sec = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
+        if h > 23 or m > 59 or sec > 59:
+            return None
+        clock = _CLOCK[ts[11:19]] = ((h * 60 + m) * 60 + sec) * 1_000_000
+    if day is None:
+        return None
+    return day + clock + int(ts[20:26]) if ts[19:20] == b"." else day + clock
+
+
+def _general(text: str) -> int:
+    """Every form the module docstring names."""
     datetime, timedelta, timezone, epoch = _clock or _load()
     m = _iso_pattern().match(text.strip())
     if m is None:

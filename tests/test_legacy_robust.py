@@ -99,6 +99,22 @@ def test_survey_and_import_quarantine_what_used_to_crash(tmp_path: Path) -> None
         assert store.legacy.verify(deep=True).ok
 
 
+def test_a_timestamp_in_digits_that_are_not_ascii_imports(tmp_path: Path) -> None:
+    # It stopped the import with an internal error (the fast path encoded it as ascii).
+    root = make_workspace(tmp_path)
+    odd = synapt_line(timestamp="\u0662\u0660\u0662\u0666-01-01T10:00:00+00:00", session_id="odd")
+    good = synapt_line(timestamp="2026-01-02T10:00:00+00:00", session_id="after")
+    path = root / ".synapt/recall/worktrees/proj/journal.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(odd + "\n" + good + "\n")
+    with open_store(root) as store:
+        s = store.legacy.survey()
+        r = store.legacy.import_paths().to_dict()
+        assert (r["quarantined"], r["imported"]) == (s.quarantined, s.valid) == (0, 2)
+        assert r["ok"] and store.legacy.verify(deep=True).ok
+        assert [e.session_id for e in store.journal.read(10).entries] == ["after", "odd"]
+
+
 def test_an_interrupted_import_is_called_interrupted(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     path = root / ".synapt/recall/worktrees/proj/journal.jsonl"

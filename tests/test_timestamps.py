@@ -11,12 +11,15 @@ from hypothesis import strategies as st
 
 from recall_sqlite import InvalidEntryError
 from recall_sqlite.timestamps import (
+    _general,
     _in_iso_utc_form,
     datetime_us,
+    fast_us,
     is_after,
     iso_utc,
     parse_timestamp,
     synapt_now,
+    synapt_shaped,
     utc_now_iso,
 )
 
@@ -116,3 +119,40 @@ def test_the_text_comparison_checks_every_field_range(fields: tuple[int, ...]) -
     except InvalidEntryError:
         own = False
     assert _in_iso_utc_form(text) == own
+
+
+@given(st.integers(min_value=FIRST, max_value=LAST), st.booleans(), st.booleans())
+def test_the_fast_path_is_the_general_parser_on_synapts_shapes(
+    us: int, whole: bool, zulu: bool
+) -> None:
+    when = EPOCH + timedelta(microseconds=us)
+    if whole:
+        when = when.replace(microsecond=0)
+    text = when.isoformat()  # what synapt writes: no fraction at a whole second
+    if zulu:
+        text = text[: -len("+00:00")] + "Z"
+    assert synapt_shaped(text)
+    assert fast_us(text) == _general(text) == parse_timestamp(text) == datetime_us(when)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u0662\u0660\u0662\u0666-01-01T10:00:00+00:00",  # Arabic-Indic digits
+        "2026-01-01T10:00:00.\uff11\uff12\uff13\uff14\uff15\uff16Z",  # fullwidth digits
+    ],
+)
+def test_digits_that_are_not_ascii_go_to_the_general_parser(text: str) -> None:
+    # They used to reach the fast path's ascii encode: an import stopped with an
+    # internal error. Their reading is the general parser's, unchanged.
+    assert not synapt_shaped(text) and fast_us(text) is None
+    assert parse_timestamp(text) == _general(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["2026-02-30T10:00:00+00:00", "2026-01-01T24:00:00Z", "0000-01-01T00:00:00Z"]
+)
+def test_a_shaped_instant_that_does_not_exist_is_refused(text: str) -> None:
+    assert synapt_shaped(text) and fast_us(text) is None
+    with pytest.raises(InvalidEntryError):
+        parse_timestamp(text)

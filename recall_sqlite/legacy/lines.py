@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import IO, Any, NamedTuple
 
 from .. import synapt_layout as layout
@@ -29,7 +27,7 @@ from ..limits import (
     MIN_INSTANT_US,
     max_field_bytes,
 )
-from ..timestamps import parse_timestamp
+from ..timestamps import fast_us, parse_timestamp, shaped_us
 
 _BLOCK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
@@ -51,13 +49,11 @@ TOO_DEEP = "too-deep"
 # the import; the record keeps no byte of it (schema.sql, quarantine).
 FORGOTTEN = "forgotten"
 _FIELD_SET = frozenset(layout.FIELDS)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _strict_loads = json.JSONDecoder().decode
 # The C scanner without decode()'s Python wrapper; failures go through decode() again for
 # its exact message. Lines are stripped of ASCII whitespace first, so a value that does not
 # end at the end of the text is "Extra data" exactly when decode() would say so.
 _scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # present, not in typeshed
-_SYNAPT_TS = re.compile(layout.TIMESTAMP + r"\Z")
 
 
 # -- lines ---------------------------------------------------------------------------------
@@ -245,44 +241,6 @@ def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tupl
     return value, _escapes_clean(text) and len(stripped) <= max_field_bytes()
 
 
-# What _shaped_us has worked out: days by their bytes (journals span few days), and
-# microseconds since midnight by "HH:MM:SS" (only real times are kept: at most 86,400).
-_DAYS: dict[bytes, int | None] = {}
-_CLOCK: dict[bytes, int] = {}
-
-
-def _fast_us(ts: str) -> int | None:
-    """Epoch us for the shapes synapt writes (isoformat with +00:00 or Z, with or without
-    microseconds); None sends anything else to the general parser."""
-    if _SYNAPT_TS.match(ts) is None:
-        return None
-    return _shaped_us(ts.encode("ascii"))
-
-
-def _shaped_us(ts: bytes) -> int | None:
-    """_fast_us of a timestamp already known to have synapt's shape (layout.TIMESTAMP);
-    None for a date or time that does not exist."""
-    day = _DAYS.get(ts[:10], -1)
-    if day == -1:
-        try:
-            delta = datetime.fromisoformat(ts[:10].decode()).replace(tzinfo=timezone.utc)
-            day = (delta - _EPOCH).days * 86_400_000_000
-        except ValueError:
-            day = None
-        if len(_DAYS) > 100_000:
-            _DAYS.clear()
-        _DAYS[ts[:10]] = day
-    clock = _CLOCK.get(ts[11:19])
-    if clock is None:
-        h, m, sec = int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
-        if h > 23 or m > 59 or sec > 59:
-            return None
-        clock = _CLOCK[ts[11:19]] = ((h * 60 + m) * 60 + sec) * 1_000_000
-    if day is None:
-        return None
-    return day + clock + int(ts[20:26]) if ts[19:20] == b"." else day + clock
-
-
 def _escapes_clean(text: str) -> bool:
     """True when no string in this JSON text can hold a NUL or a lone surrogate: raw JSON
     can carry neither, so only \\u0000 and \\uD8xx-\\uDFxx escapes need the full check."""
@@ -295,7 +253,7 @@ _EMPTY: list[str] = []
 
 
 def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
-    """_plain + _fast_us in one pass, for the hot loops: every synapt field's value in
+    """_plain + fast_us in one pass, for the hot loops: every synapt field's value in
     layout.FIELDS order plus the epoch us, or None for anything not plainly synapt's."""
     if not _FIELD_SET.issuperset(obj):
         return None
@@ -332,7 +290,7 @@ def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
         "".join(do), "".join(de), "".join(ne), "".join(fm), "".join(gl)
     except TypeError:
         return None
-    us = _fast_us(ts)
+    us = fast_us(ts)
     if us is None:
         return None
     return ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us
@@ -486,7 +444,7 @@ def inspect(
         b"\\" not in stripped or layout.noncanonical_escape().search(stripped) is None
     ):
         ts, sid, branch, auto, enriched = m.groups()
-        us = _shaped_us(ts)
+        us = shaped_us(ts)
         if us is not None:
             return (
                 hash(stripped) if key is None else key,
