@@ -128,15 +128,16 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
         f" (sessions {', '.join(clean(s) for s in report.sessions)})" if report.sessions else ""
     )
     lines = [
-        f"Forgot {n} entry version{'' if n == 1 else 's'}{sessions}:"
+        f"Forgot {_counted(n, 'entry version')}{sessions}:"
         if n
         else f"No stored entry version to forget{sessions}"
     ]
     lines += [f"  {i}" for i in report.entries]
     lines.append(
-        f"removed {report.vectors} vectors, {report.summary_links} summary links; "
-        f"{report.provenance} imported lines now accounted as forgotten; "
-        f"{report.quarantine_blanked} quarantined lines emptied"
+        f"removed {_counted(report.vectors, 'vector')}, "
+        f"{_counted(report.summary_links, 'summary link')}; "
+        f"{_counted(report.provenance, 'imported line')} now accounted as forgotten; "
+        f"{_counted(report.quarantine_blanked, 'quarantined line')} emptied"
     )
     if report.summaries:
         lines.append(
@@ -163,7 +164,10 @@ def copies_lines(report: Any) -> list[str]:
     out = []
     if removed:
         files = len({c.path for c in removed})
-        out.append(f"removed {len(removed)} line(s) holding them from {files} synapt bucket(s)")
+        out.append(
+            f"removed {_counted(len(removed), 'line')} holding them"
+            f" from {_counted(files, 'synapt bucket')}"
+        )
     if left:
         out.append(
             f"{len(left)} line(s) of files the store did not write still hold them"
@@ -175,8 +179,12 @@ def copies_lines(report: Any) -> list[str]:
     for e in report.file_errors:
         out.append(f"could not check or rewrite: {clean(e)}")
     if not left and not report.file_errors:
-        out.append("no synapt bucket of the workspace holds them")
+        out.append(f"no synapt bucket of the workspace holds them{' now' if removed else ''}")
     return out
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def cmd_journal_search(args: argparse.Namespace) -> int:
