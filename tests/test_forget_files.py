@@ -91,7 +91,9 @@ def test_copies_in_imported_sources_are_listed_and_scrubbed_on_request(tmp_path:
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     nested = repo / "server/.synapt/recall/worktrees/proj/journal.jsonl"
-    assert data["copies_left"] == [{"path": str(nested), "line": 1, "entry": eid, "removed": False}]
+    assert data["copies_left"] == [
+        {"path": str(nested), "line": 1, "entry": eid, "removed": False, "kind": "bucket"}
+    ]
     assert data["copies_removed"] == []
     text = run_cli("journal", "forget", "--scrub-sources", eid, cwd=repo, env=user_env(home))
     # Already forgotten: the files are still searched, by content, and scrubbed.
@@ -111,6 +113,38 @@ def test_the_report_never_says_nothing_is_left_while_a_file_holds_it(tmp_path: P
     assert _files_holding(repo, SECRET)  # the user's own line: left, and said so
     assert "still hold them" in res.stdout and "--scrub-sources" in res.stdout
     assert "no synapt bucket" not in res.stdout and ".jsonl:1" in res.stdout
+
+
+def test_the_report_names_a_cache_and_another_file_for_what_they_are(tmp_path: Path) -> None:
+    # synapt's session-start cache quoting the text is removed whole and said to be a cache,
+    # not a bucket's line; another file of synapt's is listed without the --scrub-sources
+    # promise, which touches journals only.
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    env = user_env(home)
+    res = run_cli(
+        "synapt", "recall", "journal", "--write", "--focus", f"pasted {SECRET}", cwd=repo, env=env
+    )
+    assert res.returncode == 0, res.stderr
+    res = run_cli("synapt", "recall", "hook", "session-start", cwd=repo, env=env, input="{}")
+    assert res.returncode == 0, res.stderr
+    data = layout.data_dir(repo)
+    cache = next(data.rglob("wake/latest.md"))
+    assert SECRET in cache.read_text()
+    notes = data / "notes.md"
+    notes.write_text(f"a line\npasted {SECRET}\n")
+    res = run_cli("journal", "forget", _id_of(repo, home, SECRET), cwd=repo, env=env)
+    assert res.returncode == 0, res.stderr
+    said = res.stdout.splitlines()
+    assert "removed 1 line holding them from 1 synapt bucket" in said
+    assert f"removed 1 synapt cache file quoting them (synapt writes it anew): {cache}" in said
+    at = said.index("1 line of synapt's other files still quote them (no journal: edit or"
+                    " remove them by hand):")  # fmt: skip
+    assert said[at + 1] == f"  {notes}:2"
+    assert "--scrub-sources" not in res.stdout
+    assert "no synapt bucket of the workspace holds them now" in said
+    assert not cache.exists() and SECRET in notes.read_text()
 
 
 _HOLD = """

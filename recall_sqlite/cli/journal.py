@@ -158,28 +158,49 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
 
 
 def copies_lines(report: Any) -> list[str]:
-    """What became of the copies in files: never "no byte left" while one holds it."""
-    removed = [c for c in report.copies if c.removed]
-    left = report.copies_left
+    """What became of the copies in files: never "no byte left" while one holds it, and
+    each kind of file named for what it is (a journal's line, a cache, another file)."""
+    copies = report.copies
+    lines = [c for c in copies if c.removed and c.kind == "bucket"]
+    caches = [c for c in copies if c.removed and c.kind == "cache"]
+    left = [c for c in copies if not c.removed and c.kind == "bucket"]
+    others = [c for c in copies if not c.removed and c.kind != "bucket"]
     out = []
-    if removed:
-        files = len({c.path for c in removed})
+    if lines:
+        files = len({c.path for c in lines})
         out.append(
-            f"removed {_counted(len(removed), 'line')} holding them"
+            f"removed {_counted(len(lines), 'line')} holding them"
             f" from {_counted(files, 'synapt bucket')}"
         )
-    if left:
+    if caches:
+        paths = sorted({c.path for c in caches})
         out.append(
-            f"{len(left)} line(s) of files the store did not write still hold them"
-            " (`journal forget --scrub-sources` removes them too):"
+            f"removed {_counted(len(paths), 'synapt cache file')} quoting them"
+            " (synapt writes it anew): " + ", ".join(clean(p) for p in paths)
         )
-        out += [f"  {clean(c.path)}:{c.line}" for c in left[:20]]
-        if len(left) > 20:
-            out.append(f"  ... and {len(left) - 20} more (--json lists all)")
+    out += _listed(
+        left,
+        f"{_counted(len(left), 'line')} of synapt buckets the store did not write still"
+        " hold them (`journal forget --scrub-sources` removes them too):",
+    )
+    out += _listed(
+        others,
+        f"{_counted(len(others), 'line')} of synapt's other files still quote them"
+        " (no journal: edit or remove them by hand):",
+    )
     for e in report.file_errors:
         out.append(f"could not check or rewrite: {clean(e)}")
     if not left and not report.file_errors:
-        out.append(f"no synapt bucket of the workspace holds them{' now' if removed else ''}")
+        out.append(f"no synapt bucket of the workspace holds them{' now' if lines else ''}")
+    return out
+
+
+def _listed(copies: list[Any], heading: str) -> list[str]:
+    if not copies:
+        return []
+    out = [heading] + [f"  {clean(c.path)}:{c.line}" for c in copies[:20]]
+    if len(copies) > 20:
+        out.append(f"  ... and {len(copies) - 20} more (--json lists all)")
     return out
 
 

@@ -87,19 +87,32 @@ class ForgetTarget(Frozen):
 
 class FileCopy(Frozen):
     """A line of a file that held a forgotten version (or its text), and what became of
-    it: removed, or left where it is (a file the store did not write)."""
+    it: removed, or left where it is (a file the store did not write).
 
-    __slots__ = ("path", "line", "entry", "removed")
+    `kind`: "bucket", a line of a synapt journal (`--scrub-sources` removes the ones the
+    store did not write); "cache", a file synapt writes anew (removed whole: line 0);
+    "other", any other file of synapt's quoting the text (listed, never edited)."""
+
+    __slots__ = ("path", "line", "entry", "removed", "kind")
     path: str
-    line: int  # 1-based, in the file as it is after the forget
+    line: int  # 1-based, in the file as it is after the forget; 0: the whole file
     entry: str  # the forgotten version's id
     removed: bool
+    kind: str
 
-    def __init__(self, path: str, line: int, entry: str, removed: bool) -> None:
-        self._set(path=path, line=line, entry=entry, removed=removed)
+    def __init__(
+        self, path: str, line: int, entry: str, removed: bool, kind: str = "bucket"
+    ) -> None:
+        self._set(path=path, line=line, entry=entry, removed=removed, kind=kind)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "entry": self.entry, "removed": self.removed}
+        return {
+            "path": self.path,
+            "line": self.line,
+            "entry": self.entry,
+            "removed": self.removed,
+            "kind": self.kind,
+        }
 
 
 class FileOutcome(Frozen):

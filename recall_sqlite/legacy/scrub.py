@@ -135,10 +135,10 @@ def _other_files(
                     except OSError as exc:
                         errors.append(f"{path}: {exc.strerror or exc}")
                         continue
-                    found.append(FileCopy(str(path), 0, target.id.hex(), True))
+                    found.append(FileCopy(str(path), 0, target.id.hex(), True, "cache"))
                 else:
                     line = data.count(b"\n", 0, min(hits)) + 1
-                    found.append(FileCopy(str(path), line, target.id.hex(), False))
+                    found.append(FileCopy(str(path), line, target.id.hex(), False, "other"))
     return found
 
 
