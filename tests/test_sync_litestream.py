@@ -402,3 +402,38 @@ def test_forget_without_sync_run_purges_the_replica_itself(
     b.cli("sync", "pull")
     assert b.foci() == ["kept"]
     assert a.stop()[0] == 0
+
+
+def test_a_clone_keyed_otherwise_is_told_where_its_peers_are(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    # The laptop's repository has no remote (keyed by its root commit); the desktop cloned
+    # it over a path (keyed by that origin). The two keys never meet: the desktop's init
+    # and pull name the laptop's key and the command that joins it, and following it works.
+    url = str(tmp_path / "replicas")
+    a = Machine(new_repo(tmp_path / "laptop"), env)
+    git(tmp_path, "clone", "-q", str(a.root), str(tmp_path / "desktop"))
+    b = Machine(tmp_path / "desktop", env)
+    stop_all += [a, b]
+    root_key = a.json("sync", "init", "--url", url)["key"]
+    assert root_key.startswith("root:")
+    a.write("written on the laptop", "s-a")
+    a.start()
+    code, err = a.stop()
+    assert code == 0, err
+    machine_a = a.json("sync", "status", "--no-count")["machine"]
+    joined = b.json("sync", "init", "--url", url)
+    assert joined["key"] == f"path:{a.root}" and joined["peers"] == []
+    assert joined["elsewhere"] == [
+        {"key": root_key, "source": "the repository's root commit", "machines": [machine_a]}
+    ]
+    said = b.cli("sync", "pull").stdout.splitlines()
+    assert said[0] == "No other machine replicates under this clone's sync key: nothing to pull."
+    assert said[1].startswith(f"{machine_a} replicate this repository under the key {root_key!r}")
+    assert said[1].endswith(f"`recall-sqlite sync init --url {url} --key {root_key}` here")
+    rejoined = b.json("sync", "init", "--url", url, "--key", root_key)
+    assert rejoined["peers"] == [machine_a] and rejoined["elsewhere"] == []
+    assert "merged: 1 entry version(s)" in b.cli("sync", "pull").stdout
+    assert b.foci() == ["written on the laptop"]
+    # A clone keyed alike hears nothing of the others.
+    assert "elsewhere" not in a.cli("sync", "init", "--url", url).stdout

@@ -65,6 +65,20 @@ def _duration(text: str) -> str:
 # -- init ---------------------------------------------------------------------------------
 
 
+def _elsewhere_lines(
+    found: tuple[tuple[str, str, tuple[str, ...]], ...], key: str, url: str
+) -> list[str]:
+    """Machines of this repository under another of its keys, and the init that joins them."""
+    import shlex
+
+    return [
+        f"{', '.join(ms)} replicate this repository under the key {k!r} ({how} here), which"
+        f" never meets {key!r}: to join them, run"
+        f" `recall-sqlite sync init --url {shlex.quote(url)} --key {shlex.quote(k)}` here"
+        for k, how, ms in found
+    ]
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     from ..sync.setup import init
 
@@ -87,7 +101,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         f"  machine    {joined.machine}\n"
         f"  peers      {others}\n"
         f"  engine     Litestream {joined.litestream}\n"
-        "Next: keep `recall-sqlite sync run` running (in a terminal, or under systemd or "
+        + "".join(
+            f"  elsewhere  {x}\n" for x in _elsewhere_lines(joined.elsewhere, joined.key, args.url)
+        )
+        + "Next: keep `recall-sqlite sync run` running (in a terminal, or under systemd or "
         f"launchd): it replicates this store and pulls the other machines every "
         f"{args.pull_every:g} s."
     )
@@ -159,6 +176,19 @@ def _arrived(r: dict[str, Any]) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def _hints(
+    store: Store, state: SyncState, config: SyncConfig
+) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    from ..errors import SyncError
+    from ..sync.remote import parse
+    from ..sync.setup import elsewhere
+
+    try:
+        return elsewhere(parse(config.url), store.workspace.root, config.key, state.machine())
+    except SyncError:  # only a hint: a location that cannot be listed now says so elsewhere
+        return ()
+
+
 def cmd_pull(args: argparse.Namespace) -> int:
     from ..sync.pause import quiet
     from ..sync.pull import pull_all
@@ -175,9 +205,15 @@ def cmd_pull(args: argparse.Namespace) -> int:
             full=args.full,
             only=args.machine,
         )
+        hints = () if pulled else _hints(store, state, config)
     lines = []
     if not pulled:
-        lines.append("No other machine has replicated this repository yet: nothing to pull.")
+        lines.append(
+            "No other machine replicates under this clone's sync key: nothing to pull."
+            if hints
+            else "No other machine has replicated this repository yet: nothing to pull."
+        )
+        lines += _elsewhere_lines(hints, config.key, config.url)
     for p in pulled:
         if p.status == "merged" and p.report is not None:
             lines.append(f"{_machine(p)}: merged: {_arrived(p.report.to_dict())}")
@@ -188,7 +224,12 @@ def cmd_pull(args: argparse.Namespace) -> int:
         else:
             lines.append(f"{_machine(p)}: FAILED: {p.error}")
     failed = [p for p in pulled if p.status == "failed"]
-    emit(args, {"peers": [p.to_dict() for p in pulled]}, "\n".join(lines))
+    data: dict[str, Any] = {"peers": [p.to_dict() for p in pulled]}
+    if hints:
+        data["elsewhere"] = [
+            {"key": k, "source": how, "machines": list(ms)} for k, how, ms in hints
+        ]
+    emit(args, data, "\n".join(lines))
     if failed:
         sys.stderr.write(f"recall-sqlite: {len(failed)} machine(s) could not be pulled\n")
         return 1

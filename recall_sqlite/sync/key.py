@@ -81,6 +81,21 @@ def derive(root: Path) -> tuple[str, str]:
     )
 
 
+def alternatives(root: Path, chosen: str) -> list[tuple[str, str]]:
+    """The keys this clone would have by its other sources (the origin remote, the root
+    commit), other than `chosen`: where another clone found its key elsewhere (one with no
+    origin keys by its root commit), its machines replicate under one of these."""
+    found: list[tuple[str, str]] = []
+    origin = _git(root, "config", "--get", "remote.origin.url")
+    if origin:
+        found.append((normalise_remote(origin), "the origin remote"))
+    if _git(root, "rev-parse", "--is-shallow-repository") == "false":
+        roots = (_git(root, "rev-list", "--max-parents=0", "HEAD") or "").split()
+        if roots:
+            found.append((f"root:{min(roots)}", "the repository's root commit"))
+    return [(k, how) for k, how in found if k != chosen]
+
+
 def record_explicit(root: Path, key: str, *, committed: bool) -> str:
     """Keep an explicit key where `derive` finds it: in the clone's git config, or (with
     `committed`) in `.recall-sqlite-sync` at the root, to commit so every clone has it."""

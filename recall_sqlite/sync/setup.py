@@ -40,19 +40,26 @@ if TYPE_CHECKING:
 class Joined(Frozen):
     """What `sync init` set up."""
 
-    __slots__ = ("url", "key", "key_source", "machine", "peers", "litestream")
+    __slots__ = ("url", "key", "key_source", "machine", "peers", "litestream", "elsewhere")
     url: str
     key: str
     key_source: str
     machine: str
     peers: tuple[str, ...]
     litestream: str
+    # With no peers under `key`: (key, its source here, machines) for each other key of
+    # this clone that machines replicate under at the same location.
+    elsewhere: tuple[tuple[str, str, tuple[str, ...]], ...]
 
     def __init__(self, **values: Any) -> None:
         self._set(**values)
 
     def to_dict(self) -> dict[str, Any]:
-        return {n: getattr(self, n) for n in self.__slots__}
+        out = {n: getattr(self, n) for n in self.__slots__}
+        out["elsewhere"] = [
+            {"key": k, "source": how, "machines": list(ms)} for k, how, ms in self.elsewhere
+        ]
+        return out
 
 
 def resolve_key(root: Path, key: str | None, *, commit_key: bool) -> tuple[str, str]:
@@ -109,14 +116,29 @@ def init(
     state = SyncState(db_path)
     state.save_config(config)
     machine = state.machine()
+    mates = tuple(m for m in others if m != machine)
     return Joined(
         url=remote.describe(),
         key=found,
         key_source=source,
         machine=machine,
-        peers=tuple(m for m in others if m != machine),
+        peers=mates,
         litestream=version,
+        elsewhere=() if mates else elsewhere(remote, root, found, machine),
     )
+
+
+def elsewhere(
+    remote: Remote, root: Path, key: str, machine: str
+) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Machines of this repository under another of its keys (a clone with no origin, or
+    one whose origin is another machine's path): two keys never meet, so init says so."""
+    found = []
+    for other, how in keys.alternatives(root, key):
+        there = tuple(m for m in remote.machines(keys.slug(other)) if m != machine)
+        if there:
+            found.append((other, how, there))
+    return tuple(found)
 
 
 # -- restore ------------------------------------------------------------------------------
