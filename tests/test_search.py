@@ -12,6 +12,8 @@ from typing import Any
 
 import apsw
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from recall_sqlite import RecallError, Store, open_store
 from recall_sqlite.search.index import check_index, rebuild_index
@@ -568,3 +570,13 @@ def test_snippets_are_read_on_first_use_while_the_store_is_open(tmp_path: Path) 
     assert asked.hits[0].field == "focus"  # cached: no store needed any more
     with pytest.raises(RecallError):  # a typed error, never apsw's
         _ = kept.hits[0].snippet
+
+
+@given(st.text(st.characters(exclude_categories=())))
+def test_a_query_is_cleaned_of_controls_and_lone_surrogates_alone(text: str) -> None:
+    # The printable fast path and the per-character rule give one text: controls and lone
+    # surrogates become spaces, every other character stays.
+    import unicodedata
+
+    want = "".join(" " if unicodedata.category(c) in ("Cc", "Cs") else c for c in text)
+    assert parse_query(text).text == want

@@ -101,28 +101,10 @@ def search_journal(
                 first = rows[0]
                 total, elsewhere = scope.totals(((0, first[3]), (1, first[4]), (2, first[5])))
             text_rows = [r for r in rows if r[2] == scope.IN_SCOPE][:depth]
-        cands: dict[int, Candidate] = {}
-        for place, r in enumerate(text_rows, 1):
-            cands[int(r[0])] = Candidate(
-                int(r[0]), place, -float(r[1]), order=(-int(r[6]), int(r[7] or 0))
-            )
-        if vec_hits:
-            _add_vector_entries(conn, k.workspace_pk, vec_hits, cands, k.meaningful)
-        chosen = rank(cands, n, fusion if hybrid else None)
-        entries = _entries_by_seq(conn, journal, [c.key for c in chosen])
-        hits = []
-        for c in chosen:
-            e = entries[c.key]
-            score = c.fused if hybrid else float(c.text_score or 0.0)
-            hits.append(
-                EntryHit(
-                    e,
-                    score,
-                    c.text_rank,
-                    c.vector_rank,
-                    deferred(ctx, entry_snippet, parsed.match, c.key, e),
-                )
-            )
+        if hybrid:
+            hits = _fused(conn, journal, parsed.match, text_rows, vec_hits, n, fusion, k)
+        else:
+            hits = _ranked(conn, journal, parsed.match, text_rows[:n])
     return EntrySearchResult(
         hits,
         k.public(ctx),
@@ -132,6 +114,52 @@ def search_journal(
         "hybrid" if hybrid else "text",
         fusion if hybrid else None,
     )
+
+
+def _ranked(conn: Any, journal: Journal, match: str, rows: list[tuple[Any, ...]]) -> list[EntryHit]:
+    """Text hits in the statement's order (already the ranking: no fusion to weigh)."""
+    ctx = journal.context
+    seqs = [int(r[0]) for r in rows]
+    entries = _entries_by_seq(conn, journal, seqs)
+    hits = []
+    for place, (seq, r) in enumerate(zip(seqs, rows, strict=True), 1):
+        e = entries[seq]
+        snippet = deferred(ctx, entry_snippet, match, seq, e)
+        hits.append(EntryHit(e, -float(r[1]) or 0.0, place, None, snippet))
+    return hits
+
+
+def _fused(
+    conn: Any,
+    journal: Journal,
+    match: str,
+    text_rows: list[tuple[Any, ...]],
+    vec_hits: list[tuple[str, float]],
+    n: int,
+    fusion: Fusion,
+    k: scope.Keys,
+) -> list[EntryHit]:
+    """The text and vector rankings of one scope, fused."""
+    ctx = journal.context
+    cands: dict[int, Candidate] = {}
+    for place, r in enumerate(text_rows, 1):
+        cands[int(r[0])] = Candidate(
+            int(r[0]), place, -float(r[1]), order=(-int(r[6]), int(r[7] or 0))
+        )
+    if vec_hits:
+        _add_vector_entries(conn, k.workspace_pk, vec_hits, cands, k.meaningful)
+    chosen = rank(cands, n, fusion)
+    entries = _entries_by_seq(conn, journal, [c.key for c in chosen])
+    return [
+        EntryHit(
+            entries[c.key],
+            c.fused,
+            c.text_rank,
+            c.vector_rank,
+            deferred(ctx, entry_snippet, match, c.key, entries[c.key]),
+        )
+        for c in chosen
+    ]
 
 
 def _add_vector_entries(

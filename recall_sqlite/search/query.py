@@ -60,6 +60,9 @@ def _searchable(text: str) -> bool:
 def _clean(text: str) -> str:
     # Controls (NUL ends an FTS5 string early: "unterminated string") and lone surrogates
     # (not encodable as UTF-8) become spaces; they are separators to the tokenizer anyway.
+    # Printable text (the usual query) holds neither: str.isprintable is false for both.
+    if text.isprintable():
+        return text
     return "".join(" " if unicodedata.category(c) in ("Cc", "Cs") else c for c in text)
 
 
