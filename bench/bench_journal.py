@@ -507,11 +507,41 @@ def bench_import_time() -> list[dict[str, Any]]:
     ]
 
 
+def bench_wake_indexes(root: Path, n: int) -> list[dict[str, Any]]:
+    """What the append floor's five session-start indexes buy: synapt's session-start read
+    (journal/wake.py) on a store of `n`, with them and then without them (the same store,
+    afterwards; the same versions). Why the floor keeps them: bench_append's
+    `floor_no_fulltext_no_wake_indexes` is the floor without them."""
+    from recall_sqlite.journal.wake import wake
+
+    with open_store(root) as s:
+        ctx, decode = s.context, s.journal.entries_from_rows
+        branch = "feature/a"  # a branch synapt looks up: every index step is taken
+        got = [e.id for e in wake(ctx, branch, decode).versions]
+        with_them = median_time(lambda: wake(ctx, branch, decode), repeat=9, min_time=0.05)
+        for w in WAKE:
+            s.db.conn.execute(f"DROP INDEX journal_wake_{w}")
+        assert [e.id for e in wake(ctx, branch, decode).versions] == got
+        without = median_time(lambda: wake(ctx, branch, decode), repeat=5, min_time=0.05)
+    return [
+        row(
+            "journal",
+            "session-start read without schema v9's five session-start indexes",
+            n=n,
+            ours=without,
+            limit=with_them,
+            limit_name="the same read with them",
+            target="(why the append floor keeps them)",
+        )
+    ]
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="recall-bench-") as d:
         tmp = Path(d)
         sizes = [1_000, 5_000] if quick else [10_000, 100_000, 1_000_000]
         rows = bench_reads(tmp, sizes, peer_max=100_000)
+        rows += bench_wake_indexes(tmp / f"read{sizes[1]}", sizes[1])
         rows += bench_append(tmp, quick)
         rows += bench_cli(tmp, 1_000 if quick else 10_000, 3 if quick else 15)
         rows += bench_size(tmp, 1_000 if quick else 100_000)

@@ -190,7 +190,7 @@ def copies_lines(report: Any) -> list[str]:
     )
     for e in report.file_errors:
         out.append(f"could not check or rewrite: {clean(e)}")
-    if not left and not report.file_errors:
+    if not left and not others and not report.file_errors:
         out.append(f"no synapt bucket of the workspace holds them{' now' if lines else ''}")
     return out
 
