@@ -78,6 +78,39 @@ def test_forget_removes_the_mirror_line_and_says_so(tmp_path: Path) -> None:
     _ok(repo, home)
 
 
+def test_verify_after_a_rewrite_says_which_duplicates_came_from_the_file_itself(
+    tmp_path: Path,
+) -> None:
+    # forget rewrites the bucket it mirrored into, which is then imported again: its first
+    # line is a duplicate of the entry the first import stored from it, and verify says so
+    # rather than leaving "0 imported" for the file the history came from.
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    env = user_env(home)
+    stock_write(repo, home, "stock")
+    assert run_cli("import", cwd=repo, env=env).returncode == 0
+    res = run_cli("synapt", "recall", "journal", "--write", "--focus", SECRET, cwd=repo, env=env)
+    assert res.returncode == 0, res.stderr
+    assert (
+        run_cli("journal", "forget", _id_of(repo, home, SECRET), cwd=repo, env=env).returncode == 0
+    )
+    res = run_cli("verify", "--json", cwd=repo, env=env)
+    assert res.returncode == 0, res.stdout
+    data = json.loads(res.stdout)
+    (src,) = data["sources"]
+    assert (src["imported"], src["duplicates"], src["imported_before"]) == (0, 1, 1)
+    assert data["imported_before"] == 1
+    text = run_cli("verify", cwd=repo, env=env).stdout
+    assert (
+        "1 lines: 0 imported, 1 duplicate (1 imported from this file by an earlier import)" in text
+    )
+    assert text.endswith(
+        "1 of the duplicates was imported from the same file by an earlier import"
+        " (the file changed and was read again).\n"
+    )
+
+
 def test_copies_in_imported_sources_are_listed_and_scrubbed_on_request(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

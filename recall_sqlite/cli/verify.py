@@ -25,7 +25,7 @@ def format_verify(d: dict[str, Any]) -> str:
     for s in d["sources"]:
         out.append(
             f"  {s['status']:<12} {s['bucket']:<16} {s['file_lines']:>7} lines: "
-            f"{s['imported']} imported, {s['duplicates']} duplicate, "
+            f"{s['imported']} imported, {s['duplicates']} duplicate{_before(s)}, "
             f"{s['quarantined']} quarantined, {s['unaccounted']} unaccounted"
         )
         out.append(
@@ -41,8 +41,21 @@ def format_verify(d: dict[str, Any]) -> str:
         f"{d['not_imported']} store(s) found but not imported, {d['interrupted']}"
         " interrupted)."
     )
+    if d.get("imported_before"):
+        n = d["imported_before"]
+        out.append(
+            f"{n} of the duplicates {'was' if n == 1 else 'were'} imported from the same file"
+            " by an earlier import (the file changed and was read again)."
+        )
     out.extend(cli.problem_lines(d))
     return "\n".join(out)
+
+
+def _before(counts: dict[str, Any]) -> str:
+    """A file read again after it changed: its lines stored by the earlier import of it are
+    duplicates now, and said to be that rather than something lost."""
+    n = counts.get("imported_before", 0)
+    return f" ({n} imported from this file by an earlier import)" if n else ""
 
 
 def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:

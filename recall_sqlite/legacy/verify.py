@@ -43,6 +43,9 @@ class SourceCheck:
     file_lines: int = 0  # lines in the file now
     imported: int = 0
     duplicates: int = 0
+    # Of the duplicates, lines whose entry an earlier import of this same file stored (a
+    # file imported again after it changed: its old lines are duplicates of themselves).
+    imported_before: int = 0
     quarantined: int = 0
     unaccounted: int = 0
     mismatched: int = 0
@@ -73,6 +76,7 @@ class VerifyReport:
             "lines_total": sum(c.file_lines for c in s),
             "imported": sum(c.imported for c in s),
             "duplicates": sum(c.duplicates for c in s),
+            "imported_before": sum(c.imported_before for c in s),
             "quarantined": sum(c.quarantined for c in s),
             "unaccounted": sum(c.unaccounted for c in s),
             "not_imported": sum(1 for c in s if c.status == "not-imported"),
@@ -81,6 +85,15 @@ class VerifyReport:
             "sources": [c.to_dict() for c in s],
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+# A source's duplicate lines whose entry an earlier version of the same file imported.
+_IMPORTED_BEFORE = """
+SELECT count(*) FROM entry_provenance p JOIN import_sources s ON s.id = p.source_id
+ WHERE p.source_id = ? AND p.status = 'duplicate'
+   AND EXISTS (SELECT 1 FROM entry_provenance o JOIN import_sources t ON t.id = o.source_id
+                WHERE o.entry_seq = p.entry_seq AND o.status = 'imported' AND t.id <> s.id
+                  AND t.workspace_id = s.workspace_id AND t.path = s.path)"""
 
 
 class Verifier:
@@ -229,8 +242,10 @@ class Verifier:
                 "SELECT imported, duplicates, quarantined FROM import_sources WHERE id = ?",
                 (cur.id,),
             ).fetchall()[0]
+            before = conn.execute(_IMPORTED_BEFORE, (cur.id,)).fetchall()[0][0]
         n_prov, n_imp, n_q = as_int(p[0]), as_int(p[3]), as_int(q[0])
         check.imported, check.duplicates, check.quarantined = n_imp, n_prov - n_imp, n_q
+        check.imported_before = as_int(before)
         lo, hi = min(as_int(p[1]), as_int(q[1])), max(as_int(p[2]), as_int(q[2]))
         covered = n_prov + n_q == cur.lines and not both and lo >= 1 and hi <= cur.lines
         if not covered:
