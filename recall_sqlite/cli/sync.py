@@ -226,9 +226,9 @@ def cmd_pull(args: argparse.Namespace) -> int:
     failed = [p for p in pulled if p.status == "failed"]
     data: dict[str, Any] = {"peers": [p.to_dict() for p in pulled]}
     if hints:
-        data["elsewhere"] = [
-            {"key": k, "source": how, "machines": list(ms)} for k, how, ms in hints
-        ]
+        from ..sync.setup import elsewhere_dicts
+
+        data["elsewhere"] = elsewhere_dicts(hints)
     emit(args, data, "\n".join(lines))
     if failed:
         sys.stderr.write(f"recall-sqlite: {len(failed)} machine(s) could not be pulled\n")

@@ -56,9 +56,7 @@ class Joined(Frozen):
 
     def to_dict(self) -> dict[str, Any]:
         out = {n: getattr(self, n) for n in self.__slots__}
-        out["elsewhere"] = [
-            {"key": k, "source": how, "machines": list(ms)} for k, how, ms in self.elsewhere
-        ]
+        out["elsewhere"] = elsewhere_dicts(self.elsewhere)
         return out
 
 
@@ -126,6 +124,13 @@ def init(
         litestream=version,
         elsewhere=() if mates else elsewhere(remote, root, found, machine),
     )
+
+
+def elsewhere_dicts(
+    found: tuple[tuple[str, str, tuple[str, ...]], ...],
+) -> list[dict[str, Any]]:
+    """`elsewhere` as --json gives it."""
+    return [{"key": k, "source": how, "machines": list(ms)} for k, how, ms in found]
 
 
 def elsewhere(
