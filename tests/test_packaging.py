@@ -60,6 +60,20 @@ def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
         env=env,
     ).stdout
     assert [e["focus"] for e in json.loads(out)["entries"]] == ["from wheel"]
+    # The command is the project's own script (its shebang made this venv's python by the
+    # installer), and a read through it never imports `re`: the wrapper an installer
+    # generates for an entry point does, to tidy argv[0] for Windows.
+    assert cmd.read_text().startswith(f"#!{py}")
+    timed = subprocess.run(
+        [str(py), "-X", "importtime", str(cmd), "--cwd", str(ws), "journal", "read", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=outside,
+        env=env,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines()}
+    assert "recall_sqlite.cli" in imported and "re" not in imported and "enum" not in imported
     where = subprocess.run(
         [str(py), "-c", "import recall_sqlite.db as d; print(d.__file__)"],
         check=True,
