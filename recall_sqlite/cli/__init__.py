@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """The `recall-sqlite` process (console script, `python -m recall_sqlite.cli`): main(),
+    """The `recall-sqlite` process (scripts/recall-sqlite, `python -m recall_sqlite.cli`): main(),
     then the exit; a hook run (`synapt recall hook ...`) ends without module teardown."""
     args = sys.argv[1:]
     code = main(args)
