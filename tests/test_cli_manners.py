@@ -255,3 +255,26 @@ def test_forget_names_the_session_as_write_does(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     with open_store(repo, read_only=True) as s:
         assert s.journal.read(10).total == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog", "extra"),
+    [
+        (["summary", "add", "--text", "x"], "recall-sqlite summary add", "--text"),
+        (
+            ["cursor", "unread", "--consumer", "bot"],
+            "recall-sqlite cursor unread",
+            "--consumer",
+        ),
+        (["where", "--bogus"], "recall-sqlite where", "--bogus"),
+    ],
+)
+def test_an_unknown_option_points_at_the_help_that_lists_the_right_ones(
+    tmp_path: Path, argv: list[str], prog: str, extra: str
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".grip").mkdir(parents=True)
+    res = run_cli(*argv, cwd=ws, env=user_env(tmp_path))
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == f"{prog}: unrecognized arguments: {extra} (see {prog} --help)\n"
+    assert run_cli(*prog.split()[1:], "--help", cwd=ws, env=user_env(tmp_path)).returncode == 0

@@ -214,11 +214,25 @@ def problem_lines(data: dict[str, Any]) -> list[str]:
     return [f"  ! {p['path']}: {p['reason']}" for p in data.get("problems", [])]
 
 
+def _unrecognized(args: argparse.Namespace, extra: list[str]) -> None:
+    """argparse's own "unrecognized arguments" comes from the top parser and points at the
+    top help; this names the action the line reached, whose help lists its options."""
+    command = getattr(args, "command", None)
+    action = getattr(args, f"{command}_command", None) if command else None
+    prog = " ".join(p for p in ("recall-sqlite", command, action) if p)
+    sys.stderr.write(
+        f"{prog}: unrecognized arguments: {clean(' '.join(extra))} (see {prog} --help)\n"
+    )
+    raise SystemExit(2)
+
+
 def run(argv: Sequence[str], modules: Sequence[str]) -> int:
     """The command line parsed by argparse with the parsers of `modules`, and run."""
 
     def parsed_and_run(_: object) -> int:
-        args = build_parser(modules).parse_args(argv)
+        args, extra = build_parser(modules).parse_known_args(argv)
+        if extra:
+            _unrecognized(args, extra)
         handler: Callable[[argparse.Namespace], int] = args.func
         return handler(args)
 
