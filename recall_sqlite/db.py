@@ -77,7 +77,11 @@ def translate(exc: apsw.Error, path: StrPath) -> StoreError:
     if isinstance(exc, apsw.ReadOnlyError):
         return ReadOnlyStoreError(f"{path} is read-only: {exc}")
     if isinstance(exc, apsw.BusyError):
-        return BusyError(f"{path} stayed locked by another writer past {BUSY_TIMEOUT_MS} ms")
+        # SQLite's extended code says which wait it was (a recovery of the WAL index, a
+        # snapshot gone stale, a blocking lock); plain SQLITE_BUSY is the usual writer.
+        code = str(apsw.mapping_extended_result_codes.get(getattr(exc, "extendedresult", 0), ""))
+        kind = f" ({code})" if code.startswith("SQLITE_BUSY_") else ""
+        return BusyError(f"{path} stayed locked by another writer past {BUSY_TIMEOUT_MS} ms{kind}")
     if isinstance(exc, apsw.FullError):
         return DiskFullError(f"{path}: the disk is full; nothing of this write was kept")
     if isinstance(exc, apsw.CorruptError):

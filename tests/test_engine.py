@@ -226,3 +226,29 @@ def test_private_modes_survive_a_permissive_umask(tmp_path: Path) -> None:
             assert stat.S_IMODE(p.stat().st_mode) & 0o077 == 0, p
     finally:
         os.umask(old)
+
+
+def test_a_busy_error_names_the_wait_sqlite_reports(tmp_path: Path) -> None:
+    # A read snapshot gone stale (another writer committed after it began) cannot become a
+    # write: SQLITE_BUSY_SNAPSHOT, said as such; a plain writer's lock is said as before.
+    from recall_sqlite.db import translate
+
+    path = str(tmp_path / "x.db")
+    first = apsw.Connection(path)
+    first.execute("PRAGMA journal_mode=WAL").fetchall()
+    first.execute("CREATE TABLE t (x)")
+    second = apsw.Connection(path)
+    second.execute("BEGIN")
+    second.execute("SELECT count(*) FROM t").fetchall()
+    first.execute("INSERT INTO t VALUES (1)")
+    with pytest.raises(apsw.BusyError) as stale:
+        second.execute("INSERT INTO t VALUES (2)")
+    assert str(translate(stale.value, path)).endswith("past 10000 ms (SQLITE_BUSY_SNAPSHOT)")
+    second.execute("ROLLBACK")
+    first.execute("BEGIN IMMEDIATE")
+    second.set_busy_timeout(10)
+    with pytest.raises(apsw.BusyError) as locked:
+        second.execute("BEGIN IMMEDIATE")
+    assert str(translate(locked.value, path)).endswith(
+        "stayed locked by another writer past 10000 ms"
+    )

@@ -67,6 +67,17 @@ class Machine:
     def json(self, *args: str) -> Any:
         return json.loads(self.cli(*args, "--json").stdout)
 
+    def polled_status(self) -> Any:
+        """`sync status --no-count` as a poll while `sync run` starts: None (poll again)
+        when the store stayed busy past the busy timeout. On this project's loaded 2-core
+        machine a read-only open failed so a few times in full-suite runs, never alone;
+        every other failure still fails the test."""
+        done = self.cli("sync", "status", "--no-count", "--json", check=None)
+        if done.returncode == 1 and "stayed locked by another writer" in done.stderr:
+            return None
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        return json.loads(done.stdout)
+
     def start(self, pull_every: str = "1") -> None:
         self.run_proc = subprocess.Popen(
             [*CLI, "sync", "run", "--pull-every", pull_every],
@@ -79,8 +90,8 @@ class Machine:
         )
 
         def replicating() -> bool:
-            status = self.json("sync", "status", "--no-count")
-            return bool(status["running"] and status["position"] is not None)
+            status = self.polled_status()
+            return bool(status and status["running"] and status["position"] is not None)
 
         until(replicating, what="sync run replicating")
 
@@ -366,7 +377,7 @@ def test_peek_reads_a_peer_through_the_vfs(
     a.write("seen from afar", "s1")
     a.start()
     machine = a.json("sync", "status", "--no-count")["machine"]
-    until(lambda: b.json("sync", "status", "--no-count")["peers"], 30, "a's replica")
+    until(lambda: (b.polled_status() or {}).get("peers"), 30, "a's replica")
     peeked = b.json("sync", "peek", machine[:6])
     assert [e["focus"] for e in peeked["entries"]] == ["seen from afar"]
     assert b.foci() == []  # nothing merged
