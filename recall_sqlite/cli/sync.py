@@ -179,14 +179,9 @@ def _arrived(r: dict[str, Any]) -> str:
 def _hints(
     store: Store, state: SyncState, config: SyncConfig
 ) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    from ..errors import SyncError
-    from ..sync.remote import parse
     from ..sync.setup import elsewhere
 
-    try:
-        return elsewhere(parse(config.url), store.workspace.root, config.key, state.machine())
-    except SyncError:  # only a hint: a location that cannot be listed now says so elsewhere
-        return ()
+    return elsewhere(config.remote(), store.workspace.root, config.key, state.machine())
 
 
 def cmd_pull(args: argparse.Namespace) -> int:

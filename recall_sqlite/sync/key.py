@@ -67,13 +67,9 @@ def derive(root: Path) -> tuple[str, str]:
     text = read_small(root / KEY_FILE)
     if text is not None and first_line(text):
         return check_key(first_line(text)), f"{KEY_FILE}"
-    origin = _git(root, "config", "--get", "remote.origin.url")
-    if origin:
-        return normalise_remote(origin), "the origin remote"
-    if _git(root, "rev-parse", "--is-shallow-repository") == "false":
-        roots = (_git(root, "rev-list", "--max-parents=0", "HEAD") or "").split()
-        if roots:
-            return f"root:{min(roots)}", "the repository's root commit"
+    derived = _derived(root)
+    if derived:
+        return derived[0]
     raise SyncSetupError(
         f"{root} has no sync key: no origin remote and no root commit (not a git "
         "repository, no commit yet, or a shallow clone); give one with "
@@ -85,6 +81,12 @@ def alternatives(root: Path, chosen: str) -> list[tuple[str, str]]:
     """The keys this clone would have by its other sources (the origin remote, the root
     commit), other than `chosen`: where another clone found its key elsewhere (one with no
     origin keys by its root commit), its machines replicate under one of these."""
+    return [(k, how) for k, how in _derived(root) if k != chosen]
+
+
+def _derived(root: Path) -> list[tuple[str, str]]:
+    """(key, how it was found) from the repository itself, in `derive`'s order: the origin
+    remote's URL normalised, then the root commit of a clone with its whole history."""
     found: list[tuple[str, str]] = []
     origin = _git(root, "config", "--get", "remote.origin.url")
     if origin:
@@ -93,7 +95,7 @@ def alternatives(root: Path, chosen: str) -> list[tuple[str, str]]:
         roots = (_git(root, "rev-list", "--max-parents=0", "HEAD") or "").split()
         if roots:
             found.append((f"root:{min(roots)}", "the repository's root commit"))
-    return [(k, how) for k, how in found if k != chosen]
+    return found
 
 
 def record_explicit(root: Path, key: str, *, committed: bool) -> str:

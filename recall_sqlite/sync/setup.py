@@ -137,12 +137,16 @@ def elsewhere(
     remote: Remote, root: Path, key: str, machine: str
 ) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """Machines of this repository under another of its keys (a clone with no origin, or
-    one whose origin is another machine's path): two keys never meet, so init says so."""
+    one whose origin is another machine's path): two keys never meet, so init and pull say
+    so. Only a hint: a location that cannot be listed now gives none, and fails nothing."""
     found = []
-    for other, how in keys.alternatives(root, key):
-        there = tuple(m for m in remote.machines(keys.slug(other)) if m != machine)
-        if there:
-            found.append((other, how, there))
+    try:
+        for other, how in keys.alternatives(root, key):
+            there = tuple(m for m in remote.machines(keys.slug(other)) if m != machine)
+            if there:
+                found.append((other, how, there))
+    except SyncError:
+        return ()
     return tuple(found)
 
 
