@@ -48,6 +48,37 @@ def _bare_with_entries(store: Any, conn: Any, match: str) -> list[Any]:
     return entries
 
 
+# The least any answer in scope can be: the matches joined to the index of shown versions
+# (the full-text index holds every version of every worktree), the best ten in scope, then
+# their entries, in one read transaction. No counts, no categories, no Python of ours.
+FLOOR = (
+    "SELECT e.seq FROM journal_fts f CROSS JOIN journal_entries e"
+    " INDEXED BY journal_heads_by_seq ON e.seq = f.rowid"
+    " WHERE journal_fts MATCH ? AND e.workspace_id = ? AND e.head_wt = 1 AND e.worktree_id = ?"
+    " ORDER BY f.rank, e.ts_us DESC, e.sid_order LIMIT 10"
+)
+
+
+def _scoped_floor(store: Any, conn: Any, match: str, ws: int, wt: int) -> list[Any]:
+    """FLOOR by hand, then the rows it names decoded as _bare_with_entries does, in the
+    ranking's order."""
+    from recall_sqlite.journal.journal import ENTRY_COLUMNS
+
+    conn.execute("BEGIN")
+    try:
+        seqs = [s for (s,) in conn.execute(FLOOR, (match, ws, wt)).fetchall()]
+        rows = conn.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
+            f" WHERE seq IN ({','.join('?' * len(seqs))})",
+            seqs,
+        ).fetchall()
+    finally:
+        conn.execute("COMMIT")
+    # The IN list comes back in seq order; the answer is in the ranking's.
+    by_seq = dict(zip((r[0] for r in rows), store.journal.entries_from_rows(rows), strict=True))
+    return [by_seq[s] for s in seqs]
+
+
 def _vocab(size: int = 6000) -> list[str]:
     words = ["".join(p) for k in (2, 3, 4) for p in itertools.product(SYLLABLES, repeat=k)]
     return [w for w in words if w not in RARE][:size]
@@ -135,6 +166,10 @@ def bench_queries(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, 
         root = tmp / f"q{n}"
         db, bucket = build(root, n)
         bare_conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        # One workspace and one worktree here: the scope's keys, read by hand.
+        ws, wt = bare_conn.execute(
+            "SELECT workspace_id, worktree_id FROM journal_entries LIMIT 1"
+        ).fetchone()
         with open_store(root) as s:
             for label, words in (("rare", RARE), ("common", COMMON)):
                 q = " ".join(words)
@@ -151,6 +186,13 @@ def bench_queries(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, 
                     repeat=9,
                     min_time=0.05,
                 )
+                floor = median_time(
+                    lambda m=match, c=bare_conn, k=(ws, wt): _scoped_floor(s, c, m, *k),
+                    repeat=9,
+                    min_time=0.05,
+                )
+                floored = _scoped_floor(s, bare_conn, match, ws, wt)
+                assert [e.id for e in floored] == [h.entry.id for h in got.hits], label
                 peer = None
                 if n <= peer_max:
                     peer = median_time(
@@ -173,6 +215,9 @@ def bench_queries(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, 
                         matches=got.total,
                         bare_with_entries=with_entries,
                         ratio_vs_bare_with_entries=ours / with_entries,
+                        scoped_floor=floor,
+                        scoped_floor_vs_bare=floor / bare,
+                        ratio_vs_scoped_floor=ours / floor,
                     )
                 )
         bare_conn.close()
