@@ -144,7 +144,8 @@ def test_the_report_never_says_nothing_is_left_while_a_file_holds_it(tmp_path: P
     res = run_cli("journal", "forget", _id_of(repo, home, SECRET), cwd=repo, env=user_env(home))
     assert res.returncode == 0
     assert _files_holding(repo, SECRET)  # the user's own line: left, and said so
-    assert "still hold them" in res.stdout and "--scrub-sources" in res.stdout
+    assert "1 line of synapt buckets the store did not write still holds them" in res.stdout
+    assert "--scrub-sources" in res.stdout
     assert "no synapt bucket" not in res.stdout and ".jsonl:1" in res.stdout
 
 
@@ -172,7 +173,7 @@ def test_the_report_names_a_cache_and_another_file_for_what_they_are(tmp_path: P
     said = res.stdout.splitlines()
     assert "removed 1 line holding them from 1 synapt bucket" in said
     assert f"removed 1 synapt cache file quoting them (synapt writes it anew): {cache}" in said
-    at = said.index("1 line of synapt's other files still quote them (no journal: edit or"
+    at = said.index("1 line of synapt's other files still quotes them (no journal: edit or"
                     " remove them by hand):")  # fmt: skip
     assert said[at + 1] == f"  {notes}:2"
     assert "--scrub-sources" not in res.stdout

@@ -181,12 +181,13 @@ def copies_lines(report: Any) -> list[str]:
     out += _listed(
         left,
         f"{_counted(len(left), 'line')} of synapt buckets the store did not write still"
-        " hold them (`journal forget --scrub-sources` removes them too):",
+        f" {_agreed(len(left), 'hold')} them (`journal forget --scrub-sources` removes them"
+        " too):",
     )
     out += _listed(
         others,
-        f"{_counted(len(others), 'line')} of synapt's other files still quote them"
-        " (no journal: edit or remove them by hand):",
+        f"{_counted(len(others), 'line')} of synapt's other files still"
+        f" {_agreed(len(others), 'quote')} them (no journal: edit or remove them by hand):",
     )
     for e in report.file_errors:
         out.append(f"could not check or rewrite: {clean(e)}")
@@ -206,6 +207,11 @@ def _listed(copies: list[Any], heading: str) -> list[str]:
 
 def _counted(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _agreed(n: int, verb: str) -> str:
+    """A present-tense verb agreeing with a count of `n` things ("1 line holds")."""
+    return f"{verb}s" if n == 1 else verb
 
 
 def cmd_journal_search(args: argparse.Namespace) -> int:
