@@ -336,14 +336,20 @@ def test_forget_on_one_machine_is_gone_on_the_other_and_never_back(
     for m in (a, b):
         m.cli("sync", "init", "--url", url)
     secret = "token-SECRET-7f3a9c"
-    eid = a.write(f"leaked {secret} here", "s1")
-    a.write("harmless", "s2")
+    # Through activated synapt: the data directory then holds synapt's files, which the
+    # forget reads for copies of the text.
+    a.cli("synapt", "recall", "journal", "--write", "--focus", "harmless")
     a.start()
     b.start()
+    # Written while `sync run` replicates: Litestream's local pages of it hold the text.
+    eid = a.write(f"leaked {secret} here", "s1")
     until(lambda: f"leaked {secret} here" in b.foci(), 30, "b pulls the secret")
     forgot = a.cli("journal", "forget", eid).stdout
     assert eid in forgot and "the WAL was emptied" in forgot
     assert "sync: this machine's replica history was purged" in forgot
+    # Litestream's local copy of recent pages (<db>-sync/meta) held the text too: it is the
+    # purge's, never a file of synapt's for the user to edit by hand.
+    assert "other files" not in forgot and "-sync" not in forgot, forgot
     assert "1 other machine(s) may hold it until they pull this forget" in forgot
     until(lambda: f"leaked {secret} here" not in b.foci(), 30, "b applies the forget")
     time.sleep(3)  # both keep replicating and pulling: it must not come back
@@ -353,9 +359,10 @@ def test_forget_on_one_machine_is_gone_on_the_other_and_never_back(
     for m in (a, b):
         code, _ = m.stop()
         assert code == 0
-    # No byte of it in either store's files, nor in either replica.
+    # No byte of it in either store's files, its sync state (Litestream's local pages
+    # included) or anything else of the data directory, nor in either replica.
     for m in (a, b):
-        for p in m.db().parent.glob(m.db().name + "*"):
+        for p in m.db().parent.rglob("*"):
             if p.is_file():
                 assert secret.encode() not in p.read_bytes(), p
     for p in (tmp_path / "replicas").rglob("*"):

@@ -99,7 +99,10 @@ def forget_copies(
 # synapt's own caches of what it read from the journal, rewritten at every session start:
 # a copy of forgotten text there is removed with the file (synapt makes it anew).
 _CACHES = (("wake", "latest.md"),)
-# Files of a data directory that are no synapt copy of the journal (the store's own).
+# Files and directories of a data directory that are no synapt copy of the journal: the
+# store's own (its database, WAL and adapter state), and its sync state beside it
+# (`<db>-sync/`), where Litestream's local copy of recent pages is the sync purge's to
+# remove (sync/pause.py), which the forget's report states on its own lines.
 _OURS = ("recall-sqlite.db", "workspace.json", "recall-sqlite-synapt.json")
 _SCAN_LIMIT = 64 << 20
 
@@ -113,7 +116,8 @@ def _other_files(
     found: list[FileCopy] = []
     forms = {form for form, _ in matcher.needles}
     for d in plan.walk.data_dirs:
-        for top, _dirs, names in os.walk(d.path):
+        for top, dirs, names in os.walk(d.path):
+            dirs[:] = [x for x in dirs if not x.startswith(_OURS)]
             for name in names:
                 path = Path(top) / name
                 if path in buckets or name.startswith(_OURS) or path.is_symlink():
