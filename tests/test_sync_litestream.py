@@ -373,6 +373,40 @@ def test_forget_on_one_machine_is_gone_on_the_other_and_never_back(
         assert s.journal.get(eid) is None
 
 
+def test_a_stop_right_after_applying_a_forget_leaves_a_replica(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    # Applying a peer's forget purges this machine's replica and restarts Litestream, which
+    # writes the store anew about a second later. A SIGTERM in that second (found walking
+    # two machines: the desktop stopped as it pulled the laptop's forget) left the replica
+    # empty, so a restore from it, or a peek, found nothing of this machine's.
+    url = str(tmp_path / "replicas")
+    a, b = clone(tmp_path, "a", env), clone(tmp_path, "b", env)
+    stop_all += [a, b]
+    for m in (a, b):
+        m.cli("sync", "init", "--url", url)
+    eid = a.write("forgotten soon", "s1")
+    b.write("written on b alone", "s2")
+    a.start()
+    b.start()
+    until(lambda: "forgotten soon" in b.foci(), 30, "b pulls a's entry")
+    machine = b.json("sync", "status", "--no-count")["machine"]
+    (ltx,) = (tmp_path / "replicas").glob(f"*/{machine}/ltx")
+    a.cli("journal", "forget", eid)
+    deadline = time.monotonic() + 30
+    while ltx.exists():  # b's pull applies the forget: its replica history is purged
+        assert time.monotonic() < deadline, "b never purged its replica"
+        time.sleep(0.01)
+    code, err = b.stop()
+    assert code == 0, err
+    assert "forgotten soon" not in b.foci()
+    peers = {p["machine"]: p for p in a.json("sync", "status", "--no-count")["peers"]}
+    assert peers[machine]["position"] is not None, peers[machine]
+    a.stop()
+    peeked = a.json("sync", "peek", machine[:6])
+    assert [e["focus"] for e in peeked["entries"]] == ["written on b alone"]
+
+
 def test_peek_reads_a_peer_through_the_vfs(
     tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
 ) -> None:

@@ -37,6 +37,8 @@ WAL_HARD = 64 * 2**20
 WAL_IDLE_S = 1.0
 # A pause never lasts longer than this, whatever the requester does.
 PAUSE_LIMIT_S = 60.0
+# How long a stop waits for Litestream's first sync after a purge (Supervisor._settle).
+SETTLE_S = 15.0
 RESTARTS_PER_MINUTE = 5
 
 
@@ -85,6 +87,7 @@ class Supervisor:
         self.claim: Claim | None = None
         self._restarts: list[float] = []
         self._wal = (0, 0.0)  # (size, when it was first seen at that size)
+        self._purged = False  # since start, this machine's replica history was purged
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -115,6 +118,7 @@ class Supervisor:
             try:
                 return self._loop(claim)
             finally:
+                self._settle()
                 self.replicator.stop()
                 with contextlib.suppress(SyncError):
                     claim.release()
@@ -142,6 +146,28 @@ class Supervisor:
         if self.stop.reason:
             self.log(f"{self.stop.reason} received: stopping after a last sync")
         return 0
+
+    def _settle(self) -> None:
+        """After a purge the replica holds nothing until the restarted Litestream's first
+        sync of the store: a stop right then (a SIGTERM during the pull that applied a
+        peer's forget) waits for that sync, so the machine is never left with an empty
+        replica that a restore elsewhere would find empty. Bounded; a Litestream that is
+        not running, or a location that cannot be listed, is not waited for."""
+        if not self._purged or self.replicator is None:
+            return
+        remote, slug, machine = self.config.remote(), self.config.slug, self.state.machine()
+        deadline = time.monotonic() + SETTLE_S
+        while self.replicator.alive() and time.monotonic() < deadline:
+            try:
+                if remote.position(slug, machine) is not None:
+                    return
+            except SyncError:
+                return
+            time.sleep(TICK_S)
+        self.log(
+            "stopping before Litestream's first sync since the purge: this machine's"
+            " replica is empty until the next `sync run`"
+        )
 
     def _restart(self) -> None:
         assert self.replicator is not None
@@ -193,6 +219,7 @@ class Supervisor:
         if not remote.purge(config.slug, machine):
             return False
         shutil.rmtree(self.state.meta, ignore_errors=True)
+        self._purged = True
         if self.claim is not None:
             self.claim.purged()
         self.log(f"purged this machine's replica history ({remote.describe()})")
