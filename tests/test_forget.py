@@ -142,6 +142,17 @@ def test_cli_forget(tmp_path: Path) -> None:
         other = store.journal.append({"timestamp": "2026-01-02T00:00:00Z", "focus": "y"}).id
     res = subprocess.run([*run, other], capture_output=True, text=True)
     assert res.stdout.startswith(f"Forgot 1 entry version:\n  {other}\n"), res.stdout
+    # The sessions the versions belonged to, named with a noun that agrees with them.
+    with open_store(root) as store:
+        ids = [
+            store.journal.append({"timestamp": f"2026-01-0{d}T00:00:00Z", "focus": "z",
+                                  "session_id": sid}).id
+            for d, sid in ((3, "s1"), (4, "s2"), (5, "s3"))
+        ]  # fmt: skip
+    res = subprocess.run([*run, ids[0]], capture_output=True, text=True)
+    assert res.stdout.startswith("Forgot 1 entry version (session s1):\n"), res.stdout
+    res = subprocess.run([*run, *ids[1:]], capture_output=True, text=True)
+    assert res.stdout.startswith("Forgot 2 entry versions (sessions s2, s3):\n"), res.stdout
 
 
 def test_a_shell_delete_is_tombstoned_too(tmp_path: Path) -> None:

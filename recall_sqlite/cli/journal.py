@@ -124,9 +124,9 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
         )
     data = report.to_dict()
     n = len(report.entries)
-    sessions = (
-        f" (sessions {', '.join(clean(s) for s in report.sessions)})" if report.sessions else ""
-    )
+    noun = "session" if len(report.sessions) == 1 else "sessions"
+    named = ", ".join(clean(s) for s in report.sessions)
+    sessions = f" ({noun} {named})" if report.sessions else ""
     lines = [
         f"Forgot {_counted(n, 'entry version')}{sessions}:"
         if n
