@@ -23,7 +23,6 @@ from .plan import Plan, as_paths, make_plan
 Progress = Callable[[int, int], None]
 _ODD_CACHE_MAX = 100_000
 _M64 = (1 << 64) - 1
-_DIFFERS = 1 << 64
 # A content packed in one int (_Scan._pack): where its fields start.
 _TS_OFFSET = 1 << 62  # epoch us of any year 1-9999, plus this, fits 63 bits unsigned
 _TS_MASK = (1 << 63) - 1
@@ -192,7 +191,7 @@ def survey(
             continue
         report = None if progress is None else _offset_progress(progress, done, total)
         with fh:
-            scan.bucket(s, fh, 1 << (index + 65), report)
+            scan.bucket(s, fh, 1 << index, report)
             if pending is not None:
                 assert accounted is not None
                 pending.rest(fh, accounted.get(ps.key, 0), max_line)
@@ -204,8 +203,8 @@ def survey(
     sessions, contents = scan.sessions, scan.contents
     for s, n in zip(results, _sessions_per_bucket(sessions, len(results)), strict=True):
         s.sessions = n
-    several = sum(1 for v in sessions.values() if (v >> 65) & ((v >> 65) - 1))
-    differing = sum(1 for v in sessions.values() if v & _DIFFERS)
+    several = sum(1 for mask in sessions.values() if mask & (mask - 1))
+    differing = len(scan.differing)
     lines = sum(s.lines for s in results)
     valid = sum(s.valid for s in results)
     return SurveyReport(
@@ -248,12 +247,17 @@ class _Scan:
         self.odd: dict[int, Any] = {}
         self.branch_ids: dict[str, int] = {}
         self.branch_names: list[str] = []
-        # hash of a session id -> one int: the bitmask of buckets it appears in (bits 65
-        # and up), whether two different versions were seen (bit 64) and its first content
-        # key (bits 0-63). Ints, not tuples of strings: this table has an entry per
-        # session, and its size is what costs at a million lines. (Hashed ids: a collision,
-        # odds ~1e-8 per million sessions, would merge two sessions in these counts only.)
+        # hash of a session id -> the bitmask of the buckets it appears in (bit i: the
+        # i-th bucket read); -> the content key of its first version; and the sessions two
+        # different versions of which were seen. Ints, not tuples of strings: these have an
+        # entry per session, and their size is what costs at a million lines. The mask is
+        # a small int apart from the key: one int packing both (bits 65 and up, as it was)
+        # made every line's update allocate three-limb ints, a quarter of a 1M survey.
+        # (Hashed ids: a collision, odds ~1e-8 per million sessions, would merge two
+        # sessions in these counts only.)
         self.sessions: dict[int, int] = {}
+        self.firsts: dict[int, int] = {}
+        self.differing: set[int] = set()
 
     def _pack(self, seen: Seen) -> int:
         """One content as an int: bits 0-62 its epoch us + 2**62, 63-126 its session id's
@@ -308,6 +312,7 @@ class _Scan:
     ) -> None:
         # Locals: this loop runs once per line of every bucket.
         contents, odd, sessions = self.contents, self.odd, self.sessions
+        firsts, differing = self.firsts, self.differing
         per_class, dups, first, last = tally.per_class, tally.dups, tally.first, tally.last
         for data in batch:
             if data is None:
@@ -315,6 +320,7 @@ class _Scan:
             stripped = data.strip()
             key = hash(stripped)
             packed = contents.get(key)
+            fresh = packed is None  # (a content seen before was compared when it was new)
             if packed is not None:
                 dups += 1  # the very bytes of a content already counted
             else:
@@ -333,6 +339,7 @@ class _Scan:
                 if packed is None:
                     packed = contents[key] = self._pack(seen)
                 else:
+                    fresh = False
                     dups += 1
             cls = packed >> _CLASS
             try:
@@ -341,20 +348,20 @@ class _Scan:
                 per_class.extend([0] * (8 * len(self.branch_names) - len(per_class)))
                 per_class[cls] += 1
             if cls & 1:
-                # The session's bitmask (see __init__); written only when it changes.
+                # The session's buckets and versions (see __init__); written on a change.
                 sk = (packed >> _SID) & _M64
-                prev = sessions.get(sk)
-                if prev is None:
-                    sessions[sk] = bucket_bit | (key & _M64)
+                mask = sessions.get(sk)
+                if mask is None:
+                    sessions[sk] = bucket_bit
+                    firsts[sk] = key
                 else:
-                    now = prev | bucket_bit | (0 if prev & _M64 == key & _M64 else _DIFFERS)
-                    if now != prev:
-                        sessions[sk] = now
+                    if not mask & bucket_bit:
+                        sessions[sk] = mask | bucket_bit
+                    if fresh and firsts[sk] != key:
+                        differing.add(sk)
             ts = packed & _TS_MASK
-            if ts < first:
-                first = ts
-            if ts > last:
-                last = ts
+            first = ts if ts < first else first
+            last = ts if ts > last else last
         tally.dups, tally.first, tally.last = dups, first, last
 
 
@@ -411,8 +418,7 @@ def _offset_progress(progress: Progress, done: int, total: int) -> Callable[[int
 def _sessions_per_bucket(sessions: dict[int, int], n: int) -> list[int]:
     """Per-bucket session counts from the masks: no per-bucket sets of ids in memory."""
     per_bucket = [0] * n
-    for value in sessions.values():
-        mask = value >> 65
+    for mask in sessions.values():
         while mask:
             low = mask & -mask
             per_bucket[low.bit_length() - 1] += 1
