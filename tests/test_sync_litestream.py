@@ -129,6 +129,15 @@ def clone(base: Path, name: str, env: dict[str, str]) -> Machine:
     return Machine(root, env)
 
 
+def two_machines(tmp_path: Path, env: dict[str, str], stop_all: list[Machine]) -> list[Machine]:
+    """Two clones, a and b, each with `sync init` to one file replica location."""
+    pair = [clone(tmp_path, name, env) for name in ("a", "b")]
+    stop_all += pair
+    for m in pair:
+        m.cli("sync", "init", "--url", str(tmp_path / "replicas"))
+    return pair
+
+
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     return user_env(tmp_path / "home")
@@ -330,11 +339,7 @@ def test_never_two_writers_on_one_replica(
 def test_forget_on_one_machine_is_gone_on_the_other_and_never_back(
     tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
 ) -> None:
-    url = str(tmp_path / "replicas")
-    a, b = clone(tmp_path, "a", env), clone(tmp_path, "b", env)
-    stop_all += [a, b]
-    for m in (a, b):
-        m.cli("sync", "init", "--url", url)
+    a, b = two_machines(tmp_path, env, stop_all)
     secret = "token-SECRET-7f3a9c"
     # Through activated synapt: the data directory then holds synapt's files, which the
     # forget reads for copies of the text.
@@ -380,11 +385,7 @@ def test_a_stop_right_after_applying_a_forget_leaves_a_replica(
     # writes the store anew about a second later. A SIGTERM in that second (found walking
     # two machines: the desktop stopped as it pulled the laptop's forget) left the replica
     # empty, so a restore from it, or a peek, found nothing of this machine's.
-    url = str(tmp_path / "replicas")
-    a, b = clone(tmp_path, "a", env), clone(tmp_path, "b", env)
-    stop_all += [a, b]
-    for m in (a, b):
-        m.cli("sync", "init", "--url", url)
+    a, b = two_machines(tmp_path, env, stop_all)
     eid = a.write("forgotten soon", "s1")
     b.write("written on b alone", "s2")
     a.start()
