@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from recall_sqlite import Store, open_store
+from recall_sqlite.cli.import_ import format_import
 from recall_sqlite.demo import synapt_line
 from recall_sqlite.legacy import discover, parse_mapping, survey
 
@@ -191,6 +192,13 @@ def test_import_accounts_for_every_line_and_is_idempotent(
     again = store.legacy.import_paths([workspace_root]).to_dict()
     assert (again["lines_total"], again["imported"], again["unchanged_files"]) == (0, 0, 2)
     assert snapshot(store) == snap
+    # Said with each file's own lines, not the "0 lines" read this run.
+    said = format_import(again).splitlines()
+    rows = [line for line in said if line.startswith("  ") and " unchanged " in line]
+    assert [row.split(" unchanged ")[1].strip() for row in rows] == [
+        "3 lines: all accounted for by earlier imports",
+        "4 lines: all accounted for by earlier imports",
+    ]
     v = store.legacy.verify([workspace_root], deep=True)
     assert v.ok and v.to_dict()["unaccounted"] == 0
     # the whole history reads from the root worktree, richest version per session

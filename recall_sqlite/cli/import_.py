@@ -68,11 +68,15 @@ def _stopped_as_by_ctrl_c() -> Iterator[None]:
 def format_import(d: dict[str, Any]) -> str:
     out = [f"Import run {d['run_id']} into workspace {d['workspace_id']} ({d['database']})"]
     for s in d["sources"]:
-        line = (
-            f"  {s['bucket']:<16} -> {s['worktree']:<12} {s['action']:<9} "
-            f"{s['lines']:>7} lines: {s['imported']} new, {s['duplicates']} duplicate,"
-            f" {s['quarantined']} quarantined"
-        )
+        head = f"  {s['bucket']:<16} -> {s['worktree']:<12} {s['action']:<9} "
+        if s["action"] == "unchanged":
+            # Nothing read this run: its lines, not a "0 lines" that reads as lost ones.
+            line = head + f"{s['total_lines']:>7} lines: all accounted for by earlier imports"
+        else:
+            line = head + (
+                f"{s['lines']:>7} lines: {s['imported']} new, {s['duplicates']} duplicate,"
+                f" {s['quarantined']} quarantined"
+            )
         out.append(line)
         if s["note"]:
             out.append(f"      {s['note']}")
