@@ -251,8 +251,8 @@ class _Scan:
         # i-th bucket read); -> the content key of its first version; and the sessions two
         # different versions of which were seen. Ints, not tuples of strings: these have an
         # entry per session, and their size is what costs at a million lines. The mask is
-        # a small int apart from the key: one int packing both (bits 65 and up, as it was)
-        # made every line's update allocate three-limb ints, a quarter of a 1M survey.
+        # a small int apart from the key: one int packing both made every line's update
+        # allocate three-limb ints (a quarter of a 1M survey's time).
         # (Hashed ids: a collision, odds ~1e-8 per million sessions, would merge two
         # sessions in these counts only.)
         self.sessions: dict[int, int] = {}

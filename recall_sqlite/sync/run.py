@@ -118,8 +118,10 @@ class Supervisor:
             try:
                 return self._loop(claim)
             finally:
-                self._settle()
-                self.replicator.stop()
+                try:
+                    self._settle()  # (a second Ctrl-C cuts it short: Litestream still stops)
+                finally:
+                    self.replicator.stop()
                 with contextlib.suppress(SyncError):
                     claim.release()
                 with contextlib.suppress(OSError):
@@ -155,15 +157,15 @@ class Supervisor:
         not running, or a location that cannot be listed, is not waited for."""
         if not self._purged or self.replicator is None:
             return
-        remote, slug, machine = self.config.remote(), self.config.slug, self.state.machine()
         deadline = time.monotonic() + SETTLE_S
-        while self.replicator.alive() and time.monotonic() < deadline:
-            try:
+        try:
+            remote, slug, machine = self.config.remote(), self.config.slug, self.state.machine()
+            while self.replicator.alive() and time.monotonic() < deadline:
                 if remote.position(slug, machine) is not None:
                     return
-            except SyncError:
-                return
-            time.sleep(TICK_S)
+                time.sleep(TICK_S)
+        except (SyncError, OSError):
+            return
         self.log(
             "stopping before Litestream's first sync since the purge: this machine's"
             " replica is empty until the next `sync run`"
