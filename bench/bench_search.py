@@ -34,17 +34,22 @@ PLANTED = 20
 BARE = "SELECT rowid FROM journal_fts WHERE journal_fts MATCH ? ORDER BY rank LIMIT 10"
 
 
-def _bare_with_entries(store: Any, conn: Any, match: str) -> list[Any]:
-    """The bare query, then what any search that returns entries must add: the ten rows
-    it names, fetched by seq and decoded into JournalEntries (no scope, no heads)."""
+def _rows_by_seq(conn: Any, seqs: list[int]) -> list[Any]:
+    """The entry rows of `seqs` (in seq order), as the store selects them."""
     from recall_sqlite.journal.journal import ENTRY_COLUMNS
 
-    seqs = [s for (s,) in conn.execute(BARE, (match,)).fetchall()]
-    rows = conn.execute(
+    rows: list[Any] = conn.execute(
         f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE seq IN ({','.join('?' * len(seqs))})",
         seqs,
     ).fetchall()
-    entries: list[Any] = store.journal.entries_from_rows(rows)
+    return rows
+
+
+def _bare_with_entries(store: Any, conn: Any, match: str) -> list[Any]:
+    """The bare query, then what any search that returns entries must add: the ten rows
+    it names, fetched by seq and decoded into JournalEntries (no scope, no heads)."""
+    seqs = [s for (s,) in conn.execute(BARE, (match,)).fetchall()]
+    entries: list[Any] = store.journal.entries_from_rows(_rows_by_seq(conn, seqs))
     return entries
 
 
@@ -62,16 +67,10 @@ FLOOR = (
 def _scoped_floor(store: Any, conn: Any, match: str, ws: int, wt: int) -> list[Any]:
     """FLOOR by hand, then the rows it names decoded as _bare_with_entries does, in the
     ranking's order."""
-    from recall_sqlite.journal.journal import ENTRY_COLUMNS
-
     conn.execute("BEGIN")
     try:
         seqs = [s for (s,) in conn.execute(FLOOR, (match, ws, wt)).fetchall()]
-        rows = conn.execute(
-            f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
-            f" WHERE seq IN ({','.join('?' * len(seqs))})",
-            seqs,
-        ).fetchall()
+        rows = _rows_by_seq(conn, seqs)
     finally:
         conn.execute("COMMIT")
     # The IN list comes back in seq order; the answer is in the ranking's.

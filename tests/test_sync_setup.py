@@ -218,3 +218,14 @@ def test_sync_commands_before_setup_create_no_store(tmp_path: Path, command: lis
     assert done.stderr.count("\n") == 1
     assert "sync init --url" in done.stderr and "sync restore --url" in done.stderr
     assert not (repo / ".synapt").exists()
+
+
+def test_an_unpurgeable_history_names_the_local_pages_too(tmp_path: Path) -> None:
+    # The forget's scan leaves the store's sync state to this note (legacy/scrub.py): where
+    # the replica cannot be purged, Litestream's local pages are kept too, and said so.
+    from recall_sqlite.sync.pause import purged_note
+
+    state = SyncState(tmp_path / "recall-sqlite.db")
+    note = purged_note(state, False)
+    assert "cannot be purged" in note and str(state.meta) in note
+    assert str(state.meta) not in purged_note(state, True)  # removed with the history

@@ -148,9 +148,13 @@ def purged_note(state: SyncState, purged: bool) -> str:
         retention = state.config().retention
     except Exception:  # noqa: BLE001 - a note, never a failure of the forget
         retention = "the retention"
+    # The forget's scan of the data directory leaves the sync state to this note, so the
+    # local copy Litestream keeps of recent pages (not removed while the history stays)
+    # is named here.
     return (
         "this machine's replica history cannot be purged at this location: it ages out"
-        f" within twice its retention ({retention})"
+        f" within twice its retention ({retention}); Litestream's local copy of recent pages"
+        f" ({state.meta}) keeps the text until Litestream drops them"
     )
 
 
