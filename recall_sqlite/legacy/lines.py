@@ -27,6 +27,7 @@ from ..limits import (
     MIN_INSTANT_US,
     max_field_bytes,
 )
+from ..memo import memo
 from ..timestamps import fast_us, parse_timestamp, shaped_us
 
 _BLOCK = 1 << 20
@@ -422,10 +423,38 @@ Seen = tuple[int, str, str, int, bool, bool]
 
 # A line exactly as synapt's append_entry writes it needs no JSON parse for the survey:
 # synapt_layout.line_pattern() proves its shape and types, noncanonical_escape() that equal
-# content means equal bytes.
+# content means equal bytes. What the survey reads of such a line: (epoch us, the session
+# id's UTF-8 bytes, the branch's JSON string token as written, auto, enriched). The token,
+# not its text: the survey numbers branches by token and decodes a token once.
+Written = tuple[int, bytes, bytes, bool, bool]
 
 
-def _unquote(token: bytes) -> str:
+def written_reader() -> Callable[[bytes], Written | None]:
+    """The reader of lines exactly as synapt writes them: stripped bytes -> Written, or None
+    for any other line (the parser decides those). A closure over the compiled patterns
+    and the field limit, as the survey calls it on every line it has not seen before."""
+    fullmatch = layout.line_pattern().fullmatch
+    noncanonical = layout.noncanonical_escape().search
+    limit = max_field_bytes()
+
+    def read(stripped: bytes) -> Written | None:
+        # (A line longer than the field limit may hold a field over it: the parser decides.)
+        m = fullmatch(stripped) if len(stripped) <= limit else None
+        if m is None or (b"\\" in stripped and noncanonical(stripped) is not None):
+            return None
+        ts, sid, branch, auto, enriched = m.groups()
+        us = shaped_us(ts)
+        if us is None:
+            return None
+        # (The pattern admits ASCII only, so a token without escapes is its UTF-8.)
+        sid = sid[1:-1] if b"\\" not in sid else token_text(sid).encode()
+        return us, sid, branch, auto == b"true", enriched == b"true"
+
+    return read
+
+
+def token_text(token: bytes) -> str:
+    """The text of a JSON string token that line_pattern() matched."""
     if b"\\" in token:
         text: str = json.loads(token)
         return text
@@ -433,27 +462,28 @@ def _unquote(token: bytes) -> str:
 
 
 def inspect(
-    data: bytes, terminated: bool, stripped: bytes | None = None, key: int | None = None
+    data: bytes,
+    terminated: bool,
+    stripped: bytes | None = None,
+    key: int | None = None,
+    *,
+    written: bool = True,
 ) -> Seen | Bad:
-    """What the survey counts of one line (`key`: hash(stripped), if the caller has it)."""
+    """What the survey counts of one line (`key`: hash(stripped), if the caller has it;
+    written=False: the caller knows it is not a line as synapt writes it)."""
     if stripped is None:
         stripped = data.strip()
-    # (A line longer than the field limit may hold a field over it: the parser decides.)
-    m = layout.line_pattern().fullmatch(stripped) if len(stripped) <= max_field_bytes() else None
-    if m is not None and (
-        b"\\" not in stripped or layout.noncanonical_escape().search(stripped) is None
-    ):
-        ts, sid, branch, auto, enriched = m.groups()
-        us = shaped_us(ts)
-        if us is not None:
-            return (
-                hash(stripped) if key is None else key,
-                sid[1:-1].decode("ascii") if b"\\" not in sid else _unquote(sid),
-                branch[1:-1].decode("ascii") if b"\\" not in branch else _unquote(branch),
-                us,
-                auto == b"true",
-                enriched == b"true",
-            )
+    w = _written_reader()(stripped) if written else None
+    if w is not None:
+        us, sid, branch, auto, enriched = w
+        return (
+            hash(stripped) if key is None else key,
+            sid.decode(),
+            token_text(branch),
+            us,
+            auto,
+            enriched,
+        )
     decoded = decode(data, terminated, stripped)
     if isinstance(decoded, Bad):
         return decoded
@@ -468,6 +498,11 @@ def inspect(
     canon = layout.line(full).encode()
     key = hash(canon) if extra is None else hash((canon, codec.canonical_json(extra)))
     return key, full["session_id"], full["branch"], ts_us, full["auto"], full["enriched"]
+
+
+@memo
+def _written_reader() -> Callable[[bytes], Written | None]:
+    return written_reader()
 
 
 def classify(data: bytes, terminated: bool) -> Parsed | Bad:

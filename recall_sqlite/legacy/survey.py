@@ -17,7 +17,17 @@ from ..limits import MAX_LINE_BYTES
 from ..paths.resolve import resolve
 from ..timestamps import iso_utc
 from .find import Bucket, Problem, file_size
-from .lines import TOO_LONG, Bad, LineReader, Seen, classify, inspect, too_long
+from .lines import (
+    TOO_LONG,
+    Bad,
+    LineReader,
+    Seen,
+    classify,
+    inspect,
+    token_text,
+    too_long,
+    written_reader,
+)
 from .plan import Plan, as_paths, make_plan
 
 Progress = Callable[[int, int], None]
@@ -191,7 +201,7 @@ def survey(
             continue
         report = None if progress is None else _offset_progress(progress, done, total)
         with fh:
-            scan.bucket(s, fh, 1 << index, report)
+            scan.bucket(s, fh, 2 << index, report)
             if pending is not None:
                 assert accounted is not None
                 pending.rest(fh, accounted.get(ps.key, 0), max_line)
@@ -203,8 +213,8 @@ def survey(
     sessions, contents = scan.sessions, scan.contents
     for s, n in zip(results, _sessions_per_bucket(sessions, len(results)), strict=True):
         s.sessions = n
-    several = sum(1 for mask in sessions.values() if mask & (mask - 1))
-    differing = len(scan.differing)
+    several = sum(1 for m in sessions.values() if (m >> 1) & ((m >> 1) - 1))
+    differing = sum(m & 1 for m in sessions.values())
     lines = sum(s.lines for s in results)
     valid = sum(s.valid for s in results)
     return SurveyReport(
@@ -238,7 +248,7 @@ class _Scan:
         # content key -> what the survey counts of that content, packed in one int (_pack).
         # Copies of a line in several buckets are the survey's commonest case, and a valid
         # line's content key is the hash of its bytes when they are the bytes synapt writes
-        # (lines.inspect): so one lookup of those bytes both finds a copy and answers it
+        # (lines.written_reader): so one lookup of those bytes both finds a copy and answers it
         # without inspecting it again, whatever the journal's size, for an int per content.
         self.contents: dict[int, int] = {}
         # The other valid lines (bytes synapt would not write: their key is not their
@@ -247,31 +257,32 @@ class _Scan:
         self.odd: dict[int, Any] = {}
         self.branch_ids: dict[str, int] = {}
         self.branch_names: list[str] = []
-        # hash of a session id -> the bitmask of the buckets it appears in (bit i: the
-        # i-th bucket read); -> the content key of its first version; and the sessions two
-        # different versions of which were seen. Ints, not tuples of strings: these have an
-        # entry per session, and their size is what costs at a million lines. The mask is
-        # a small int apart from the key: one int packing both made every line's update
-        # allocate three-limb ints (a quarter of a 1M survey's time).
+        # hash of a session id's UTF-8 -> a small int, written on a change: bit i + 1, the
+        # session is in the i-th bucket read; bit 0, it has two different versions. A
+        # content holds its session id, so a session's versions are the contents new to
+        # the survey that carry its id: the second of those is a differing version, and no
+        # first version need be kept to compare with (that lookup was a tenth of the time).
         # (Hashed ids: a collision, odds ~1e-8 per million sessions, would merge two
         # sessions in these counts only.)
         self.sessions: dict[int, int] = {}
-        self.firsts: dict[int, int] = {}
-        self.differing: set[int] = set()
+        # synapt's lines, read without a parse (lines.written_reader), and their branches
+        # by token as written: a token is decoded once.
+        self.written = written_reader()
+        self.tokens: dict[bytes, int] = {}
 
-    def _pack(self, seen: Seen) -> int:
-        """One content as an int: bits 0-62 its epoch us + 2**62, 63-126 its session id's
-        hash, and from 127 up its class: has a session id (127), auto (128), enriched
-        (129), branch number in branch_names (130 up). A bucket's _Tally counts lines by
-        class."""
-        _, sid, branch, ts_us, auto, enriched = seen
+    def _branch(self, branch: str) -> int:
+        """The branch's number in branch_names."""
         bid = self.branch_ids.get(branch)
         if bid is None:
             bid = self.branch_ids[branch] = len(self.branch_names)
             self.branch_names.append(branch)
-        cls = (bid << 3) | (enriched << 2) | (auto << 1) | (1 if sid else 0)
-        sk = hash(sid) & _M64 if sid else 0
-        return (cls << _CLASS) | (sk << _SID) | (ts_us + _TS_OFFSET)
+        return bid
+
+    def _pack(self, seen: Seen) -> int:
+        """The packed content of a line the parser read (lines.inspect)."""
+        _, sid, branch, ts_us, auto, enriched = seen
+        sid_utf8 = sid.encode("utf-8", "surrogatepass") if sid else b""
+        return _pack(self._branch(branch), sid_utf8, ts_us, auto, enriched)
 
     def bucket(
         self, s: BucketSurvey, fh: Any, bucket_bit: int, progress: Callable[[int], None] | None
@@ -311,8 +322,8 @@ class _Scan:
         bucket_bit: int,
     ) -> None:
         # Locals: this loop runs once per line of every bucket.
-        contents, odd, sessions = self.contents, self.odd, self.sessions
-        firsts, differing = self.firsts, self.differing
+        contents, sessions = self.contents, self.sessions
+        written, tokens = self.written, self.tokens
         per_class, dups, first, last = tally.per_class, tally.dups, tally.first, tally.last
         for data in batch:
             if data is None:
@@ -320,27 +331,23 @@ class _Scan:
             stripped = data.strip()
             key = hash(stripped)
             packed = contents.get(key)
-            fresh = packed is None  # (a content seen before was compared when it was new)
+            fresh = packed is None
             if packed is not None:
                 dups += 1  # the very bytes of a content already counted
             else:
-                seen: Any = odd.get(key)
-                if seen is None:
-                    seen = inspect(data, terminated, stripped, key)
-                    if type(seen) is Bad:
-                        malformed[seen.reason] += 1
-                        continue
-                if seen[0] != key:
-                    if len(odd) >= _ODD_CACHE_MAX:
-                        odd.clear()
-                    odd[key] = seen
-                    key = seen[0]
-                    packed = contents.get(key)  # (its content may be known)
-                if packed is None:
-                    packed = contents[key] = self._pack(seen)
+                w = written(stripped)
+                if w is not None:
+                    us, sid, token, auto, enriched = w
+                    bid = tokens.get(token)
+                    if bid is None:
+                        bid = tokens[token] = self._branch(token_text(token))
+                    packed = contents[key] = _pack(bid, sid, us, auto, enriched)
                 else:
-                    fresh = False
-                    dups += 1
+                    other = self._other(data, terminated, stripped, key, malformed)
+                    if other is None:
+                        continue
+                    key, packed, fresh = other
+                    dups += not fresh
             cls = packed >> _CLASS
             try:
                 per_class[cls] += 1
@@ -348,21 +355,50 @@ class _Scan:
                 per_class.extend([0] * (8 * len(self.branch_names) - len(per_class)))
                 per_class[cls] += 1
             if cls & 1:
-                # The session's buckets and versions (see __init__); written on a change.
                 sk = (packed >> _SID) & _M64
                 mask = sessions.get(sk)
                 if mask is None:
                     sessions[sk] = bucket_bit
-                    firsts[sk] = key
-                else:
-                    if not mask & bucket_bit:
-                        sessions[sk] = mask | bucket_bit
-                    if fresh and firsts[sk] != key:
-                        differing.add(sk)
+                elif fresh:
+                    sessions[sk] = mask | bucket_bit | 1  # a second version (see __init__)
+                elif not mask & bucket_bit:
+                    sessions[sk] = mask | bucket_bit
             ts = packed & _TS_MASK
             first = ts if ts < first else first
             last = ts if ts > last else last
         tally.dups, tally.first, tally.last = dups, first, last
+
+    def _other(
+        self, data: bytes, terminated: bool, stripped: bytes, key: int, malformed: Counter[str]
+    ) -> tuple[int, int, bool] | None:
+        """A line not as synapt writes it: (its content key, the content packed, whether the
+        content is new), or None when it cannot be imported (counted in `malformed`)."""
+        odd, contents = self.odd, self.contents
+        seen: Any = odd.get(key) if odd else None
+        if seen is None:
+            seen = inspect(data, terminated, stripped, key, written=False)
+            if type(seen) is Bad:
+                malformed[seen.reason] += 1
+                return None
+        if seen[0] != key:
+            if len(odd) >= _ODD_CACHE_MAX:
+                odd.clear()
+            odd[key] = seen
+            key = seen[0]
+        packed = contents.get(key)  # (its content may be known)
+        if packed is not None:
+            return key, packed, False
+        packed = contents[key] = self._pack(seen)
+        return key, packed, True
+
+
+def _pack(bid: int, sid: bytes, ts_us: int, auto: bool, enriched: bool) -> int:
+    """One content as an int: bits 0-62 its epoch us + 2**62, 63-126 the hash of its session
+    id's UTF-8, and from 127 up its class: has a session id (127), auto (128), enriched
+    (129), branch number `bid` (130 up). A bucket's _Tally counts lines by class."""
+    cls = (bid << 3) | (enriched << 2) | (auto << 1) | (1 if sid else 0)
+    sk = hash(sid) & _M64 if sid else 0
+    return (cls << _CLASS) | (sk << _SID) | (ts_us + _TS_OFFSET)
 
 
 class _Tally:
@@ -418,7 +454,8 @@ def _offset_progress(progress: Progress, done: int, total: int) -> Callable[[int
 def _sessions_per_bucket(sessions: dict[int, int], n: int) -> list[int]:
     """Per-bucket session counts from the masks: no per-bucket sets of ids in memory."""
     per_bucket = [0] * n
-    for mask in sessions.values():
+    for flags in sessions.values():
+        mask = flags >> 1  # (bit 0 is not a bucket: _Scan.__init__)
         while mask:
             low = mask & -mask
             per_bucket[low.bit_length() - 1] += 1
