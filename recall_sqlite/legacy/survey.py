@@ -211,10 +211,9 @@ def survey(
         if progress is not None:
             progress(done, total)
     sessions, contents = scan.sessions, scan.contents
-    for s, n in zip(results, _sessions_per_bucket(sessions, len(results)), strict=True):
+    per_bucket, several, differing = _session_counts(sessions, len(results))
+    for s, n in zip(results, per_bucket, strict=True):
         s.sessions = n
-    several = sum(1 for m in sessions.values() if (m >> 1) & ((m >> 1) - 1))
-    differing = sum(m & 1 for m in sessions.values())
     lines = sum(s.lines for s in results)
     valid = sum(s.valid for s in results)
     return SurveyReport(
@@ -451,16 +450,21 @@ def _offset_progress(progress: Progress, done: int, total: int) -> Callable[[int
     return lambda n: progress(done + n, total)
 
 
-def _sessions_per_bucket(sessions: dict[int, int], n: int) -> list[int]:
-    """Per-bucket session counts from the masks: no per-bucket sets of ids in memory."""
+def _session_counts(sessions: dict[int, int], n: int) -> tuple[list[int], int, int]:
+    """From the sessions' flags (_Scan.__init__): the sessions of each of the n buckets, the
+    sessions in several buckets and those with differing versions, with no per-bucket sets
+    of ids in memory. By distinct flags, counted in C: few, where sessions are many."""
     per_bucket = [0] * n
-    for flags in sessions.values():
-        mask = flags >> 1  # (bit 0 is not a bucket: _Scan.__init__)
+    several = differing = 0
+    for flags, count in Counter(sessions.values()).items():
+        differing += count if flags & 1 else 0
+        mask = flags >> 1
+        several += count if mask & (mask - 1) else 0
         while mask:
             low = mask & -mask
-            per_bucket[low.bit_length() - 1] += 1
+            per_bucket[low.bit_length() - 1] += count
             mask ^= low
-    return per_bucket
+    return per_bucket, several, differing
 
 
 class _Found:
