@@ -103,7 +103,7 @@ def test_verify_after_a_rewrite_says_which_duplicates_came_from_the_file_itself(
     assert data["imported_before"] == 1
     text = run_cli("verify", cwd=repo, env=env).stdout
     assert (
-        "1 lines: 0 imported, 1 duplicate (1 imported from this file by an earlier import)" in text
+        "1 line: 0 imported, 1 duplicate (1 imported from this file by an earlier import)" in text
     )
     assert text.endswith(
         "1 of the duplicates was imported from the same file by an earlier import"

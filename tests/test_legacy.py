@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -453,3 +454,18 @@ def test_cli_demo_runs_with_no_setup(tmp_path: Path) -> None:
     assert d["reimport"]["imported"] == 0
     text = run_cli("demo")
     assert text.returncode == 0 and "the whole history" in text.stdout
+
+
+def test_import_and_verify_count_a_one_line_bucket_in_the_singular(tmp_path: Path) -> None:
+    from recall_sqlite.cli.verify import format_verify
+
+    root = make_workspace(tmp_path)
+    bucket(root, "proj", [line("09:00", "s1")])
+    bucket(root, "other", [line("10:00", "s2"), line("11:00", "s3")])
+    with open_store(root, root=root) as store:
+        first = format_import(store.legacy.import_paths([root]).to_dict())
+        again = format_import(store.legacy.import_paths([root]).to_dict())
+        verified = format_verify(store.legacy.verify([root]).to_dict())
+    for text in (first, again, verified):
+        counts = sorted(re.findall(r"^  .* (\d+ lines?): ", text, re.M))
+        assert counts == ["1 line", "2 lines"], text

@@ -13,6 +13,7 @@ from ..errors import UsageError
 from ._show import (
     NO_STORE,
     clean,
+    counted,
     describe_elsewhere,
     emit,
     format_entry,
@@ -34,6 +35,7 @@ __all__ = [
     "NO_STORE",
     "UsageError",
     "clean",
+    "counted",
     "emit",
     "format_entry",
     "describe_elsewhere",

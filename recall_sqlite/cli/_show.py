@@ -81,6 +81,11 @@ _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
 _CONTROLS.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
 
 
+def counted(n: int, noun: str) -> str:
+    """ "1 line", "2 lines": a count and its noun."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def clean(text: object) -> str:
     """Text safe to print to a terminal: control characters escaped."""
     return str(text).translate(_CONTROLS)

@@ -71,10 +71,12 @@ def format_import(d: dict[str, Any]) -> str:
         head = f"  {s['bucket']:<16} -> {s['worktree']:<12} {s['action']:<9} "
         if s["action"] == "unchanged":
             # Nothing read this run: its lines, not a "0 lines" that reads as lost ones.
-            line = head + f"{s['total_lines']:>7} lines: all accounted for by earlier imports"
+            lines = cli.counted(s["total_lines"], "line")
+            line = head + f"{lines:>13}: all accounted for by earlier imports"
         else:
             line = head + (
-                f"{s['lines']:>7} lines: {s['imported']} new, {s['duplicates']} duplicate,"
+                f"{cli.counted(s['lines'], 'line'):>13}: {s['imported']} new,"
+                f" {s['duplicates']} duplicate,"
                 f" {s['quarantined']} quarantined"
             )
         out.append(line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._show import (
     NO_STORE,
     clean,
+    counted,
     describe_elsewhere,
     emit,
     format_entry,
@@ -128,16 +129,16 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
     named = ", ".join(clean(s) for s in report.sessions)
     sessions = f" ({noun} {named})" if report.sessions else ""
     lines = [
-        f"Forgot {_counted(n, 'entry version')}{sessions}:"
+        f"Forgot {counted(n, 'entry version')}{sessions}:"
         if n
         else f"No stored entry version to forget{sessions}"
     ]
     lines += [f"  {i}" for i in report.entries]
     lines.append(
-        f"removed {_counted(report.vectors, 'vector')}, "
-        f"{_counted(report.summary_links, 'summary link')}; "
-        f"{_counted(report.provenance, 'imported line')} now accounted as forgotten; "
-        f"{_counted(report.quarantine_blanked, 'quarantined line')} emptied"
+        f"removed {counted(report.vectors, 'vector')}, "
+        f"{counted(report.summary_links, 'summary link')}; "
+        f"{counted(report.provenance, 'imported line')} now accounted as forgotten; "
+        f"{counted(report.quarantine_blanked, 'quarantined line')} emptied"
     )
     if report.summaries:
         lines.append(
@@ -169,24 +170,24 @@ def copies_lines(report: Any) -> list[str]:
     if lines:
         files = len({c.path for c in lines})
         out.append(
-            f"removed {_counted(len(lines), 'line')} holding them"
-            f" from {_counted(files, 'synapt bucket')}"
+            f"removed {counted(len(lines), 'line')} holding them"
+            f" from {counted(files, 'synapt bucket')}"
         )
     if caches:
         paths = sorted({c.path for c in caches})
         out.append(
-            f"removed {_counted(len(paths), 'synapt cache file')} quoting them"
+            f"removed {counted(len(paths), 'synapt cache file')} quoting them"
             " (synapt writes it anew): " + ", ".join(clean(p) for p in paths)
         )
     out += _listed(
         left,
-        f"{_counted(len(left), 'line')} of synapt buckets the store did not write still"
+        f"{counted(len(left), 'line')} of synapt buckets the store did not write still"
         f" {_agreed(len(left), 'hold')} them (`journal forget --scrub-sources` removes them"
         " too):",
     )
     out += _listed(
         others,
-        f"{_counted(len(others), 'line')} of synapt's other files still"
+        f"{counted(len(others), 'line')} of synapt's other files still"
         f" {_agreed(len(others), 'quote')} them (no journal: edit or remove them by hand):",
     )
     for e in report.file_errors:
@@ -203,10 +204,6 @@ def _listed(copies: list[Any], heading: str) -> list[str]:
     if len(copies) > 20:
         out.append(f"  ... and {len(copies) - 20} more (--json lists all)")
     return out
-
-
-def _counted(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _agreed(n: int, verb: str) -> str:

@@ -24,7 +24,7 @@ def format_verify(d: dict[str, Any]) -> str:
     out = []
     for s in d["sources"]:
         out.append(
-            f"  {s['status']:<12} {s['bucket']:<16} {s['file_lines']:>7} lines: "
+            f"  {s['status']:<12} {s['bucket']:<16} {cli.counted(s['file_lines'], 'line'):>13}: "
             f"{s['imported']} imported, {s['duplicates']} duplicate{_before(s)}, "
             f"{s['quarantined']} quarantined, {s['unaccounted']} unaccounted"
         )
