@@ -82,7 +82,7 @@ _CONTROLS.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
 
 
 def counted(n: int, noun: str) -> str:
-    """ "1 line", "2 lines": a count and its noun."""
+    """A count and its noun: "1 line", "2 lines"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 

@@ -27,7 +27,6 @@ from ..limits import (
     MIN_INSTANT_US,
     max_field_bytes,
 )
-from ..memo import memo
 from ..timestamps import fast_us, parse_timestamp, shaped_us
 
 _BLOCK = 1 << 20
@@ -473,7 +472,9 @@ def inspect(
     written=False: the caller knows it is not a line as synapt writes it)."""
     if stripped is None:
         stripped = data.strip()
-    w = _written_reader()(stripped) if written else None
+    # (A reader made per call: the survey, which inspects only what its own reader did
+    # not read, passes written=False; the field limit is read anew, as tests change it.)
+    w = written_reader()(stripped) if written else None
     if w is not None:
         us, sid, branch, auto, enriched = w
         return (
@@ -498,11 +499,6 @@ def inspect(
     canon = layout.line(full).encode()
     key = hash(canon) if extra is None else hash((canon, codec.canonical_json(extra)))
     return key, full["session_id"], full["branch"], ts_us, full["auto"], full["enriched"]
-
-
-@memo
-def _written_reader() -> Callable[[bytes], Written | None]:
-    return written_reader()
 
 
 def classify(data: bytes, terminated: bool) -> Parsed | Bad:
