@@ -319,7 +319,7 @@ def _write_elsewhere(root: Path, focus: str) -> None:
 def test_a_writer_succeeds_while_doctor_repair_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from recall_sqlite.doctor import checks, repairs
+    from recall_sqlite.doctor import repairs, rows
 
     root = make_workspace(tmp_path)
     _build(root)
@@ -328,7 +328,7 @@ def test_a_writer_succeeds_while_doctor_repair_runs(
     _shell(db, "UPDATE journal_counts_wt SET heads = heads + 3")
     _shell(db, "UPDATE journal_entries SET head_ws = 1 - head_ws WHERE seq = 5")
     writes: list[str] = []
-    real_guards, real_heads = checks._guards, repairs._REPAIRS["heads"]
+    real_guards, real_heads = rows._guards, repairs._REPAIRS["heads"]
 
     def guards(conn: Any) -> Any:  # inside a check's snapshot
         writes.append(f"during check {len(writes)}")
@@ -341,7 +341,7 @@ def test_a_writer_succeeds_while_doctor_repair_runs(
         _write_elsewhere(root, writes[-1])
         return out
 
-    monkeypatch.setattr(checks, "_guards", guards)
+    monkeypatch.setattr(rows, "_guards", guards)
     monkeypatch.setitem(repairs._REPAIRS, "heads", heads)
     with open_store(root) as s:
         report = s.doctor(repair=True)
@@ -404,8 +404,8 @@ def test_integrity_check_beside_the_other_checks_finds_the_same(
     tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A large store's integrity_check runs on a second connection beside the other checks
-    (doctor/checks.py): the report is the one the checks give in turn."""
-    from recall_sqlite.doctor import checks
+    (doctor/rows.py): the report is the one the checks give in turn."""
+    from recall_sqlite.doctor import rows
 
     inject, _, deep = DAMAGE[name]
     root = make_workspace(tmp_path)
@@ -415,7 +415,7 @@ def test_integrity_check_beside_the_other_checks_finds_the_same(
     inject(db)
     reports = {}
     for beside, size in (("beside", 0), ("in turn", 1 << 62)):
-        monkeypatch.setattr(checks, "BESIDE_BYTES", size)
+        monkeypatch.setattr(rows, "BESIDE_BYTES", size)
         with open_store(root) as s:
             reports[beside] = [f.to_dict() for f in s.doctor(deep=deep).findings]
     assert reports["beside"] == reports["in turn"]

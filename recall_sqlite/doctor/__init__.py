@@ -1,7 +1,7 @@
 """`store.doctor()` / `recall-sqlite doctor`: everything that can be checked about a store,
 as findings, and `--repair` of what is found.
 
-The checks (checks.py: pages, keys, derived state, content, text, indexes, JSON, guards;
+The checks (rows.py: pages, keys, derived state, content, text, indexes, JSON, guards;
 workspace.py: roots, worktrees, the file, synapt stores) read in snapshots and never take
 the write lock; `--deep` adds the re-hash of every row and the full-text index compared
 token by token. A repair (repairs.py) mends each finding in short writes of its own and the
@@ -13,7 +13,7 @@ Loaded only by doctor: no other path imports this package."""
 
 from __future__ import annotations
 
-from . import checks, repairs, workspace
+from . import repairs, rows, workspace
 from .report import DoctorReport, Finding
 
 TYPE_CHECKING = False
@@ -38,7 +38,7 @@ def doctor(
 ) -> DoctorReport:
     """Check the store of `ctx` (the workspace `info` describes; `legacy` finds its synapt
     stores); with `repair`, mend what was found and check again."""
-    found = checks.run(ctx, deep=deep)
+    found = rows.run(ctx, deep=deep)
     repaired: list[str] = []
     if repair:
         for _ in range(REPAIR_ROUNDS):
@@ -46,9 +46,9 @@ def doctor(
                 break
             done = repairs.run(ctx.db, found)
             repaired += done
-            found = checks.run(ctx, deep=deep)
+            found = rows.run(ctx, deep=deep)
             if not done:
                 break
         repaired += workspace.acknowledge(ctx, info)
-    found += checks.guarded("workspace", workspace.findings, ctx, info, legacy)
+    found += rows.guarded("workspace", workspace.findings, ctx, info, legacy)
     return DoctorReport(tuple(found), tuple(repaired), str(ctx.db.path))

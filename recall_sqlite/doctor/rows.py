@@ -1,0 +1,220 @@
+"""doctor's checks of the store's rows, each in its own read snapshot and none under the
+write lock: the file's pages (pages.py), foreign keys, the derived state against its one
+definition (derived.py), the columns derived at write time and, with `deep`, every row
+re-hashed (content.py), text that cannot be decoded (text.py), the full-text indexes
+(search/index.py: cheap by default, token by token with `deep`), the JSON columns, the
+guard tables. A check the damage itself stops becomes a finding, never doctor's failure."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import apsw
+
+from .. import derived
+from ..errors import RecallError
+from ..search.index import check_index
+from . import content, pages, schema, text
+from .report import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..context import StoreContext
+
+_JSON_OK = (
+    "json_valid(done) AND json_valid(decisions) AND json_valid(next_steps)"
+    " AND json_valid(files_modified) AND json_valid(git_log)"
+    " AND (extra IS NULL OR (json_valid(extra) AND json_type(extra) = 'object'))"
+)
+# The foreign keys doctor --repair may mend: links that are derived (a summary's source,
+# a vector's owner), never the rows history is made of.
+_LINK_TABLES = frozenset({"summary_sources", "vectors"})
+
+
+# From this size on, integrity_check runs on a second connection beside the other checks.
+BESIDE_BYTES = 16 << 20
+
+
+class _Beside(threading.Thread):
+    """integrity_check (the longest check) on a second read-only connection while the
+    others run on the store's own: with two cores, doctor takes about as long as
+    integrity_check alone. `findings` is None when the second connection could not be
+    opened (the check then runs on the store's connection, after the others)."""
+
+    def __init__(self, db: Any, step: Callable[[Any], list[Finding]]) -> None:
+        super().__init__(name="recall-sqlite doctor: integrity_check", daemon=True)
+        self.db, self.step = db, step
+        self.findings: list[Finding] | None = None
+
+    def run(self) -> None:
+        try:
+            other = self.db.reader()
+        except (RecallError, apsw.Error, OSError):
+            return
+        try:
+            self.findings = guarded("integrity_check", _in_read, other, self.step)
+        finally:
+            other.close()
+
+
+def run(ctx: StoreContext, *, deep: bool) -> list[Finding]:
+    db = ctx.db
+    path = str(db.path)
+
+    def integrity(conn: Any) -> list[Finding]:
+        return pages.check(conn, path)
+
+    beside: _Beside | None = None
+    if _size(path) >= BESIDE_BYTES:
+        beside = _Beside(db, integrity)
+        beside.start()
+    steps: list[tuple[str, Callable[[Any], list[Finding]]]] = [
+        ("schema", lambda conn: schema.check(conn, path)),
+        ("foreign keys", _foreign_keys),
+        ("derived state", _derived),
+        ("derived columns", content.check_derived),
+        ("undecodable text", text.check),
+        ("JSON columns", _json),
+        ("guard tables", _guards),
+    ]
+    if deep:
+        steps += [
+            ("entry content", content.check_deep),
+            ("summary content", content.check_summaries),
+        ]
+    rest: list[Finding] = []
+    for name, step in steps:
+        rest.extend(guarded(name, _in_read, db, step))
+    rest.extend(guarded("full-text index", _index, db, deep))
+    if beside is not None:
+        beside.join()
+    if beside is not None and beside.findings is not None:
+        first = beside.findings
+    else:
+        first = guarded("integrity_check", _in_read, db, integrity)
+    return first + rest
+
+
+def _size(path: str) -> int:
+    total = 0
+    for name in (path, f"{path}-wal"):
+        with contextlib.suppress(OSError):
+            total += os.stat(name).st_size
+    return total
+
+
+def _in_read(db: Any, step: Callable[[Any], list[Finding]]) -> list[Finding]:
+    found: list[Finding] = []
+    try:
+        with db.read() as conn:
+            found = step(conn)
+    except RecallError:
+        if found:
+            return found  # the snapshot's end failed on the damage the check just found
+        raise
+    return found
+
+
+def guarded(name: str, step: Callable[..., list[Finding]], *args: Any) -> list[Finding]:
+    try:
+        return step(*args)
+    except (RecallError, apsw.Error, ValueError, TypeError) as exc:
+        # (What damage hands a check: SQLite's errors, values of the wrong type.)
+        return [
+            Finding(
+                "unreadable",
+                "error",
+                f"the {name} check could not read the store: {exc}",
+                data={"check": name},
+            )
+        ]
+
+
+def _foreign_keys(conn: Any) -> list[Finding]:
+    fk = conn.execute("PRAGMA foreign_key_check").fetchall()
+    if not fk:
+        return []
+    tables = sorted({str(r[0]) for r in fk})
+    return [
+        Finding(
+            "foreign_keys",
+            "error",
+            f"{len(fk)} rows name a parent row that does not exist (tables: {', '.join(tables)})",
+            set(tables) <= _LINK_TABLES,
+            {"rows": len(fk), "tables": tables},
+        )
+    ]
+
+
+def _derived(conn: Any) -> list[Finding]:
+    return [
+        Finding(d.kind, "error", d.detail, True, d.to_dict(), fix=d.rows)
+        for d in derived.check(conn)
+    ]
+
+
+def _index(db: Any, deep: bool) -> list[Finding]:
+    with db.scratch() if deep else db.read() as conn:
+        index = check_index(conn, deep=deep)
+    if index.ok:
+        return []
+    return [
+        Finding(
+            "search_index",
+            "error",
+            "the full-text index disagrees with the rows it indexes"
+            " (searches miss or show wrong entries)",
+            True,
+            index.to_dict(),
+        )
+    ]
+
+
+def _json(conn: Any) -> list[Finding]:
+    rows = conn.execute(
+        f"SELECT seq FROM journal_entries WHERE NOT ({_JSON_OK}) LIMIT 20"
+    ).fetchall()
+    bad = [int(r[0]) for r in rows]
+    if not bad:
+        return []
+    return [
+        Finding(
+            "json",
+            "error",
+            f"entries (seq {', '.join(map(str, bad))}) hold list or extra columns that"
+            " are not valid JSON",
+            data={"seqs": bad},
+        )
+    ]
+
+
+def _guards(conn: Any) -> list[Finding]:
+    out = []
+    guard = conn.execute("SELECT workspace_id FROM journal_bulk").fetchall()
+    if guard:
+        out.append(
+            Finding(
+                "bulk_guard",
+                "error",
+                "journal_bulk is not empty: inserts of those workspaces skip the dedup trigger",
+                True,
+                {"workspaces": [int(r[0]) for r in guard]},
+            )
+        )
+    rehome = conn.execute("SELECT count(*) FROM journal_rehome").fetchall()
+    if rehome[0][0]:
+        out.append(
+            Finding(
+                "rehome_guard",
+                "error",
+                "journal_rehome is not empty: entries' worktrees can be"
+                " changed outside a re-homing import",
+                True,
+                {"rows": int(rehome[0][0])},
+            )
+        )
+    return out
