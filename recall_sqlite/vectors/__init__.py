@@ -1,7 +1,7 @@
 """The local vector table (`store.vectors`): embeddings hosts store for entries and
 summaries, searched by exact cosine, scoped like journal reads.
 
-owner.py     Owner: what a vector belongs to; the kinds of owner (no numpy)
+owners.py    Owner: what a vector belongs to; the kinds of owner (no numpy)
 stats.py     what the table holds per model (SQL only, no numpy)
 results.py   what the family returns (no numpy)
 validate.py  vectors as numpy sees them: checked, float32, normalised
@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 
 from ..errors import InvalidOwnerError, InvalidVectorError, UnknownModelError, UnknownOwnerError
-from .owner import KINDS, Owner, OwnerKind, OwnerLike
+from .owners import KINDS, Owner, OwnerKind, OwnerLike
 from .results import CacheInfo, Hit, PutResult, SearchResult, SearchScope
 from .stats import ModelStats, VectorStats, vector_stats
 

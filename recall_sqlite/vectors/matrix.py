@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..scope import Keys
-from .owner import OwnerKind
+from .owners import OwnerKind
 from .validate import NORMALISE_CHUNK, Float32Matrix, normalise_into, rowwise_dot
 
 # The change log keeps the last max(this, a quarter of the model's rows) generations per

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .owner import Owner, OwnerKind
+from .owners import Owner, OwnerKind
 
 
 @dataclass(frozen=True)

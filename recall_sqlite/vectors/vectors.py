@@ -47,7 +47,7 @@ from ..errors import (
 from ..timestamps import utc_now_iso
 from . import matrix as cache
 from .matrix import Filter, Matrix, MatrixCache, build, refresh
-from .owner import Owner, OwnerKind, OwnerLike, check_kinds
+from .owners import Owner, OwnerKind, OwnerLike, check_kinds
 from .results import CacheInfo, Hit, PutResult, SearchResult, SearchScope
 from .stats import VectorStats, vector_stats
 from .validate import Float32Matrix, as_float32
