@@ -381,12 +381,13 @@ def demo_dir(target: str | None, keep: bool) -> Iterator[Path]:
 def run(base: Path, *, use_git: bool | None = None) -> dict[str, Any]:
     """Build the workspace under `base` and migrate it; returns every step's result."""
     from .legacy.survey import survey
+    from .paths.datadir import default_db_path
     from .store import open_store
 
     with neutral_env():
         demo = build(base, use_git=use_git)
         before = before_from_subdir(demo)
-        db = demo.root / ".synapt" / "recall" / "recall-sqlite.db"
+        db = Path(default_db_path(demo.root))
         surveyed = survey(root=demo.root)  # writes nothing
         with open_store(demo.root, root=demo.root, db_path=db) as store:
             imported = store.legacy.import_paths()

@@ -35,6 +35,9 @@ from functools import cache
 from pathlib import Path
 
 from .memo import memo
+from .paths.datadir import DATA_DIR, HOLDER
+from .paths.datadir import RECALL as RECALL
+from .paths.datadir import data_dir as _data_dir
 from .paths.git import common_dir, read_gitdir_pointer
 from .synapt_fields import BOOL_FIELDS as BOOL_FIELDS
 from .synapt_fields import FIELDS as FIELDS
@@ -48,15 +51,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
     from typing import Any, Final
 
-# Data directories synapt has used, newest first, relative to their data root.
-DATA_DIRS: Final = (".synapt/recall", ".synapse/recall", ".synapse-recall")
+# Data directories synapt has used, newest first, relative to their data root (the newest,
+# `.synapt/recall`, is paths/datadir.py's: the store keeps its files there too).
+DATA_DIRS: Final = (DATA_DIR, ".synapse/recall", ".synapse-recall")
 # The directory names that hold `recall` (the two newer layouts), and the flat one.
-HOLDERS: Final = (".synapt", ".synapse")
+HOLDERS: Final = (HOLDER, ".synapse")
 FLAT: Final = ".synapse-recall"
 JOURNAL: Final = "journal.jsonl"
 WORKTREES: Final = "worktrees"
 # What synapt records of a GRIPSPACE_ROOT binding inside the gripspace it was used from.
-_ROOT_MARKER: Final = Path(".synapt") / "gripspace-root"
+_ROOT_MARKER: Final = Path(HOLDER) / "gripspace-root"
 
 _ENV = ("SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE")
 
@@ -66,7 +70,7 @@ _ENV = ("SYNAPT_RECALL_ROOT", "GRIPSPACE_ROOT", "SYNAPT_RECALL_WORKTREE")
 
 def data_dir(root: Path) -> Path:
     """The data directory synapt 0.30.0 uses at a data root."""
-    return Path(root) / ".synapt" / "recall"
+    return Path(_data_dir(root))
 
 
 def bucket_file(data: Path, bucket: str) -> Path:
@@ -77,7 +81,7 @@ def bucket_file(data: Path, bucket: str) -> Path:
 def owner_of_data_dir(d: Path) -> Path | None:
     """The data root a data directory belongs to, judged by its place (`X/.synapt/recall`,
     `X/.synapse/recall`, `X/.synapse-recall` -> `X`); None for any other directory."""
-    if d.name == "recall" and d.parent.name in HOLDERS:
+    if d.name == RECALL and d.parent.name in HOLDERS:
         return d.parent.parent
     if d.name == FLAT:
         return d.parent

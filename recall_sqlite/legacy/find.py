@@ -224,7 +224,7 @@ def _data_dir_below(d: Path) -> Path | None:
     (`.synapt/recall`, `.synapse/recall`, or `.synapse-recall` itself); None when there is
     none synapt would use (no `recall`, or one that is a symlink)."""
     if d.name in layout.HOLDERS:
-        recall = d / "recall"
+        recall = d / layout.RECALL
         return recall if recall.is_dir() and not recall.is_symlink() else None
     return d if d.name == layout.FLAT else None
 

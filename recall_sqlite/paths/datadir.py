@@ -18,12 +18,23 @@ if TYPE_CHECKING:
 
     from .files import StrPath
 
+# `<root>/.synapt/recall`: the one definition of the data directory's place, shared with
+# synapt (synapt_layout.py builds its layouts from these names).
+HOLDER: Final = ".synapt"
+RECALL: Final = "recall"
+DATA_DIR: Final = f"{HOLDER}/{RECALL}"
 DB_FILE: Final = "recall-sqlite.db"
 _GITIGNORE = "# recall-sqlite: session memory can hold secrets; never commit it\n*\n"
 
 
+def holder(root: StrPath) -> str:
+    """`<root>/.synapt`: the directory that holds the data directory (and its .gitignore)."""
+    return os.path.join(pure(root), HOLDER)
+
+
 def data_dir(root: StrPath) -> str:
-    return os.path.join(pure(root), ".synapt", "recall")
+    """`<root>/.synapt/recall`: the data directory at a root."""
+    return os.path.join(holder(root), RECALL)
 
 
 def default_db_path(root: StrPath) -> str:
@@ -41,7 +52,7 @@ def check_data_dir(root: StrPath, *, trusted: bool = False) -> None:
         real_root = os.path.realpath(root)
     except (OSError, ValueError):
         return
-    for path in (os.path.join(pure(root), ".synapt"), data_dir(root), default_db_path(root)):
+    for path in (holder(root), data_dir(root), default_db_path(root)):
         if not os.path.islink(path):
             continue
         target = os.path.realpath(path)
@@ -54,9 +65,9 @@ def check_data_dir(root: StrPath, *, trusted: bool = False) -> None:
 
 def ensure_gitignore(root: StrPath) -> None:
     """`.synapt/.gitignore` ignoring everything, so `git add -A` does not publish the store."""
-    holder = os.path.join(pure(root), ".synapt")
-    target = os.path.join(holder, ".gitignore")
-    if os.path.lexists(target) or not os.path.isdir(holder):
+    holds = holder(root)
+    target = os.path.join(holds, ".gitignore")
+    if os.path.lexists(target) or not os.path.isdir(holds):
         return
     try:
         write_private(target, _GITIGNORE.encode(), exclusive=True)
