@@ -29,8 +29,12 @@ from .paths.files import pure
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
     from pathlib import Path
     from typing import Any
+
+    from apsw import Connection
 
     from .paths.files import StrPath
 
@@ -38,6 +42,11 @@ if TYPE_CHECKING:
 # SQLite file, synapt's own index/recall.db included.
 APPLICATION_ID = 0x52435351
 BUSY_TIMEOUT_MS = 10_000
+# Index pages one FTS merge step writes: one step is one short write transaction, so
+# writers wait at most for a step, never for the whole index (FTS5's 'optimize' is one).
+MERGE_STEP_PAGES = 1000
+# A bound on the steps, should writers keep adding segments faster than the merge absorbs.
+MERGE_STEPS_BOUND = 100_000
 # The way out of a damaged page, said once (doctor says the same with the damage's place).
 RECOVER_HINT = (
     "`recall-sqlite doctor` says what is damaged and repairs what it can; to save the rest,"
@@ -112,6 +121,47 @@ def translate_any(exc: BaseException, path: StrPath) -> BaseException:
             " `recall-sqlite doctor`"
         )
     return exc
+
+
+def merge_fts(
+    db: Database,
+    index: str,
+    *,
+    hold: Callable[[], AbstractContextManager[object]] | None = None,
+    notes: list[str] | None = None,
+) -> bool:
+    """After rows left the full-text `index` (journal_fts or summaries_fts): merge its
+    segments until one is left, which drops every token of a deleted document (the pages
+    the old segments held are zeroed by secure_delete), then empty the WAL, with `hold`
+    keeping replication still meanwhile (sync/pause.py: Litestream's read would keep the
+    WAL). True when the WAL was emptied (False: a reader kept old frames alive; a later
+    merge finishes). Forget, a summary's removal and a pull's scrub all end with it."""
+    conn = db.conn
+    for _ in range(MERGE_STEPS_BOUND):
+        before = conn.total_changes()
+        with db.write() as w:
+            w.execute(
+                f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (-MERGE_STEP_PAGES,)
+            )
+        # FTS5's documented test: a step that changed fewer than 2 rows had nothing to merge.
+        if conn.total_changes() - before < 2:
+            break
+    if hold is None:
+        return checkpoint(conn)
+    with hold() as held:
+        emptied = checkpoint(conn) and bool(held)
+    if notes is not None:
+        notes.extend(getattr(held, "notes", ()))
+    return emptied
+
+
+def checkpoint(conn: Connection) -> bool:
+    """Copy the WAL into the database and truncate it; False if a reader kept frames."""
+    try:
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0][0]
+    except apsw.Error:
+        return False
+    return busy == 0
 
 
 class Database:
@@ -389,11 +439,6 @@ class Database:
         written here (and write() stays refused)."""
         return _Scratch(self)
 
-    def autocommit(self) -> _Autocommit:
-        """Statements under the lock with no explicit transaction: each one sees the latest
-        commit. For reads whose statements need not share one snapshot."""
-        return _Autocommit(self)
-
     def write(self, *, wait: bool = True) -> _Write:
         """BEGIN IMMEDIATE: take the write lock up front, so a read-then-write cannot
         fail half way with SQLITE_BUSY; roll back on any exception (nothing half-written).
@@ -502,23 +547,6 @@ class _Scratch:
                 self.db.conn.execute("PRAGMA query_only=ON")
         finally:
             self.db.lock.release()
-
-
-class _Autocommit:
-    __slots__ = ("db",)
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    def __enter__(self) -> apsw.Connection:
-        self.db.lock.acquire()
-        return self.db.conn
-
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
-        db = self.db
-        db.lock.release()
-        if isinstance(exc, (apsw.Error, ValueError, TypeError)):
-            raise translate_any(exc, db.file) from None
 
 
 class _Write:

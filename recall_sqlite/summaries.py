@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .checks import parse_entry_id, require_int, require_optional_text, require_text
 from .context import StoreContext
-from .db import scalar
+from .db import merge_fts, scalar
 from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
 from .journal.positions import journal_end, resolve_position
 from .timestamps import datetime_us, iso_utc, now_us, parse_timestamp
@@ -334,9 +334,7 @@ class Summaries:
             conn.execute("DELETE FROM summaries WHERE id = ?", (summary_id,))
         # Its text may quote a forgotten entry (forget lists such summaries): no byte of
         # it stays in the index, free pages or WAL either.
-        from .journal.forget import scrub
-
-        scrub(self._ctx.db, "summaries_fts")
+        merge_fts(self._ctx.db, "summaries_fts")
         return gone
 
     # -- reading -----------------------------------------------------------------------------

@@ -5,7 +5,7 @@ table follows (schema.sql's journal_entries_after_delete keeps heads, sid_order 
 right, moves the lines it was imported from to quarantine as 'forgotten' with no bytes and
 tombstones the id; the vector triggers drop its vectors; a search index's triggers drop its
 rows). Around that DELETE this module does what a trigger cannot: it blanks quarantined
-lines that carry the forgotten text, merges the full-text index's segments (`scrub`: FTS5
+lines that carry the forgotten text, merges the full-text index's segments (db.merge_fts: FTS5
 keeps a deleted document's tokens in the segments that held it until they are merged), and
 checkpoints the WAL (TRUNCATE) so no earlier frame keeps the text. Every connection runs
 with `secure_delete` (db.py), so the cells and pages all of this frees are zeroed, and so
@@ -21,13 +21,15 @@ Loaded only when something is forgotten: the read path never imports it."""
 
 from __future__ import annotations
 
-import contextlib
-
-import apsw
-
 from .._record import Frozen
 from ..checks import parse_entry_id, require_text
+from ..db import checkpoint as checkpoint
+from ..db import merge_fts
 from ..errors import InvalidInputError, UnknownEntryError
+
+# The store-wide merge and checkpoint are the engine's (db.py); the old names stay for the
+# importers that still use them from here (sync/pull.py, sync/run.py, bench).
+scrub = merge_fts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,16 +41,10 @@ if TYPE_CHECKING:
     FilesHook = Callable[[tuple["ForgetTarget", ...], bool], "FileOutcome"]
 
     from ..context import StoreContext
-    from ..db import Database
 
 # Quarantined lines are matched on text this long or longer: shorter focus texts ("wip")
 # would match unrelated lines.
 MIN_MATCH_CHARS = 12
-# Index pages one merge step writes: one step is one short write transaction, so writers
-# wait at most for a step, never for the whole index (FTS5's 'optimize' is one transaction).
-MERGE_STEP_PAGES = 1000
-# A bound on the steps, should writers keep adding segments faster than the merge absorbs.
-MERGE_STEPS_BOUND = 100_000
 
 
 class ForgetTarget(Frozen):
@@ -248,7 +244,7 @@ def forget(
             with db.write() as conn:
                 _blank(conn, ws, _needles(targets))
         notes: list[str] = []
-        emptied = scrub(db, "journal_fts", hold=hold, notes=notes)
+        emptied = merge_fts(db, "journal_fts", hold=hold, notes=notes)
     return ForgetReport(
         *report,
         wal_emptied=emptied,
@@ -315,44 +311,6 @@ def remove_in(conn: Any, ws: int, ids: Iterable[bytes]) -> int:
     if targets:
         _remove(conn, ws, targets, [t[0] for t in targets])
     return len(targets)
-
-
-def scrub(
-    db: Database,
-    index: str,
-    *,
-    hold: Callable[[], AbstractContextManager[Any]] | None = None,
-    notes: list[str] | None = None,
-) -> bool:
-    """After rows left the full-text `index` (journal_fts or summaries_fts): merge its
-    segments until one is left, which drops every token of a deleted document (the pages
-    the old segments held are zeroed by secure_delete), then empty the WAL, with `hold`
-    keeping replication still meanwhile (sync/pause.py: Litestream's read would keep the
-    WAL). True when the WAL was emptied (False: a reader kept old frames alive; a later
-    scrub finishes)."""
-    conn = db.conn
-    for _ in range(MERGE_STEPS_BOUND):
-        before = conn.total_changes()
-        with db.write() as w:
-            w.execute(
-                f"INSERT INTO {index} ({index}, rank) VALUES ('merge', ?)", (-MERGE_STEP_PAGES,)
-            )
-        # FTS5's documented test: a step that changed fewer than 2 rows had nothing to merge.
-        if conn.total_changes() - before < 2:
-            break
-    with hold() if hold is not None else contextlib.nullcontext(True) as held:
-        emptied = checkpoint(conn) and bool(held)
-    if notes is not None:
-        notes.extend(getattr(held, "notes", ()))
-    return emptied
-
-
-def checkpoint(conn: Any) -> bool:
-    """Copy the WAL into the database and truncate it; False if a reader kept frames."""
-    with contextlib.suppress(apsw.Error):
-        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
-        return int(busy) == 0
-    return False
 
 
 def _ids(entry_ids: Iterable[str]) -> list[str]:
