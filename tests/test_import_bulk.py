@@ -109,16 +109,16 @@ STOPPED_CHILD = """
 import os, signal, sys
 from recall_sqlite.cli import main
 from recall_sqlite.journal import deferred
-from recall_sqlite.legacy import importer
+from recall_sqlite.legacy import chunks, importer
 importer.DEFER_MIN_BYTES, importer.LINE_BYTES = 1024, 64  # this corpus is a large load
-commit = importer._Chunker._commit
+commit = chunks.Chunker._commit
 def commit_then_signal(self, *args, **kwargs):
     done = commit(self, *args, **kwargs)
     with self.ctx.db.read() as conn:
         print("missing:", *deferred.missing(conn), flush=True)
     os.kill(os.getpid(), getattr(signal, sys.argv[2]))
     return done
-importer._Chunker._commit = commit_then_signal
+chunks.Chunker._commit = commit_then_signal
 sys.exit(main(["--cwd", sys.argv[1], "import"]))
 """
 

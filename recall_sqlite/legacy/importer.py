@@ -22,12 +22,11 @@ from .. import identity
 from ..context import StoreContext
 from ..errors import ImportConflict, RecallError
 from ..journal import deferred
-from ..journal.bulk import bulk_insert
 from ..limits import MAX_LINE_BYTES
-from ..timestamps import now_us, utc_now_iso
+from ..timestamps import utc_now_iso
 from .assign import KnownWorktree
+from .chunks import Chunker, RunState
 from .find import Problem, file_size
-from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, classify, too_long
 from .lock import run_lock
 from .plan import Plan, PlannedStore
 from .rehome import rehome
@@ -35,9 +34,7 @@ from .sources import (
     EMPTY_SHA,
     SOURCE_COLS,
     Source,
-    Tombstones,
     as_int,
-    blocks,
     current,
     current_in,
     hash_prefix,
@@ -57,11 +54,6 @@ CHUNK_LINES = 20_000
 # an index costs time for every row stored, keeping it current only for the new ones.
 DEFER_MIN_BYTES = 16 * 1024 * 1024
 LINE_BYTES = 1024
-# Quarantined raw bytes kept in the database per line (the source keeps the rest).
-RAW_KEEP = 256 * 1024 * 1024
-# The in-run cache of raw lines already resolved (16-byte digest -> entry seq): it spares
-# re-parsing the copies of a line that buckets share. Bounded so memory stays flat.
-_RAW_CACHE_MAX = 1_000_000
 
 
 @dataclass
@@ -155,7 +147,7 @@ class Importer:
         with run_lock(self._ctx.db.path) as waited:
             run_id = self._start_run(given if given is not None else [str(plan.root)])
             sizes = {ps.key: file_size(ps.path) for ps in plan.stores}
-            state = _RunState(run_id=run_id, total=sum(sizes.values()), progress=progress)
+            state = RunState(run_id=run_id, total=sum(sizes.values()), progress=progress)
             results: list[SourceResult] = []
             status = "failed"
             try:
@@ -266,7 +258,7 @@ class Importer:
             )
 
     def _import_source(
-        self, ps: PlannedStore, state: _RunState, chunk_lines: int, max_line: int
+        self, ps: PlannedStore, state: RunState, chunk_lines: int, max_line: int
     ) -> SourceResult:
         b, a, key = ps.bucket, ps.assignment, ps.key
         path = str(b.path)
@@ -337,7 +329,7 @@ class Importer:
                     )
             result.worktree = worktree_key
             state.advance(start)
-            _Chunker(self._ctx, cur, state, result, path, chunk_lines, max_line).run(
+            Chunker(self._ctx, cur, state, result, path, chunk_lines, max_line).run(
                 fh, start, hasher, tail_fix
             )
             if result.action == "appended" and not result.lines:
@@ -419,243 +411,3 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-@dataclass
-class _RunState:
-    run_id: int
-    total: int
-    progress: Progress | None
-    done: int = 0
-    # raw line digest -> journal seq, for lines already resolved in this run
-    raw: dict[bytes, int] = field(default_factory=dict)
-
-    def advance(self, nbytes: int) -> None:
-        self.done += nbytes
-        if self.progress is not None:
-            self.progress(self.done, self.total)
-
-
-class _Chunker:
-    """Reads one source from a position and commits it chunk by chunk."""
-
-    def __init__(
-        self,
-        ctx: StoreContext,
-        src: Source,
-        state: _RunState,
-        result: SourceResult,
-        path: str,
-        chunk_lines: int,
-        max_line: int,
-    ) -> None:
-        self.ctx, self.src, self.state, self.result = ctx, src, state, result
-        self.path, self.chunk_lines, self.max_line = path, max(1, chunk_lines), max_line
-
-    def run(self, fh: Any, start: int, hasher: Any, tail_fix: bool) -> None:
-        ctx, state, src = self.ctx, self.state, self.src
-        ws_pk, wt_pk = ctx.workspace_pk, src.worktree_id
-        cache = state.raw
-        tombstones = Tombstones(ctx.db, ws_pk, ctx.workspace_uuid)
-        reader = LineReader(fh, offset=start, hasher=hasher, max_line=self.max_line)
-        line_no = src.lines
-        expected = (src.size, src.lines)
-        # entry id -> its row, first occurrence in the chunk first
-        rows: dict[bytes, tuple[Any, ...]] = {}
-        # (line, raw digest or None, entry id or None, seq or None)
-        fates: list[tuple[int, bytes | None, bytes | None, int | None]] = []
-        quarantine: list[tuple[int, int, int, Bad, bytes | None]] = []
-        end, tail_open = start, src.tail_open and not tail_fix
-        reported = start
-        blake = hashlib.blake2b
-        stored = now_us()
-        chunk, max_line = self.chunk_lines, self.max_line
-        for batch, big, terminated in reader.batches():
-            tail_open = not terminated
-            newline = 1 if terminated else 0
-            for i, data in enumerate(batch):
-                line_no += 1
-                offset = end
-                if data is None:
-                    length = big[i]
-                    quarantine.append((line_no, offset, length, too_long(length, max_line), None))
-                else:
-                    length = len(data)
-                    digest = blake(data.strip(), digest_size=16).digest()
-                    seq = cache.get(digest)
-                    if seq is not None:
-                        fates.append((line_no, None, None, seq))
-                    else:
-                        fate = classify(data, terminated)
-                        if not isinstance(fate, Bad) and tombstones.forgot(fate.id, fate.canon):
-                            # Forgotten (journal forget): accounted for, never re-imported,
-                            # and no byte of the line kept.
-                            fate, data = Bad(FORGOTTEN, "a forgotten entry; not kept"), b""
-                        if isinstance(fate, Bad):
-                            quarantine.append((line_no, offset, length, fate, data))
-                        else:
-                            if fate.id not in rows:
-                                rows[fate.id] = (fate.id, ws_pk, wt_pk, stored, *fate.row)
-                            fates.append((line_no, digest, fate.id, None))
-                end = offset + length + newline
-                if len(fates) + len(quarantine) >= chunk:
-                    expected = self._commit(
-                        rows,
-                        fates,
-                        quarantine,
-                        line_no,
-                        end,
-                        tail_open,
-                        reader.prefix_sha256(end),
-                        expected,
-                        False,
-                    )
-                    rows, fates, quarantine = {}, [], []
-                    state.advance(end - reported)
-                    reported = end
-                    stored = now_us()
-        # The last commit also records the file's mtime, so an unchanged re-run can skip
-        # it without reading: only when nothing was appended while we read.
-        st = os.fstat(fh.fileno())
-        complete_mtime = st.st_mtime_ns if st.st_size == end else 0
-        self._commit(
-            rows,
-            fates,
-            quarantine,
-            line_no,
-            end,
-            tail_open,
-            reader.prefix_sha256(end),
-            expected,
-            True,
-            complete_mtime,
-        )
-        state.advance(end - reported)
-        self.result.total_lines = line_no
-
-    def _commit(
-        self,
-        rows: dict[bytes, tuple[Any, ...]],
-        fates: list[tuple[int, bytes | None, bytes | None, int | None]],
-        quarantine: list[tuple[int, int, int, Bad, bytes | None]],
-        line_no: int,
-        end: int,
-        tail_open: bool,
-        sha: str,
-        expected: tuple[int, int],
-        final: bool,
-        mtime_ns: int = 0,
-    ) -> tuple[int, int]:
-        src, result = self.src, self.result
-        imported = duplicates = 0
-        # Applied only after the commit: a rolled-back chunk must not leave seqs behind.
-        resolved: list[tuple[bytes, int]] = []
-        with self.ctx.db.write() as conn:
-            now = conn.execute(
-                "SELECT size, lines, superseded FROM import_sources WHERE id = ?", (src.id,)
-            ).fetchall()
-            if not now or (as_int(now[0][0]), as_int(now[0][1])) != expected or now[0][2]:
-                raise ImportConflict(f"{self.path} is being imported by another process")
-            # Rows already stored are looked up, not re-inserted: a conflicting INSERT
-            # still burns an AUTOINCREMENT seq, and seqs must not depend on where an
-            # earlier, killed run stopped. The new rows go in as one batch that leaves the
-            # state row-by-row inserts would (journal/bulk.py).
-            old: dict[bytes, int] = {}
-            new: dict[bytes, int] = {}
-            if rows:
-                for i, got in bulk_insert(conn, list(rows.values()), burn_duplicates=False).items():
-                    (new if got.created else old)[i] = got.seq
-            prov: list[tuple[int, int, int, str]] = []
-            claimed: set[bytes] = set()
-            for line, digest, eid, seq in fates:
-                if seq is None and eid is not None:
-                    if eid in new and eid not in claimed:
-                        claimed.add(eid)
-                        seq, status = new[eid], "imported"
-                        imported += 1
-                    else:
-                        seq, status = new.get(eid) or old[eid], "duplicate"
-                        duplicates += 1
-                    if digest is not None:
-                        resolved.append((digest, seq))
-                else:
-                    status = "duplicate"
-                    duplicates += 1
-                assert seq is not None
-                prov.append((src.id, line, seq, status))
-            if prov:
-                conn.executemany(
-                    "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
-                    " VALUES (?, ?, ?, ?)",
-                    prov,
-                )
-            for line, offset, length, bad, data in quarantine:
-                self._quarantine(conn, line, offset, length, bad, data)
-            nq = len(quarantine)
-            conn.execute(
-                "UPDATE import_sources SET size = ?, sha256 = ?, lines = ?,"
-                " tail_open = ?, imported = imported + ?, duplicates = duplicates + ?,"
-                " quarantined = quarantined + ?, complete = ?, mtime_ns = ?, last_run_id = ?"
-                " WHERE id = ?",
-                (
-                    end,
-                    sha,
-                    line_no,
-                    int(tail_open),
-                    imported,
-                    duplicates,
-                    nq,
-                    int(final),
-                    mtime_ns if final else 0,
-                    self.state.run_id,
-                    src.id,
-                ),
-            )
-            conn.execute(
-                "UPDATE import_runs SET lines_total = lines_total + ?, imported = imported + ?,"
-                " duplicates = duplicates + ?, quarantined = quarantined + ? WHERE id = ?",
-                (imported + duplicates + nq, imported, duplicates, nq, self.state.run_id),
-            )
-        cache = self.state.raw
-        if len(cache) + len(resolved) > _RAW_CACHE_MAX:
-            cache.clear()
-        cache.update(resolved)
-        result.lines += imported + duplicates + nq
-        result.imported += imported
-        result.duplicates += duplicates
-        result.quarantined += nq
-        return end, line_no
-
-    def _quarantine(
-        self, conn: Any, line: int, offset: int, length: int, bad: Bad, data: bytes | None
-    ) -> None:
-        if data is not None:
-            conn.execute(
-                "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason,"
-                " detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (self.src.id, line, offset, data, length, bad.reason, bad.detail),
-            )
-            return
-        # Too long to hold: stream it from the file into an incremental blob.
-        keep = min(length, RAW_KEEP)
-        detail = (
-            bad.detail
-            if keep == length
-            else (
-                f"{bad.detail}; the first {keep} bytes are kept here, the rest is at byte"
-                f" {offset + keep} of the source"
-            )
-        )
-        rowid = conn.execute(
-            "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason, detail)"
-            " VALUES (?, ?, ?, zeroblob(?), ?, ?, ?) RETURNING id",
-            (self.src.id, line, offset, keep, length, TOO_LONG, detail),
-        ).fetchall()[0][0]
-        blob = conn.blob_open("main", "quarantine", "raw", rowid, True)
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(offset)
-                for piece in blocks(fh, keep):
-                    blob.write(piece)
-        finally:
-            blob.close()
