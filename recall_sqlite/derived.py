@@ -403,6 +403,48 @@ def rebuild(
     return Rebuilt(changed_heads, changed_counts, changed_vectors, orphans, links)
 
 
+def move_versions(conn: Any, workspace_pk: int, target_pk: int, seqs: Iterable[int]) -> int:
+    """Move entry versions to the worktree `target_pk`, inside the caller's write: the one
+    change an entry row takes after its insert (re-homing an imported source, a merge
+    filing a version under the smaller worktree key). The journal_rehome guard row opens
+    the window for this transaction only (schema.sql). Demoted first: the count trigger
+    takes a head out of its old worktree's counts, and the schema refuses to move a head.
+    Each version's vectors move with it (a vector carries a copy of its owner's worktree,
+    searches scope by it; the UPDATE bumps the model's generation, so caches re-read it):
+    the session rebuild below does not re-copy vector scope. Then the heads of the touched
+    sessions are re-elected in both worktrees; a version without a session is always its
+    own head, and since_seq brings those back into the rebuild. Returns how many moved."""
+    seq_json = json.dumps(sorted(set(seqs)))
+    conn.execute("INSERT INTO journal_rehome (workspace_id) VALUES (?)", (workspace_pk,))
+    try:
+        conn.execute(
+            "UPDATE journal_entries SET head_wt = 0"
+            " WHERE seq IN (SELECT value FROM json_each(?)) AND head_wt = 1",
+            (seq_json,),
+        )
+        moved = _rows(
+            conn,
+            "UPDATE journal_entries SET worktree_id = ?"
+            " WHERE seq IN (SELECT value FROM json_each(?)) RETURNING seq, session_id",
+            (target_pk, seq_json),
+        )
+        conn.execute(
+            "UPDATE vectors SET worktree_id = ?"
+            " WHERE entry_seq IN (SELECT value FROM json_each(?))",
+            (target_pk, seq_json),
+        )
+    finally:
+        conn.execute("DELETE FROM journal_rehome WHERE workspace_id = ?", (workspace_pk,))
+    loose = [int(seq) for seq, session in moved if not session]
+    rebuild(
+        conn,
+        workspace_pk,
+        sessions={str(session) for _, session in moved if session},
+        since_seq=min(loose) - 1 if loose else None,
+    )
+    return len(moved)
+
+
 def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str, params: list[Any]) -> int:
     # Called after the heads of `where` were rebuilt: the stored heads are the definition's.
     changed = 0

@@ -16,15 +16,12 @@ import created lies in the worktree of one of the sources that supplied it, what
 order of imports and re-homes (tests/test_rehome.py holds this), a version all of whose
 sources agree lies in their worktree, and a re-run moves nothing.
 
-All versions of the file (a rewrite supersedes a version; its rows stay) move with it.
-Derived state follows in the same transaction: a moving version is demoted first (the
-per-worktree counts follow head_wt changes, and the schema refuses to move a head),
-its worktree_id and its vectors' copies change, then `derived.rebuild` re-elects the heads
-of the touched sessions in both worktrees."""
+All versions of the file (a rewrite supersedes a version; its rows stay) move with it,
+through `derived.move_versions` (the one move, a merge's too), so derived state follows
+in the same transaction."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
 
 from .. import derived, identity
@@ -75,40 +72,9 @@ def rehome(ctx: StoreContext, key: str, source_id: int, target: KnownWorktree) -
         moving = [r for r in rows if int(r[1]) != target_pk and r[4] and r[5]]
         stayed = sum(1 for r in rows if int(r[1]) != target_pk) - len(moving)
         if moving:
-            _move(conn, ws_pk, target_pk, moving)
+            derived.move_versions(conn, ws_pk, target_pk, [int(r[0]) for r in moving])
         conn.execute(
             "UPDATE import_sources SET worktree_id = ? WHERE workspace_id = ? AND path = ?",
             (target_pk, ws_pk, key),
         )
     return Rehomed(len(moving), stayed, target_pk)
-
-
-def _move(conn: Any, ws_pk: int, target_pk: int, moving: list[Any]) -> None:
-    seqs = json.dumps([int(r[0]) for r in moving])
-    sessions = {str(r[2]) for r in moving if r[2]}
-    loose = [int(r[0]) for r in moving if not r[2]]
-    # The guard row lives only inside this transaction (schema.sql, journal_rehome): the
-    # one window in which worktree_id may change.
-    conn.execute("INSERT INTO journal_rehome (workspace_id) VALUES (?)", (ws_pk,))
-    # Demote first: the count trigger takes the head out of its old worktree's counts,
-    # and the promotion below adds it to the new one's.
-    conn.execute(
-        "UPDATE journal_entries SET head_wt = 0 WHERE head_wt = 1"
-        " AND seq IN (SELECT value FROM json_each(?))",
-        (seqs,),
-    )
-    conn.execute(
-        "UPDATE journal_entries SET worktree_id = ? WHERE seq IN (SELECT value FROM json_each(?))",
-        (target_pk, seqs),
-    )
-    # A vector carries a copy of its owner's worktree (searches scope by it); the UPDATE
-    # bumps the model's generation, so search caches re-read it. A session rebuild of
-    # derived.py does not re-copy vector scope, hence here.
-    conn.execute(
-        "UPDATE vectors SET worktree_id = ? WHERE entry_seq IN (SELECT value FROM json_each(?))",
-        (target_pk, seqs),
-    )
-    # Heads of the touched sessions in both worktrees; a version without a session is
-    # always its own head, and since_seq brings the moved ones back into the rebuild.
-    derived.rebuild(conn, ws_pk, sessions=sessions, since_seq=min(loose) - 1 if loose else None)
-    conn.execute("DELETE FROM journal_rehome WHERE workspace_id = ?", (ws_pk,))

@@ -239,7 +239,7 @@ def _merge_chunk(
         for r in moving:
             moves.setdefault(worktree_pk(r), []).append(here[bytes(r[_ID])][0])
         for pk, seqs in moves.items():
-            counts["moved"] += _move(conn, ws, pk, seqs)
+            counts["moved"] += derived.move_versions(conn, ws, pk, seqs)
 
 
 def _verified(e: JournalEntry, rid: bytes) -> tuple[Any, ...] | None:
@@ -252,48 +252,6 @@ def _verified(e: JournalEntry, rid: bytes) -> tuple[Any, ...] | None:
     except (RecallError, ValueError, TypeError):
         return None
     return content if eid == rid else None
-
-
-def _move(conn: Any, ws: int, target_pk: int, seqs: list[int]) -> int:
-    """Move versions to the worktree `target_pk` (a smaller key held them on another
-    machine): demoted first (the schema refuses to move a head; the count triggers follow),
-    moved with their vectors' copies, then the heads of their sessions re-elected."""
-    seq_json = json.dumps(sorted(seqs))
-    sessions = [
-        str(s)
-        for (s,) in conn.execute(
-            "SELECT DISTINCT session_id FROM journal_entries"
-            " WHERE seq IN (SELECT value FROM json_each(?))",
-            (seq_json,),
-        )
-    ]
-    conn.execute("INSERT INTO journal_rehome (workspace_id) VALUES (?)", (ws,))
-    try:
-        conn.execute(
-            "UPDATE journal_entries SET head_wt = 0"
-            " WHERE seq IN (SELECT value FROM json_each(?)) AND head_wt = 1",
-            (seq_json,),
-        )
-        moved = conn.execute(
-            "UPDATE journal_entries SET worktree_id = ?"
-            " WHERE seq IN (SELECT value FROM json_each(?)) RETURNING seq",
-            (target_pk, seq_json),
-        ).fetchall()
-        conn.execute(
-            "UPDATE vectors SET worktree_id = ?"
-            " WHERE entry_seq IN (SELECT value FROM json_each(?))",
-            (target_pk, seq_json),
-        )
-    finally:
-        conn.execute("DELETE FROM journal_rehome WHERE workspace_id = ?", (ws,))
-    sessionless = any(s == "" for s in sessions)
-    derived.rebuild(
-        conn,
-        ws,
-        sessions=[s for s in sessions if s],
-        since_seq=min(seqs) - 1 if sessionless else None,
-    )
-    return len(moved)
 
 
 def count_ahead(ctx: StoreContext, peer: Database, sync_key: str) -> int:
