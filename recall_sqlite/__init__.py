@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 # the two equal.)
 _EXPORTS: dict[str, str] = {
     "open_store": "store",
+    "restore_store": "store",
     "Store": "store",
     "WorkspaceInfo": "context",
     "WorktreeInfo": "context",
@@ -125,6 +126,7 @@ if TYPE_CHECKING:
     from .scope import Scope as Scope
     from .store import Store as Store
     from .store import open_store as open_store
+    from .store import restore_store as restore_store
     from .summaries import ALL_BRANCHES as ALL_BRANCHES
     from .summaries import CoverRange as CoverRange
     from .summaries import Summary as Summary

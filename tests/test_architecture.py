@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("journal",),
     ("derived", "summaries", "cursors", "vectors"),
     ("search", "legacy"),
-    ("doctor", "sync"),
+    ("doctor", "sync", "opening"),
     ("store",),
     ("demo", "(face)"),
     ("synapt",),

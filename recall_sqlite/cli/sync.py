@@ -6,6 +6,9 @@ sync pull [--full] [--machine M]               merge the other machines now
 sync status                                    this machine and every peer
 sync restore --url URL [--force]               bring this machine back from a replica
 sync peek MACHINE [-n N]                       a peer's newest entries, read-only
+sync verify                                    has every peer met this store?
+
+Each is one call of `store.sync` (recall_sqlite/sync/sync.py), or `restore_store`.
 """
 
 from __future__ import annotations
@@ -19,16 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..store import Store
     from ..sync.pull import PeerPull
-    from ..sync.state import SyncConfig, SyncState
-
-
-def _state(store: Store) -> tuple[SyncState, SyncConfig]:
-    from ..sync.state import SyncState
-
-    state = SyncState(store.workspace.db_path)
-    return state, state.config()
 
 
 def _set_up(args: argparse.Namespace) -> None:
@@ -80,13 +74,8 @@ def _elsewhere_lines(
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ..sync.setup import init
-
     with open_from_args(args) as store:
-        joined = init(
-            store.context,
-            store.workspace.root,
-            store.workspace.db_path,
+        joined = store.sync.init(
             args.url,
             key=args.key,
             commit_key=args.commit_key,
@@ -118,13 +107,10 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     import signal
 
-    from ..sync.run import Supervisor
+    from ..sync.run import StopFlag
 
     _set_up(args)
     with open_from_args(args) as store:
-        state, config = _state(store)
-        if args.pull_every is not None:
-            config.pull_every_s = args.pull_every
 
         def log(message: str) -> None:
             from ..timestamps import utc_now_iso
@@ -139,15 +125,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                 elif p.status == "failed":
                     log(f"could not pull {_machine(p)}: {p.error}")
 
-        supervisor = Supervisor(store.context, state, config, on_pull=on_pull, log=log)
+        flag = StopFlag()
 
         def stop(signum: int, _frame: Any) -> None:
             # Only the flag: the loop says why it stops (see StopFlag).
-            supervisor.stop.set(signal.Signals(signum).name)
+            flag.set(signal.Signals(signum).name)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        code = supervisor.run()
+        code: int = store.sync.run(
+            stop=flag, pull_every_s=args.pull_every, on_pull=on_pull, log=log
+        )
         log("stopped")
         return code
 
@@ -176,40 +164,19 @@ def _arrived(r: dict[str, Any]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def _hints(
-    store: Store, state: SyncState, config: SyncConfig
-) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    from ..sync.setup import elsewhere
-
-    return elsewhere(config.remote(), store.workspace.root, config.key, state.machine())
-
-
 def cmd_pull(args: argparse.Namespace) -> int:
-    from ..sync.pause import quiet
-    from ..sync.pull import pull_all
-
     _set_up(args)
     with open_from_args(args) as store:
-        state, config = _state(store)
-        db_path = store.workspace.db_path
-        pulled = pull_all(
-            store.context,
-            state,
-            config,
-            quiet=lambda purge: quiet(db_path, purge=purge),
-            full=args.full,
-            only=args.machine,
-        )
-        hints = () if pulled else _hints(store, state, config)
+        report = store.sync.pull(full=args.full, machine=args.machine)
     lines = []
-    if not pulled:
+    if not report.peers:
         lines.append(
             "No other machine replicates under this clone's sync key: nothing to pull."
-            if hints
+            if report.elsewhere
             else "No other machine has replicated this repository yet: nothing to pull."
         )
-        lines += _elsewhere_lines(hints, config.key, config.url)
-    for p in pulled:
+        lines += _elsewhere_lines(report.elsewhere, report.key, report.url)
+    for p in report.peers:
         if p.status == "merged" and p.report is not None:
             lines.append(f"{_machine(p)}: merged: {_arrived(p.report.to_dict())}")
         elif p.status == "unchanged":
@@ -218,15 +185,9 @@ def cmd_pull(args: argparse.Namespace) -> int:
             lines.append(f"{_machine(p)}: no replica yet")
         else:
             lines.append(f"{_machine(p)}: FAILED: {p.error}")
-    failed = [p for p in pulled if p.status == "failed"]
-    data: dict[str, Any] = {"peers": [p.to_dict() for p in pulled]}
-    if hints:
-        from ..sync.setup import elsewhere_dicts
-
-        data["elsewhere"] = elsewhere_dicts(hints)
-    emit(args, data, "\n".join(lines))
-    if failed:
-        sys.stderr.write(f"recall-sqlite: {len(failed)} machine(s) could not be pulled\n")
+    emit(args, report.to_dict(), "\n".join(lines))
+    if report.failed:
+        sys.stderr.write(f"recall-sqlite: {len(report.failed)} machine(s) could not be pulled\n")
         return 1
     return 0
 
@@ -236,7 +197,6 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from ..errors import NoStoreError
-    from ..sync.status import status
 
     _set_up(args)
     store = open_for_read(args)
@@ -245,8 +205,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "sync is set up here but the store is gone: `recall-sqlite sync restore --url URL`"
         )
     with store:
-        state, config = _state(store)
-        report = status(store.context, state, config, count=not args.no_count)
+        report = store.sync.status(count=not args.no_count)
     run = f"live (pid {report.run_pid})" if report.running else "NOT RUNNING"
     lines = [
         f"replicas     {report.url}",
@@ -282,71 +241,59 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from ..store import restore_store
 
-    from ..paths.resolve import resolve
-    from ..store import open_store, resolve_db_path
-    from ..sync.pause import quiet
-    from ..sync.pull import pull_all
-    from ..sync.setup import restore
-    from ..sync.state import SyncState
-
-    root = resolve(args.cwd).root
-    db_path = Path(resolve_db_path(root, args.db))
-    done = restore(root, db_path, args.url, key=args.key, force=args.force)
-    with open_store(args.cwd, db_path=args.db) as store:
-        state = SyncState(db_path)
-        pulled = pull_all(
-            store.context,
-            state,
-            state.config(),
-            quiet=lambda purge: quiet(db_path, purge=purge),
-        )
-        doctor = store.doctor()
-    merged = sum(p.report.entries for p in pulled if p.report is not None)
+    report = restore_store(args.cwd, url=args.url, key=args.key, force=args.force, db_path=args.db)
+    done = report.restored
     text = (
-        f"Restored {db_path} from machine {done.machine}"
+        f"Restored {report.db_path} from machine {done.machine}"
         + (f" ({done.host})" if done.host else "")
         + f", replica written {done.written_at}: {done.entries} entry version(s),"
         f" workspace {done.workspace_id}.\n"
         + (f"The store that was here is now {done.moved_aside}.\n" if done.moved_aside else "")
-        + f"Pulled {len(pulled)} other machine(s): {merged} more entry version(s).\n"
-        + f"doctor: {'ok' if doctor.ok else 'PROBLEMS (run recall-sqlite doctor)'}\n"
+        + f"Pulled {len(report.pulled.peers)} other machine(s):"
+        f" {report.pulled.entries} more entry version(s).\n"
+        + f"doctor: {'ok' if report.doctor_ok else 'PROBLEMS (run recall-sqlite doctor)'}\n"
         + f"This machine is {done.new_machine}. Next: keep `recall-sqlite sync run` running."
     )
-    emit(
-        args,
-        {**done.to_dict(), "pulled": [p.to_dict() for p in pulled], "doctor_ok": doctor.ok},
-        text,
-    )
-    return 0 if doctor.ok else 1
+    emit(args, report.to_dict(), text)
+    return 0 if report.doctor_ok else 1
 
 
 # -- peek ---------------------------------------------------------------------------------
 
 
 def cmd_peek(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
-    from ..sync.peek import peek
-
     with open_from_args(args, read_only=True) as store:
-        _, config = _state(store)
-    remote = config.remote()
-    machines = [m for m in remote.machines(config.slug) if m.startswith(args.machine)]
-    if len(machines) != 1:
-        found = "no machine" if not machines else f"{len(machines)} machines"
-        raise UsageError(f"{found} of this repository starts with {args.machine!r}")
-    answer = peek(remote.vfs_url(config.slug, machines[0]), config.key, args.n)
-    lines = [
-        f"machine {machines[0]}: {answer['total']} entries, replica transaction "
-        f"{answer['txid']:#x} ({answer['replica_time']}); read-only, nothing merged"
-        if answer.get("txid") is not None
-        else f"machine {machines[0]}: {answer['total']} entries; read-only, nothing merged"
-    ]
-    for e in answer["entries"]:
+        answer = store.sync.peek(args.machine, args.n)
+    fresh = f", replica transaction {answer.txid:#x} ({answer.replica_time})" if answer.txid else ""
+    lines = [f"machine {answer.machine}: {answer.total} entries{fresh}; read-only, nothing merged"]
+    for e in answer.entries:
         lines.append(f"  {e['timestamp']}  [{e['worktree']}] {e['focus'] or '(no focus)'}")
-    emit(args, {"machine": machines[0], **answer}, "\n".join(lines))
+    emit(args, answer.to_dict(), "\n".join(lines))
     return 0
+
+
+# -- verify -------------------------------------------------------------------------------
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    _set_up(args)
+    with open_from_args(args) as store:
+        report = store.sync.verify()
+    lines = [f"machine {report.machine}: {len(report.peers) or 'no'} peer(s)"]
+    for p in report.peers:
+        if p.error:
+            lines.append(f"  {p.machine}: could not be read: {p.error}")
+        elif p.met:
+            lines.append(f"  {p.machine}: met (both hold the same entry versions)")
+        else:
+            lines.append(
+                f"  {p.machine}: {p.missing_here} entry version(s) not pulled here,"
+                f" {p.missing_there} not yet pulled there"
+            )
+    emit(args, report.to_dict(), "\n".join(lines))
+    return 0 if report.ok else 1
 
 
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
@@ -402,3 +349,7 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p.add_argument("machine", help="the machine id (or its start)")
     p.add_argument("-n", type=positive_int, default=5, help="how many entries (default 5)")
     p.set_defaults(func=cmd_peek)
+    p = ssub.add_parser(
+        "verify", parents=[jp], help="each peer's replica against this store (nothing merged)"
+    )
+    p.set_defaults(func=cmd_verify)

@@ -21,6 +21,10 @@ from ..errors import SyncSetupError
 from ..limits import MAX_SYNC_KEY
 from ..paths.files import first_line, read_small
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 GIT_CONFIG_KEY = "recall-sqlite.syncKey"
 KEY_FILE = ".recall-sqlite-sync"
 _GIT_TIMEOUT_S = 10.0
@@ -127,3 +131,10 @@ def _git(root: Path, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
+
+
+def elsewhere_dicts(
+    found: tuple[tuple[str, str, tuple[str, ...]], ...],
+) -> list[dict[str, Any]]:
+    """Machines of this repository under other keys (setup.elsewhere), as --json gives them."""
+    return [{"key": k, "source": how, "machines": list(ms)} for k, how, ms in found]

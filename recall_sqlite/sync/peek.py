@@ -11,15 +11,56 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 
-from ..errors import SyncError, SyncSetupError
+from ..errors import SyncError, SyncSetupError, UsageError
 from . import litestream
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .state import SyncConfig
+
 TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Peeked:
+    """A peer's newest entries as its replica holds them (`store.sync.peek`)."""
+
+    machine: str
+    total: int  # the sessions it holds (heads, workspace-wide)
+    txid: int | None  # the replica's transaction read (None: the VFS did not say)
+    replica_time: str | None
+    entries: tuple[dict[str, Any], ...]  # newest first, as `journal read --json` gives them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "machine": self.machine,
+            "total": self.total,
+            "txid": self.txid,
+            "replica_time": self.replica_time,
+            "entries": list(self.entries),
+        }
+
+
+def peek_machine(config: SyncConfig, machine: str, n: int) -> Peeked:
+    """The newest `n` entries of the one machine of this repository whose id starts with
+    `machine`; UsageError when none or several do."""
+    remote = config.remote()
+    machines = [m for m in remote.machines(config.slug) if m.startswith(machine)]
+    if len(machines) != 1:
+        found = "no machine" if not machines else f"{len(machines)} machines"
+        raise UsageError(f"{found} of this repository starts with {machine!r}")
+    answer = peek(remote.vfs_url(config.slug, machines[0]), config.key, n)
+    return Peeked(
+        machine=machines[0],
+        total=int(answer["total"]),
+        txid=answer.get("txid"),
+        replica_time=answer.get("replica_time"),
+        entries=tuple(answer["entries"]),
+    )
 
 
 def peek(url: str, key: str, n: int) -> dict[str, Any]:

@@ -16,13 +16,14 @@ from .._record import Frozen
 from ..db import Database
 from ..errors import PeerError, RecallError, SchemaTooNewError, StoreError
 from . import litestream, peers
+from .key import elsewhere_dicts
 from .merge import MergeReport, merge
 from .owner import generation
 from .state import SyncConfig, SyncState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from contextlib import AbstractContextManager
     from typing import Any
 
@@ -211,7 +212,64 @@ def _pull_one(
         remove_copy(copy)
 
 
+@contextlib.contextmanager
+def restored_copy(state: SyncState, config: SyncConfig, machine: str) -> Iterator[Database | None]:
+    """One peer's replica restored by Litestream into a file of its own under `pulls/` and
+    opened as a store for the block (None: its replica holds no backup yet); the file and
+    its config are removed after, whatever happens."""
+    from ..paths.files import ensure_private_dir
+
+    ensure_private_dir(state.pulls)
+    cfg = litestream.write_config(
+        state.pulls / f"{machine}.yml",
+        litestream.peers_config(state.pulls, config.remote(), config.slug, [machine]),
+    )
+    copy = state.pulls / f"{machine}.read.db"
+    remove_copy(copy)
+    try:
+        if not litestream.restore(cfg, litestream.placeholder(state.pulls, machine), copy):
+            yield None
+            return
+        peer = open_peer(copy, machine)
+        try:
+            yield peer
+        finally:
+            peer.close()
+    finally:
+        remove_copy(copy)
+        remove_copy(cfg)
+
+
 def remove_copy(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(OSError):
             Path(f"{path}{suffix}").unlink()
+
+
+class PullReport(Frozen):
+    """What `store.sync.pull` did: each peer, and with none, the machines of this
+    repository that replicate under another of its keys (they never meet this one)."""
+
+    __slots__ = ("peers", "elsewhere", "key", "url")
+    peers: tuple[PeerPull, ...]
+    elsewhere: tuple[tuple[str, str, tuple[str, ...]], ...]
+    key: str
+    url: str
+
+    def __init__(self, **values: Any) -> None:
+        self._set(**values)
+
+    @property
+    def failed(self) -> tuple[PeerPull, ...]:
+        return tuple(p for p in self.peers if p.status == "failed")
+
+    @property
+    def entries(self) -> int:
+        """Entry versions merged from every peer."""
+        return sum(p.report.entries for p in self.peers if p.report is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"peers": [p.to_dict() for p in self.peers]}
+        if self.elsewhere:
+            out["elsewhere"] = elsewhere_dicts(self.elsewhere)
+        return out

@@ -26,6 +26,7 @@ from ..paths.files import ensure_private_dir
 from ..timestamps import utc_now_iso
 from . import key as keys
 from . import litestream
+from .key import elsewhere_dicts
 from .merge import peer_workspace
 from .remote import parse
 from .state import DEFAULT_PULL_EVERY_S, DEFAULT_RETENTION, SyncConfig, SyncState
@@ -124,13 +125,6 @@ def init(
         litestream=version,
         elsewhere=() if mates else elsewhere(remote, root, found, machine),
     )
-
-
-def elsewhere_dicts(
-    found: tuple[tuple[str, str, tuple[str, ...]], ...],
-) -> list[dict[str, Any]]:
-    """`elsewhere` as --json gives it."""
-    return [{"key": k, "source": how, "machines": list(ms)} for k, how, ms in found]
 
 
 def elsewhere(

@@ -9,7 +9,6 @@ files never write one replica."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from ..errors import SyncSetupError
 from ..paths.files import ensure_private_dir, write_private
+from . import place
 from .key import slug
 
 TYPE_CHECKING = False
@@ -36,61 +36,28 @@ DEFAULT_RETENTION = "1h"
 
 
 class SyncState:
-    """The paths of `<db>-sync/` and what is in them."""
+    """The paths of `<db>-sync/` (named in place.py) and what is in them."""
 
     def __init__(self, db_path: Path) -> None:
-        self.db_path = db_path
-        self.dir = db_path.with_name(db_path.name + "-sync")
-
-    @property
-    def config_file(self) -> Path:
-        return self.dir / "config.json"
-
-    @property
-    def machine_file(self) -> Path:
-        return self.dir / "machine.json"
-
-    @property
-    def replicate_config(self) -> Path:
-        return self.dir / "litestream.yml"
-
-    @property
-    def peers_config(self) -> Path:
-        return self.dir / "peers.yml"
-
-    @property
-    def meta(self) -> Path:
-        return self.dir / "meta"  # Litestream's local state (its meta-path)
-
-    @property
-    def pulls(self) -> Path:
-        return self.dir / "pulls"  # peers restored for a merge, removed after it
+        self.db_path = Path(db_path)
+        self.dir = Path(place.directory(db_path))
+        self.config_file = self.dir / place.CONFIG
+        self.machine_file = self.dir / place.MACHINE
+        self.replicate_config = self.dir / place.REPLICATE_CONFIG
+        self.peers_config = self.dir / place.PEERS_CONFIG
+        self.meta = self.dir / place.META
+        self.pulls = self.dir / place.PULLS
+        self.log = self.dir / place.LOG
+        self.run_lock = self.dir / place.RUN_LOCK
+        self.run_info = self.dir / place.RUN_INFO
+        self.pause_request = self.dir / place.PAUSE_REQUEST
+        self.pause_ack = self.dir / place.PAUSE_ACK
 
     @property
     def book(self) -> PeerBook:
         from .peers import PeerBook
 
-        return PeerBook(self.dir / "peers.json")
-
-    @property
-    def log(self) -> Path:
-        return self.dir / "litestream.log"
-
-    @property
-    def run_lock(self) -> Path:
-        return self.dir / "run.lock"
-
-    @property
-    def run_info(self) -> Path:
-        return self.dir / "run.json"
-
-    @property
-    def pause_request(self) -> Path:
-        return self.dir / "pause.request"
-
-    @property
-    def pause_ack(self) -> Path:
-        return self.dir / "pause.ack"
+        return PeerBook(self.dir / place.PEERS)
 
     def ensure(self) -> None:
         ensure_private_dir(self.dir)
@@ -155,14 +122,6 @@ class SyncState:
         self.machine()
         data = json.loads(self.machine_file.read_text(encoding="utf-8"))
         return str(data["store"])
-
-    def clean_pulls(self) -> None:
-        shutil.rmtree(self.pulls, ignore_errors=True)
-
-    def remove_files(self, *paths: Path) -> None:
-        for p in paths:
-            with contextlib.suppress(OSError):
-                p.unlink()
 
 
 class SyncConfig:

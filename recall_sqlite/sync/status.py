@@ -10,10 +10,10 @@ import time
 
 from .._record import Frozen
 from ..errors import RecallError
-from . import litestream, pause, peers
+from . import pause, peers
 from .merge import count_ahead
 from .owner import LEASE_S, generation
-from .pull import open_peer, remove_copy
+from .pull import restored_copy
 from .state import SyncConfig, SyncState
 
 TYPE_CHECKING = False
@@ -183,23 +183,5 @@ def _peer(
 
 
 def _count(ctx: StoreContext, state: SyncState, config: SyncConfig, machine: str) -> int | None:
-    from ..paths.files import ensure_private_dir
-
-    ensure_private_dir(state.pulls)
-    cfg = litestream.write_config(
-        state.pulls / f"{machine}.yml",
-        litestream.peers_config(state.pulls, config.remote(), config.slug, [machine]),
-    )
-    copy = state.pulls / f"{machine}.count.db"
-    remove_copy(copy)
-    try:
-        if not litestream.restore(cfg, litestream.placeholder(state.pulls, machine), copy):
-            return None
-        peer = open_peer(copy, machine)
-        try:
-            return count_ahead(ctx, peer, config.key)
-        finally:
-            peer.close()
-    finally:
-        remove_copy(copy)
-        remove_copy(cfg)
+    with restored_copy(state, config, machine) as peer:
+        return None if peer is None else count_ahead(ctx, peer, config.key)

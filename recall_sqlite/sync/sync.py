@@ -1,0 +1,185 @@
+"""`store.sync`: the store on more than one machine. Composition only: each call is one of
+the room's modules (setup, run, pull, status, peek, verify) on this store's `<db>-sync/`
+state and configuration, so the CLI only parses and formats and a host gets the same calls.
+
+Imports nothing heavy until a call needs it: the store asks every open whether it syncs
+(`journal_hooks`), and a read's start must not pay for sync."""
+
+from __future__ import annotations
+
+from .._record import Frozen
+from . import place
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+    from typing import Any
+
+    from ..context import StoreContext
+    from .pause import Hold
+    from .peek import Peeked
+    from .pull import PeerPull, PullReport
+    from .run import StopFlag
+    from .setup import Joined, Restored
+    from .state import SyncConfig, SyncState
+    from .status import SyncStatus
+    from .verify import SyncVerify
+
+
+class Sync:
+    """This store's replication and its peers (`store.sync`)."""
+
+    def __init__(self, ctx: StoreContext, root: Path, db_path: Path) -> None:
+        self._ctx, self._root, self._db_path = ctx, root, db_path
+
+    # -- set up ------------------------------------------------------------------------
+
+    def configured(self) -> bool:
+        """True once `init` (or a restore) set this store up."""
+        return place.syncs(self._db_path)
+
+    def config(self) -> SyncConfig:
+        """What `init` chose; SyncSetupError when sync is not set up here."""
+        return self._state().config()
+
+    def init(
+        self,
+        url: str,
+        *,
+        key: str | None = None,
+        commit_key: bool = False,
+        pull_every_s: float | None = None,
+        retention: str | None = None,
+    ) -> Joined:
+        """Join this repository's replicas at `url` (a path, s3://..., sftp://...): the sync
+        key resolved (`key` given, else the repository's own), recorded in the store, and
+        the configuration written; the machines already there are the peers."""
+        from .setup import init
+        from .state import DEFAULT_PULL_EVERY_S, DEFAULT_RETENTION
+
+        return init(
+            self._ctx,
+            self._root,
+            self._db_path,
+            url,
+            key=key,
+            commit_key=commit_key,
+            pull_every_s=DEFAULT_PULL_EVERY_S if pull_every_s is None else pull_every_s,
+            retention=DEFAULT_RETENTION if retention is None else retention,
+        )
+
+    # -- the other machines ------------------------------------------------------------
+
+    def pull(self, *, full: bool = False, machine: str | None = None) -> PullReport:
+        """Merge every other machine's replica now (or `machine`, an id or its start);
+        `full` re-reads every entry version (a repair: the result is the same)."""
+        from .pull import PullReport, pull_all
+
+        state, config = self._state(), self.config()
+        pulled = pull_all(self._ctx, state, config, quiet=self.hold, full=full, only=machine)
+        hints = () if pulled else self._elsewhere(state, config)
+        return PullReport(peers=tuple(pulled), elsewhere=hints, key=config.key, url=config.url)
+
+    def status(self, *, count: bool = True) -> SyncStatus:
+        """This machine's replication and every peer; `count` restores each peer that moved
+        to count what this store has not pulled (never merged)."""
+        from .status import status
+
+        return status(self._ctx, self._state(), self.config(), count=count)
+
+    def peek(self, machine: str, n: int = 5) -> Peeked:
+        """A peer's `n` newest entries read from its replica (an id or its start), nothing
+        downloaded or merged (Litestream's VFS)."""
+        from .peek import peek_machine
+
+        return peek_machine(self.config(), machine, n)
+
+    def verify(self) -> SyncVerify:
+        """Each peer's replica against this store: the entry versions either holds that
+        the other lacks and has not forgotten (both zero: the two have met)."""
+        from .verify import verify
+
+        return verify(self._ctx, self._state(), self.config())
+
+    def run(
+        self,
+        *,
+        stop: StopFlag | None = None,
+        pull_every_s: float | None = None,
+        on_pull: Callable[[list[PeerPull]], None] | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> int:
+        """Replicate this store with Litestream and pull the others every `pull_every_s`
+        until `stop` is set (a signal handler sets it); 0 on a clean stop."""
+        from .run import Supervisor
+
+        config = self.config()
+        if pull_every_s is not None:
+            config.pull_every_s = pull_every_s
+        supervisor = Supervisor(self._ctx, self._state(), config, on_pull=on_pull, log=log)
+        if stop is not None:
+            supervisor.stop = stop
+        return supervisor.run()
+
+    # -- what the journal is composed with ---------------------------------------------
+
+    def hold(self, purge: bool = False) -> AbstractContextManager[Hold]:
+        """Replication held still for a block (a forget's checkpoint); with `purge`, this
+        machine's replica history goes too."""
+        from .pause import quiet
+
+        return quiet(self._db_path, purge=purge)
+
+    def ahead(self) -> int:
+        """Entry versions other machines held that this store lacked, when last seen."""
+        return self._state().book.ahead()
+
+    def _state(self) -> SyncState:
+        from .state import SyncState
+
+        return SyncState(self._db_path)
+
+    def _elsewhere(
+        self, state: SyncState, config: SyncConfig
+    ) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+        from .setup import elsewhere
+
+        return elsewhere(config.remote(), self._root, config.key, state.machine())
+
+
+def journal_hooks(
+    sync: Callable[[], Sync], db_path: str
+) -> tuple[Callable[[], int] | None, Callable[[], AbstractContextManager[Any]] | None]:
+    """What the journal is composed with when the store syncs: how many entry versions the
+    other machines hold that this store has not pulled (once a pull or status counted),
+    and the hold a forget takes (replication still, this machine's replica history
+    purged); None for each when there is none. Asks the filesystem only."""
+    others = (lambda: sync().ahead()) if place.has_peers(db_path) else None
+    hold = (lambda: sync().hold(purge=True)) if place.syncs(db_path) else None
+    return others, hold
+
+
+class RestoreReport(Frozen):
+    """What `restore_store` did: the replica restored, the other machines pulled into it,
+    and whether doctor then found the store sound."""
+
+    __slots__ = ("db_path", "restored", "pulled", "doctor_ok")
+    db_path: str
+    restored: Restored
+    pulled: PullReport
+    doctor_ok: bool
+
+    def __init__(
+        self, *, db_path: str, restored: Restored, pulled: PullReport, doctor_ok: bool
+    ) -> None:
+        self._set(db_path=db_path, restored=restored, pulled=pulled, doctor_ok=doctor_ok)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "db_path": self.db_path,
+            **self.restored.to_dict(),
+            "pulled": [p.to_dict() for p in self.pulled.peers],
+            "doctor_ok": self.doctor_ok,
+        }
