@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
+from recall_sqlite import Elsewhere, InvalidInputError, NotFoundError, Store, open_store
 from recall_sqlite.vectors import (
     InvalidOwnerError,
     InvalidVectorError,
@@ -295,7 +295,7 @@ class World:
         root = make_workspace(tmp, "w")
         (root / "desk2" / ".git").mkdir(parents=True)
         self.s = open_store(root, db_path=db)
-        open_store(root / "desk2", db_path=db).close()  # registers worktree desk2
+        self.desk2 = open_store(root / "desk2", db_path=db)  # registers worktree desk2
         self.other = open_store(make_workspace(tmp, "elsewhere"), db_path=db)
         self.entries: dict[str, tuple[str, str]] = {}  # id -> (worktree, branch)
         self.summaries: dict[int, str | None] = {}  # id -> branch
@@ -305,6 +305,7 @@ class World:
 
     def close(self) -> None:
         self.s.close()
+        self.desk2.close()
         self.other.close()
 
     def append(self, rng: np.random.Generator, n: int) -> None:
@@ -401,6 +402,41 @@ class World:
         scored.sort()
         return [(name, score) for _, _, name, score in scored[:k]]
 
+    def reference_elsewhere(
+        self, branch: str | None, kinds: tuple[str, ...], all_worktrees: bool, include_hidden: bool
+    ) -> Elsewhere:
+        """The vectors a scope leaves out, by what the test put, counted as a read counts
+        entries (scope.py): the versions each worktree's reads show (or every version with
+        hidden ones), in other worktrees on the scope's branch and here on other branches."""
+
+        def shown(store: Store, every: bool) -> set[str]:
+            return {e.id for e in store.journal.read(n=10**6, all_worktrees=every).entries}
+
+        heads = (
+            shown(self.s, True)
+            if all_worktrees
+            else shown(self.s, False) | shown(self.desk2, False)
+        )
+        got = [0, 0]
+        for owner in self.vectors:
+            if owner.kind not in kinds:
+                continue
+            if owner.kind == "summary":
+                sb = self.summaries[int(owner.id)]
+                hidden = int(owner.id) in self.superseded
+                if branch is not None and sb != branch and (include_hidden or not hidden):
+                    got[1] += 1
+                continue
+            if not include_hidden and owner.id not in heads:
+                continue
+            wt, b = self.entries[str(owner.id)]
+            on_branch = branch is None or b == branch
+            if all_worktrees or wt == ".":
+                got[1] += 0 if on_branch else 1
+            elif on_branch:
+                got[0] += 1
+        return Elsewhere(*got)
+
 
 def test_top_k_equals_brute_force_with_and_without_filters(tmp_path: Path) -> None:
     """Random workspaces, writes (puts, replacements, deletes, new session versions that hide
@@ -456,7 +492,14 @@ def test_top_k_equals_brute_force_with_and_without_filters(tmp_path: Path) -> No
         assert ids(unfiltered) == [
             n for n, _ in world.reference(q, k, None, ("entry", "summary"), True, True)
         ]
-        assert unfiltered.outside == 0
+        assert got.elsewhere == world.reference_elsewhere(
+            branch, kinds, all_worktrees, include_hidden
+        )
+        assert (
+            got.scope.read_scope
+            == world.s.journal.read(n=1, branch=branch, all_worktrees=all_worktrees).scope
+        )
+        assert unfiltered.elsewhere == Elsewhere()
 
     try:
         check()
@@ -585,15 +628,80 @@ def test_filters_never_leak_another_workspace_branch_model_kind_or_worktree(tmp_
         assert ids(b.vectors.search(q, 50, model=M)) == [e(other_ws)]
         assert ids(a.vectors.search(q, 50, model="other-model")) == [e(main_e)]
         narrow = a.vectors.search(q, 50, model=M, branch="dev")
-        assert (narrow.searched, narrow.outside) == (1, 4)
+        assert (narrow.searched, narrow.elsewhere) == (1, Elsewhere(other_branches=3))
         assert narrow.scope.to_dict() == {
             "workspace_id": a.workspace.id,
-            "model": M,
             "worktree": ".",
             "branch": "dev",
+            "meaningful": False,
+            "model": M,
             "kinds": ["entry", "summary"],
             "include_hidden": False,
         }
+
+
+def test_a_search_reports_the_scope_and_elsewhere_a_journal_read_reports(tmp_path: Path) -> None:
+    """With a vector for every entry version, a vector search of entries says the scope and
+    the elsewhere counts that a journal read of the same scope says (scope.py counts both),
+    whether its matrix is built, caught up after writes, or current."""
+    db = tmp_path / "shared.db"
+    root = make_workspace(tmp_path, "a")
+    (root / "desk2" / ".git").mkdir(parents=True)
+    with open_store(root, db_path=db) as a, open_store(root / "desk2", db_path=db) as a2:
+        tick = itertools.count()
+
+        def add(store: Store, branch: str, session: str, auto: bool = False) -> None:
+            t = next(tick)
+            spec = {
+                "timestamp": f"2026-01-01T00:00:{t:02d}Z",
+                "session_id": session,
+                "branch": branch,
+                "focus": f"f{t}",
+                "auto": auto,
+            }
+            (eid,) = add_entries(store, [spec])
+            store.vectors.put(("entry", eid), [1.0, float(t)], model=M)
+
+        for store, branch, session in [
+            (a, "main", "s1"),
+            (a, "dev", "s2"),
+            (a, "", "s3"),
+            (a2, "main", "s4"),
+            (a2, "dev", "s5"),
+            (a2, "main", "s6"),
+        ]:
+            add(store, branch, session)
+
+        def same_as_reads() -> None:
+            for branch in (None, "main", "dev", "", "nope"):
+                for every in (False, True):
+                    read = a.journal.read(n=100, branch=branch, all_worktrees=every)
+                    got = a.vectors.search(
+                        [1, 0], 100, model=M, branch=branch, kinds="entry", all_worktrees=every
+                    )
+                    where = (branch, every)
+                    assert got.scope.read_scope == read.scope, where
+                    assert got.elsewhere == read.elsewhere, where
+                    assert got.searched == read.total == len(got.hits), where
+
+        same_as_reads()  # every matrix built
+        same_as_reads()  # every matrix current
+        before = a.vectors.cache_info().refreshes
+        add(a, "main", "s1")  # a new version of s1 hides the old one
+        add(a2, "dev", "s7")
+        add(a, "dev", "s2", auto=True)  # a poorer version: the old one stays shown
+        s3 = ("entry", a.journal.read(n=1, branch="").entries[0].id)
+        a.vectors.delete(s3, model=M)
+        gone = a.vectors.search([1, 0], model=M, branch="", kinds="entry")
+        assert gone.searched == 0  # its vector gone, the entry still read
+        a.vectors.put(s3, [2.0, 1.0], model=M)
+        add(a, "", "s8")
+        same_as_reads()  # caught up from the change log
+        assert a.vectors.cache_info().refreshes > before
+        assert a.vectors.search([1, 0], model=M, all_worktrees=True).elsewhere == Elsewhere()
+        narrow = a.vectors.search([1, 0], model=M, branch="dev")
+        with pytest.warns(DeprecationWarning, match="elsewhere"):
+            assert narrow.outside == narrow.elsewhere.total > 0  # the old name, deprecated
 
 
 def test_only_the_versions_reads_show_are_searched_and_a_new_version_hides_the_old(
@@ -916,6 +1024,7 @@ def test_cli_vectors_stats_and_search_like(
     assert code == 0 and [h["owner"]["id"] for h in data["hits"]] == [eids[1]]
     assert data["hits"][0]["focus"] == "focus 1" and data["like"] == eids[0]
     assert data["scope"]["kinds"] == ["entry"]
+    assert set(data["elsewhere"]) == {"other_worktrees", "other_branches", "other_machines"}
     code, out, _ = cli_here(
         capsys,
         None,

@@ -91,7 +91,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         "hits": hits,
         "scope": result.scope.to_dict(),
         "searched": result.searched,
-        "outside": result.outside,
+        "elsewhere": result.elsewhere.to_dict(),
     }
     lines = [f"Nearest to entry {owner.id} ({result.scope.describe()}):"]
     for rank, hit in enumerate(hits, 1):
@@ -110,8 +110,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not hits:
         lines.append("  (nothing else in scope)")
     lines.append(
-        f"{result.searched} vectors searched; {result.outside} of this model outside "
-        "the scope (--all-worktrees, --branch, --summaries, --hidden widen it)"
+        cli.describe_elsewhere(data["scope"], result.searched, len(hits), data["elsewhere"])
     )
     cli.emit(args, data, "\n".join(lines))
     return 0

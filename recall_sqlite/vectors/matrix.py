@@ -80,6 +80,45 @@ class Filter:
         clauses.append("(" + " OR ".join(per_kind) + ")")
         return " AND ".join(clauses), params
 
+    def leaves_out(self) -> bool:
+        """Whether the scope can leave any row of its basis out (a branch, or one worktree's
+        entries); when not, there is nothing elsewhere."""
+        return self.branch is not None or (self.worktree_pk is not None and "entry" in self.kinds)
+
+    def outside_sql(
+        self, workspace_pk: int, *, index: str = "", narrow: str = ""
+    ) -> tuple[str, dict[str, Any]]:
+        """(vector id, category) of every row of the scope's basis that it leaves out
+        (scope.py's categories OTHER_WORKTREE and OTHER_BRANCH, so a search counts elsewhere
+        as a read does), and its parameters: a SELECT over `vectors v` with JOINS (`index`
+        after its name, `narrow` an `AND ...` of the caller's)."""
+        k = Keys(workspace_pk, self.worktree_pk, self.branch, False)
+        params = k.params()
+        params["model"] = self.model
+        per_kind: list[str] = []
+        if "entry" in self.kinds:
+            basis = k.basis_sql("e", heads=not self.include_hidden)
+            per_kind.append(f"(v.owner_kind = 'entry' AND e.seq IS NOT NULL AND {basis})")
+        if "summary" in self.kinds:
+            cond = ["v.owner_kind = 'summary'", "s.id IS NOT NULL"]
+            if not self.include_hidden:
+                cond.append("s.superseded_by IS NULL")
+            per_kind.append("(" + " AND ".join(cond) + ")")
+        # A summary belongs to no worktree: only a branch can leave it out.
+        of_summary = "0" if self.branch is None else "CASE WHEN v.branch = :br THEN 0 ELSE 2 END"
+        category = (
+            f"CASE WHEN v.owner_kind = 'entry' THEN"
+            f" ({k.category_sql('v.worktree_id', 'v.branch')}) ELSE {of_summary} END"
+        )
+        where = " OR ".join(per_kind)
+        sql = (
+            f"SELECT id, category FROM (SELECT v.id AS id, {category} AS category"
+            f" FROM vectors AS v{index}{JOINS}"
+            f" WHERE v.workspace_id = :ws AND v.model = :model AND ({where}){narrow})"
+            " WHERE category IN (1, 2)"
+        )
+        return sql, params
+
 
 class Matrix:
     """The unit rows one filter chose, as of one generation. Slots of rows that left the
@@ -103,10 +142,17 @@ class Matrix:
         self.n = n  # slots in use (live or free)
         self.free: list[int] = []
         self._free_idx = np.empty(0, dtype=np.intp)
+        self.outside: Outside | None = None  # None: the filter leaves nothing out
 
     @property
     def nbytes(self) -> int:
-        return int(self.rows.nbytes + self.ids.nbytes)
+        extra = self.outside.nbytes if self.outside is not None else 0
+        return int(self.rows.nbytes + self.ids.nbytes) + extra
+
+    @property
+    def elsewhere(self) -> tuple[int, int]:
+        """(other worktrees, other branches): the basis rows the filter leaves out."""
+        return self.outside.counts() if self.outside is not None else (0, 0)
 
     @property
     def live(self) -> int:
@@ -199,6 +245,60 @@ class Matrix:
         self.rows, self.ids, self.n, self.free = rows, ids, len(keep), []
 
 
+class Outside:
+    """The vectors of a filter's basis that its scope leaves out, by id with their category,
+    kept beside the matrix so that counting elsewhere catches up with the change log as the
+    matrix does instead of walking the model at each generation."""
+
+    __slots__ = ("ids", "categories")
+
+    def __init__(self, rows: Sequence[tuple[int, int]]) -> None:
+        self.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        self.categories = np.fromiter((r[1] for r in rows), dtype=np.int8, count=len(rows))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.ids.nbytes + self.categories.nbytes)
+
+    def counts(self) -> tuple[int, int]:
+        c = self.categories
+        return int(np.count_nonzero(c == 1)), int(np.count_nonzero(c == 2))
+
+    def apply(self, logged: Sequence[int], current: Sequence[tuple[int, int]]) -> None:
+        """Catch up: `logged` rows may have left (or changed category), `current` are the
+        logged and added rows that are out of the scope now."""
+        if logged:
+            keep = ~np.isin(self.ids, np.asarray(logged, dtype=np.int64))
+            self.ids, self.categories = self.ids[keep], self.categories[keep]
+        if current:
+            new = Outside(current)
+            self.ids = np.concatenate((self.ids, new.ids))
+            self.categories = np.concatenate((self.categories, new.categories))
+
+
+def read_outside(conn: Any, flt: Filter, ws: int) -> Outside | None:
+    """The filter's Outside read whole (a full build, inside the caller's read)."""
+    if not flt.leaves_out():
+        return None
+    sql, params = flt.outside_sql(ws)
+    return Outside(conn.execute(sql, params).fetchall())
+
+
+def _refresh_outside(conn: Any, flt: Filter, ws: int, mat: Matrix, logged: list[int]) -> None:
+    """Catch `mat.outside` up: the rows added since (a rowid range, as the matrix's), then
+    the logged rows by id."""
+    if mat.outside is None:
+        return
+    sql, params = flt.outside_sql(ws, index=" NOT INDEXED", narrow=" AND v.id > :high")
+    current = conn.execute(sql, {**params, "high": mat.high}).fetchall()
+    if logged:
+        sql, params = flt.outside_sql(
+            ws, narrow=" AND v.id IN (SELECT value FROM json_each(:logged))"
+        )
+        current += conn.execute(sql, {**params, "logged": json.dumps(logged)}).fetchall()
+    mat.outside.apply(logged, current)
+
+
 @dataclass
 class MatrixCache:
     limit: int
@@ -252,6 +352,7 @@ def build(conn: Any, flt: Filter, ws: int, dim: int, generation: int, total: int
     while batch := list(itertools.islice(cursor, NORMALISE_CHUNK)):
         mat.extend([vid for vid, _ in batch], b"".join(blob for _, blob in batch))
     mat.trim()
+    mat.outside = read_outside(conn, flt, ws)
     return mat
 
 
@@ -288,4 +389,5 @@ def refresh(conn: Any, flt: Filter, ws: int, mat: Matrix, generation: int) -> No
         )
     if added or logged:
         mat.apply(sorted({*logged, *added}), list(added.items()))
+    _refresh_outside(conn, flt, ws, mat, logged)
     mat.generation, mat.high = generation, high(conn)

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from ..scope import Elsewhere, Scope
 from .owners import Owner, OwnerKind
 
 
@@ -27,6 +29,10 @@ class PutResult:
 
 @dataclass(frozen=True)
 class SearchScope:
+    """A vector search's scope: the journal's (`read_scope`, what a read with the same
+    worktree and branch reports: scope.py) and what only vectors have, the model, the owner
+    kinds and whether hidden versions count."""
+
     workspace_id: str
     model: str
     worktree: str | None  # None = every worktree (entries); summaries have none
@@ -34,21 +40,21 @@ class SearchScope:
     kinds: tuple[OwnerKind, ...]
     include_hidden: bool  # False = only the versions journal reads show
 
+    @property
+    def read_scope(self) -> Scope:
+        return Scope(self.workspace_id, self.worktree, self.branch)
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "workspace_id": self.workspace_id,
+            **self.read_scope.to_dict(),
             "model": self.model,
-            "worktree": self.worktree,
-            "branch": self.branch,
             "kinds": list(self.kinds),
             "include_hidden": self.include_hidden,
         }
 
     def describe(self) -> str:
-        where = "all worktrees" if self.worktree is None else f"worktree {self.worktree}"
-        branch = "all branches" if self.branch is None else f"branch {self.branch or '(none)'}"
         hidden = ", hidden versions too" if self.include_hidden else ""
-        return f"model {self.model}, {'+'.join(self.kinds)}, {where}, {branch}{hidden}"
+        return f"model {self.model}, {'+'.join(self.kinds)}, {self.read_scope.describe()}{hidden}"
 
 
 @dataclass(frozen=True)
@@ -69,17 +75,33 @@ class Hit:
 
 @dataclass(frozen=True)
 class SearchResult:
+    """Hits best first, the scope searched, how many vectors it holds and how many matching
+    vectors lie elsewhere, counted as journal reads count entries (scope.py): the shown
+    versions in other worktrees on the scope's branch, and in this worktree on other
+    branches (a summary of another branch, or a workspace-wide one when a branch is asked
+    for, counts as another branch's)."""
+
     hits: list[Hit]
     scope: SearchScope
     searched: int  # vectors in scope
-    outside: int  # vectors of this model in the workspace the scope left out
+    elsewhere: Elsewhere
+
+    @property
+    def outside(self) -> int:
+        """Deprecated: `elsewhere.total`."""
+        warnings.warn(
+            "SearchResult.outside is deprecated; use elsewhere (elsewhere.total)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.elsewhere.total
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "hits": [h.to_dict() for h in self.hits],
             "scope": self.scope.to_dict(),
             "searched": self.searched,
-            "outside": self.outside,
+            "elsewhere": self.elsewhere.to_dict(),
         }
 
 

@@ -233,7 +233,7 @@ class Vectors:
         session that reads show (`include_hidden` adds older/poorer versions and superseded
         summaries). Summaries belong to no worktree; with `branch` given, only summaries of
         that branch match (workspace-wide ones only when no branch is given). The result
-        says how many vectors of the model the scope left out."""
+        says how many vectors of the model lie elsewhere, as a read counts (`elsewhere`)."""
         require_int("k", k, minimum=1)
         model = require_model(model)
         ctx = self._ctx
@@ -259,6 +259,7 @@ class Vectors:
             candidates = mat.candidates(q32, k)
             hits = self._rank(conn, candidates, q64, k) if len(candidates) else []
             searched = mat.live
+            elsewhere = scope.Elsewhere(*mat.elsewhere)
         scope_of = SearchScope(
             ctx.workspace_uuid,
             model,
@@ -267,7 +268,7 @@ class Vectors:
             flt.kinds,
             flt.include_hidden,
         )
-        return SearchResult(hits, scope_of, searched, max(0, total - searched))
+        return SearchResult(hits, scope_of, searched, elsewhere)
 
     def search_like(
         self,
@@ -296,7 +297,7 @@ class Vectors:
             include_hidden=include_hidden,
         )
         hits = [h for h in result.hits if h.owner != o][:k]
-        return SearchResult(hits, result.scope, result.searched, result.outside)
+        return SearchResult(hits, result.scope, result.searched, result.elsewhere)
 
     def stats(self) -> VectorStats:
         """Per model: dimension, vector counts by kind, hidden (older versions, superseded
