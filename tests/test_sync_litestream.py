@@ -490,3 +490,30 @@ def test_a_clone_keyed_otherwise_is_told_where_its_peers_are(
     assert b.foci() == ["written on the laptop"]
     # A clone keyed alike hears nothing of the others.
     assert "elsewhere" not in a.cli("sync", "init", "--url", url).stdout
+
+
+def test_sync_verify_says_whether_each_peer_met_this_store(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    a, b = two_machines(tmp_path, env, stop_all)
+    a.write("planned on a", "s-a")
+    b.write("planned on b", "s-b")
+    a.start()
+    b.start()
+    until(lambda: a.foci() == b.foci() == ["planned on a", "planned on b"], 30)
+    for m in (a, b):
+        code, err = m.stop()
+        assert code == 0, err
+    met = a.json("sync", "verify")
+    assert met["ok"] and [p["met"] for p in met["peers"]] == [True], met
+    # Written on b with no `sync run`: b's replica never saw it, so a pull on a would not
+    # bring it, and a verify on b says a's replica lacks it.
+    b.write("written offline on b", "s-c")
+    apart = b.cli("sync", "verify", "--json", check=1)
+    (peer,) = json.loads(apart.stdout)["peers"]
+    assert (peer["missing_here"], peer["missing_there"], peer["met"]) == (0, 1, False)
+    # The library call is the same one.
+    with open_store(b.root) as store:
+        (check,) = store.sync.verify().peers
+    assert (check.missing_here, check.missing_there) == (0, 1)
+    assert "1 not yet pulled there" in b.cli("sync", "verify", check=1).stdout

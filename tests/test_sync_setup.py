@@ -229,3 +229,26 @@ def test_an_unpurgeable_history_names_the_local_pages_too(tmp_path: Path) -> Non
     note = purged_note(state, False)
     assert "cannot be purged" in note and str(state.meta) in note
     assert str(state.meta) not in purged_note(state, True)  # removed with the history
+
+
+def test_the_sync_face_before_and_after_init(tmp_path: Path) -> None:
+    """store.sync: nothing set up reads as such (a typed error, nothing created); init sets
+    the store up, after which a store opened anew composes the forget's hold and a pull
+    with no peer says so."""
+    repo = new_repo(tmp_path / "repo")
+    git(repo, "remote", "add", "origin", "https://github.com/org/face.git")
+    with open_store(repo) as store:
+        assert not store.sync.configured()
+        with pytest.raises(SyncSetupError, match="sync init"):
+            store.sync.status()
+        assert store.journal._hold is None  # noqa: SLF001 - what the journal was composed with
+        joined = store.sync.init(str(tmp_path / "replicas"))
+        assert (joined.key, joined.peers) == ("github.com/org/face", ())
+        assert store.sync.configured()
+        assert store.sync.config().url == str(tmp_path / "replicas")
+    with open_store(repo) as store:
+        assert store.journal._hold is not None  # noqa: SLF001
+        pulled = store.sync.pull()
+        assert (pulled.peers, pulled.failed, pulled.entries) == ((), (), 0)
+        assert pulled.to_dict() == {"peers": []}
+        assert store.sync.verify().ok  # no peer: nothing to meet
