@@ -936,9 +936,9 @@ def test_journal_path_and_cli_import_no_numpy(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import sys
         import recall_sqlite
-        import recall_sqlite.cli._common as c, recall_sqlite.cli as cli
+        import recall_sqlite.cli as cli
         from recall_sqlite.vectors import Owner, InvalidVectorError
-        c.build_parser(list(dict.fromkeys(cli.COMMANDS.values())))
+        cli.build_parser(list(dict.fromkeys(cli.COMMANDS.values())))
         s = recall_sqlite.open_store({str(root)!r})
         s.journal.append({{"timestamp": "2026-01-01T00:00:00Z", "focus": "x"}})
         s.journal.read()

@@ -13,6 +13,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from argparse import ArgumentParser
     from collections.abc import Sequence
     from typing import Any
 
@@ -150,7 +151,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ._common import run
 
     module = COMMANDS.get(command or "")
-    return run(args, [module] if module else list(COMMANDS.values()))
+    return run(args, lambda: build_parser([module] if module else list(COMMANDS.values())))
+
+
+def build_parser(modules: Sequence[str]) -> ArgumentParser:
+    """The parser with the commands of `modules` (names of this package's modules). The
+    command modules are loaded here, never by cli/_common.py, which they all import."""
+    from ._common import parser_of
+
+    # __import__, not importlib (whose package imports warnings: a CLI start pays it).
+    registers = [
+        __import__(f"{__package__}.{name}", fromlist=("register",)).register for name in modules
+    ]
+    return parser_of(registers, hosts=len(modules) > 1)
 
 
 def entry() -> None:

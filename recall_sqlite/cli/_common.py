@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    # A command module's `register(subparsers, json_parent)`.
+    Register = Callable[[Any, argparse.ArgumentParser], None]
+
 __all__ = [
     "NO_STORE",
     "UsageError",
@@ -113,7 +116,10 @@ nonneg_int = _int_at_least(0)
 positive_int = _int_at_least(1)
 
 
-def build_parser(modules: Sequence[str]) -> argparse.ArgumentParser:
+def parser_of(registers: Sequence[Register], *, hosts: bool) -> argparse.ArgumentParser:
+    """The command's parser with the subcommands `registers` add (cli/__init__.py loads the
+    command modules and hands over their `register`: this module never imports one, as
+    they all import it); `hosts`: list the host commands too (help of every command)."""
     parser = Parser(
         prog="recall-sqlite",
         description="Session memory of coding agents in one SQLite database per workspace.",
@@ -143,10 +149,9 @@ def build_parser(modules: Sequence[str]) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     jp = json_parent()
-    for name in modules:
-        # __import__, not importlib (whose package imports warnings: a CLI start pays it).
-        __import__(f"{__package__}.{name}", fromlist=("register",)).register(sub, jp)
-    if len(modules) > 1:
+    for register in registers:
+        register(sub, jp)
+    if hosts:
         _list_hosts(sub)
     return parser
 
@@ -228,11 +233,11 @@ def _unrecognized(args: argparse.Namespace, extra: list[str]) -> None:
     raise SystemExit(2)
 
 
-def run(argv: Sequence[str], modules: Sequence[str]) -> int:
-    """The command line parsed by argparse with the parsers of `modules`, and run."""
+def run(argv: Sequence[str], build: Callable[[], argparse.ArgumentParser]) -> int:
+    """The command line parsed by argparse with the parser `build` makes, and run."""
 
     def parsed_and_run(_: object) -> int:
-        args, extra = build_parser(modules).parse_known_args(argv)
+        args, extra = build().parse_known_args(argv)
         if extra:
             _unrecognized(args, extra)
         handler: Callable[[argparse.Namespace], int] = args.func
