@@ -48,8 +48,10 @@ from .synapt_fields import defaults as defaults
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
-    from typing import Any, Final
+    from collections.abc import Callable, Iterator, Mapping, Sequence
+    from typing import Any, Final, TypeVar
+
+    T = TypeVar("T")
 
 # Data directories synapt has used, newest first, relative to their data root (the newest,
 # `.synapt/recall`, is paths/datadir.py's: the store keeps its files there too).
@@ -339,14 +341,26 @@ def line(fields: Mapping[str, Any]) -> str:
     return _encode({name: full[name] for name in FIELDS})
 
 
-def append_line(path: Path, text: str) -> None:
-    """Append one line to a bucket as append_entry does: directories made as needed, the
-    file opened for appending and held under an exclusive flock while the line is written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
+def append_lines(
+    path: Path,
+    lines: Sequence[str],
+    under_lock: Callable[[os.stat_result, os.stat_result, bytes], T] | None = None,
+) -> T | None:
+    """Append lines (each as `line` writes one, no newline) to a bucket as append_entry
+    does: directories made as needed, the file opened for appending and held under synapt's
+    exclusive lock while they are written, then fsynced. `under_lock(before, after, data)`
+    runs still under the lock, with the file's stat before and after and the bytes written
+    (the store accounts for its own lines there: legacy/mirror.py); its answer is returned."""
+    data = "".join(text + "\n" for text in lines).encode("utf-8")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as f:
         lock(f)
-        f.write(text + "\n")
+        before = os.fstat(f.fileno())
+        f.write(data)
         f.flush()
+        os.fsync(f.fileno())
+        after = os.fstat(f.fileno())
+        return under_lock(before, after, data) if under_lock is not None else None
 
 
 def lock(f: Any) -> None:

@@ -74,7 +74,7 @@ def test_paths_that_hold_no_journal_are_mistakes(tmp_path: Path) -> None:
 def test_map_with_a_bucket_no_store_has_is_a_mistake(tmp_path: Path) -> None:
     repo = new_repo(tmp_path / "proj")
     bucket = layout.bucket_file(layout.data_dir(repo), "proj")
-    layout.append_line(bucket, _line("real"))
+    layout.append_lines(bucket, [_line("real")])
     res = run_cli("import", "--map", "nosuch=nowhere", cwd=repo, env=user_env(tmp_path))
     assert res.returncode == 2 and "nosuch" in res.stderr and "proj" in res.stderr
     assert not _db(repo).exists()

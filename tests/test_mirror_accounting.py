@@ -84,7 +84,7 @@ def test_own_lines_are_accounted_and_stock_lines_are_not(steps: list[str]) -> No
             for i, op in enumerate(steps):
                 record = {"timestamp": f"2026-01-01T00:00:{i:02d}+00:00", "focus": f"{op} {i}"}
                 if op == "stock":
-                    layout.append_line(bucket, layout.line(record))
+                    layout.append_lines(bucket, [layout.line(record)])
                     stock_since_import += 1
                 elif op == "import":
                     s.legacy.import_paths()

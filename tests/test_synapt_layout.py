@@ -66,7 +66,7 @@ def ours(cases: list[dict[str, Any]], home: Path) -> list[str]:
             continue
         got.append(str(path))
         if case.get("write"):  # synapt's write is what makes a nested store initialized
-            layout.append_line(path, layout.line({"timestamp": "x", "focus": case["dir"]}))
+            layout.append_lines(path, [layout.line({"timestamp": "x", "focus": case["dir"]})])
     return got
 
 
@@ -187,7 +187,7 @@ def test_files_laid_out_as_synapt_lays_them_out(tmp_path: Path) -> None:
         "flat",
     )
     assert layout.split_bucket_path(root / "elsewhere" / "journal.jsonl") is None
-    layout.append_line(bucket, layout.line({"timestamp": "t"}))
+    layout.append_lines(bucket, [layout.line({"timestamp": "t"})])
     (data / "journal.jsonl").write_text("")
     assert not layout.is_initialized_store(root / "nothing")
     assert layout.is_initialized_store(data)

@@ -5,8 +5,8 @@ file.
 
 Who appends: the adapter's mirror (every entry written through activated synapt goes to
 the bucket stock synapt reads from that worktree), its fill of the mirror after a first
-import, and `export --to-buckets`. Each append takes synapt's own lock of the file
-(`synapt_layout.lock`), writes and fsyncs the lines, and, still under the lock, extends
+import, and `export --to-buckets`. Each append is synapt's (`synapt_layout.append_lines`:
+the file under synapt's lock, the lines written and fsynced) and, still under the lock, extends
 the file's import record (`import_sources`) by exactly those lines, each a 'duplicate' of
 the row it holds (`entry_provenance`), in one transaction. The record is extended only
 when it accounted for the whole file just before the append (same size, same mtime, same
@@ -66,15 +66,8 @@ def append_own(
     imported, so they are left to the next import, ours as duplicates)."""
     if not lines:
         return True
-    data = "".join(text + "\n" for text in lines).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "ab") as f:
-        layout.lock(f)
-        before = os.fstat(f.fileno())
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-        after = os.fstat(f.fileno())
+
+    def account(before: os.stat_result, after: os.stat_result, data: bytes) -> bool:
         try:
             accounted = _account(ctx, root, path, before, after, data, worktree)
         except RecallError:
@@ -83,7 +76,9 @@ def append_own(
             accounted = False
         if on_locked is not None:
             on_locked(before, after)
-    return accounted
+        return accounted
+
+    return bool(layout.append_lines(path, lines, account))
 
 
 def _account(
