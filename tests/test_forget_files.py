@@ -20,7 +20,7 @@ from recall_sqlite import open_store
 from recall_sqlite import synapt_layout as layout
 from recall_sqlite.journal.forget import ForgetTarget
 from recall_sqlite.legacy.lines import Bad, classify
-from recall_sqlite.legacy.scrub import _Matcher, _scrub
+from recall_sqlite.legacy.copies import _Matcher, _cut_copies
 
 from .helpers import new_repo, run_cli, stock_synapt, stock_write, user_env
 
@@ -258,7 +258,7 @@ def test_a_rewrite_removes_exactly_the_copies_and_keeps_every_other_byte(
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "journal.jsonl"
         path.write_bytes(data)
-        found, changed = _scrub(path, _Matcher(tuple(targets)), False)
+        found, changed = _cut_copies(path, _Matcher(tuple(targets)), False)
         assert path.read_bytes() == want
         assert changed == bool(removed)
         assert sorted(c.line for c in found if c.removed) == [

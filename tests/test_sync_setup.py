@@ -221,7 +221,7 @@ def test_sync_commands_before_setup_create_no_store(tmp_path: Path, command: lis
 
 
 def test_an_unpurgeable_history_names_the_local_pages_too(tmp_path: Path) -> None:
-    # The forget's scan leaves the store's sync state to this note (legacy/scrub.py): where
+    # The forget's scan leaves the store's sync state to this note (legacy/copies.py): where
     # the replica cannot be purged, Litestream's local pages are kept too, and said so.
     from recall_sqlite.sync.pause import purged_note
 

@@ -12,7 +12,7 @@ with `secure_delete` (db.py), so the cells and pages all of this frees are zeroe
 were those of every earlier write.
 
 Copies in files are not this family's (it knows no filesystem): the store composes in a
-`files` hook (legacy/scrub.py) that is handed the forgotten versions after their rows are
+`files` hook (legacy/copies.py) that is handed the forgotten versions after their rows are
 gone and removes the lines the store wrote (its mirror lines) from synapt's buckets, lists
 the copies in files it did not write (and removes them too with `scrub_sources`), and
 says which; the report carries its answer.

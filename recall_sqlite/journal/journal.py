@@ -57,7 +57,7 @@ class Journal:
     ) -> None:
         self._ctx = ctx
         self._searcher = searcher
-        # What forget calls for the copies in files (the store composes legacy/scrub.py in).
+        # What forget calls for the copies in files (the store composes legacy/copies.py in).
         self._files = files
         # Holds replication still while forget empties the WAL (composed in by the store
         # when the store syncs: sync/pause.py).

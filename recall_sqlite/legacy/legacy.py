@@ -21,7 +21,7 @@ from .export import BucketsReport, ExportFormat, ExportReport, export, to_bucket
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .mirror import OnLocked, append_own
 from .plan import Plan, as_mapping, as_paths, make_plan
-from .scrub import forget_copies
+from .copies import forget_copies
 from .sources import (
     accounted,
     known_ids,
@@ -193,7 +193,7 @@ class Legacy:
     def forget_copies(
         self, targets: tuple[ForgetTarget, ...], *, scrub_sources: bool = False
     ) -> FileOutcome:
-        """journal.forget's reach into files (legacy/scrub.py): remove the store's own
+        """journal.forget's reach into files (legacy/copies.py): remove the store's own
         copies of the forgotten versions from the workspace's synapt buckets, list the
         copies in the user's files (remove them too with `scrub_sources`), and import the
         rewritten files again."""

@@ -78,7 +78,7 @@ def forget_copies(
             continue
         seen.add(path)
         try:
-            found, changed = _scrub(path, matcher, scrub_sources)
+            found, changed = _cut_copies(path, matcher, scrub_sources)
         except OSError as exc:
             errors.append(f"{path}: {exc.strerror or exc}")
             continue
@@ -146,7 +146,7 @@ def _other_files(
     return found
 
 
-def _scrub(path: Path, matcher: _Matcher, scrub_sources: bool) -> tuple[list[FileCopy], bool]:
+def _cut_copies(path: Path, matcher: _Matcher, scrub_sources: bool) -> tuple[list[FileCopy], bool]:
     """The copies in one file, and whether it was rewritten (under synapt's lock)."""
     with open(path, "r+b") as f:
         layout.lock(f)
