@@ -86,7 +86,7 @@ def _append_time(store: Any) -> float:
 def _scrub_alone(store: Any, n: int) -> dict[str, Any]:
     """The index merge and checkpoint of a forget, without its delete: one forgotten row
     among n (the merge's cost grows with the index, not with what was forgotten)."""
-    from recall_sqlite.journal.forget import scrub
+    from recall_sqlite.db import merge_fts
 
     ids = [
         r[0]
@@ -98,7 +98,7 @@ def _scrub_alone(store: Any, n: int) -> dict[str, Any]:
     with store.db.write() as conn:
         conn.execute("DELETE FROM journal_entries WHERE id = ?", (bytes.fromhex(ids[0]),))
     start = time.perf_counter()
-    scrub(store.db, "journal_fts")
+    merge_fts(store.db, "journal_fts")
     return row(
         SUITE,
         "forget's index merge and checkpoint alone (one row deleted)",

@@ -27,9 +27,7 @@ from ..db import checkpoint as checkpoint
 from ..db import merge_fts
 from ..errors import InvalidInputError, UnknownEntryError
 
-# The store-wide merge and checkpoint are the engine's (db.py); the old names stay for the
-# importers that still use them from here (sync/pull.py, sync/run.py, bench).
-scrub = merge_fts
+# The store-wide checkpoint is the engine's (db.py); its name stays here for sync/run.py.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

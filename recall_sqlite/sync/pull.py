@@ -3,7 +3,7 @@ this store (merge.py), what was merged recorded in the peer book (peers.py) so t
 of the same peer skips it when its replica has not moved and reads only what it added since.
 
 When a merge removed forgotten text, the text must leave this machine's files too, as a
-forget's does (journal/forget.py `scrub`): the full-text indexes merged, the WAL
+forget's does (db.py `merge_fts`): the full-text indexes merged, the WAL
 checkpointed and truncated, with replication held still meanwhile (`quiet`, see pause.py)
 and this machine's own replica history purged, since it held the text as well."""
 
@@ -82,13 +82,13 @@ def merge_file(
 
 def scrub(db: Database, quiet: Quiet | None = None) -> bool:
     """Leave no byte of removed rows in the file: the full-text indexes merged (forget's
-    own scrub), the WAL checkpointed and truncated with replication held still and this
+    own: db.merge_fts), the WAL checkpointed and truncated with replication held still and this
     machine's replica history purged. False when something kept the WAL alive."""
-    from ..journal.forget import scrub as scrub_index
+    from ..db import merge_fts
 
     hold = (lambda: quiet(True)) if quiet is not None else None
-    scrub_index(db, "summaries_fts")  # its checkpoint may be kept busy: the next one counts
-    return scrub_index(db, "journal_fts", hold=hold)
+    merge_fts(db, "summaries_fts")  # its checkpoint may be kept busy: the next one counts
+    return merge_fts(db, "journal_fts", hold=hold)
 
 
 class PeerPull(Frozen):
