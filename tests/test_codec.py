@@ -65,7 +65,7 @@ def test_encode_is_the_generic_encoders_answer(e: JournalEntry) -> None:
     # v7: the content alone; before, the workspace uuid was hashed in (old tombstones)
     assert eid == hashlib.sha256(text.encode()).digest()[:16] == codec.entry_id(text)
     assert (
-        codec.legacy_entry_id(UUID, text)
+        codec.pre_v7_entry_id(UUID, text)
         == hashlib.sha256(f"{UUID}\n{text}".encode()).digest()[:16]
     )
     by_col = dict(zip(codec.CONTENT_COLUMNS, row, strict=True))

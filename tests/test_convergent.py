@@ -11,7 +11,7 @@ import pytest
 
 from recall_sqlite import InvalidEntryError, open_store
 from recall_sqlite.demo import synapt_line
-from recall_sqlite.journal.codec import encode, legacy_entry_id
+from recall_sqlite.journal.codec import encode, pre_v7_entry_id
 from recall_sqlite.timestamps import parse_timestamp
 
 from .conftest import entry, make_workspace
@@ -73,7 +73,7 @@ def test_a_pre_v7_tombstone_still_keeps_a_re_import_out(tmp_path: Path) -> None:
             f["timestamp"], parse_timestamp(f["timestamp"]), "s", "", "secret",
             [], [], [], [], [], False, False, "", "", False, None,
         )  # fmt: skip
-        old = legacy_entry_id(s.workspace.id, canon)
+        old = pre_v7_entry_id(s.workspace.id, canon)
         with s.db.write() as conn:
             conn.execute(
                 "INSERT INTO journal_tombstones (workspace_id, id, formula, forgotten_at)"

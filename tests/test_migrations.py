@@ -136,7 +136,7 @@ def _as_then(got: Any, then: Any) -> Any:
 
 def _v7_ids(root: Path, db: Path, expected: dict[str, Any]) -> dict[str, str]:
     """Old (workspace-salted) id -> v7 id of every version of the migrated store."""
-    from recall_sqlite.journal.codec import encode, legacy_entry_id
+    from recall_sqlite.journal.codec import encode, pre_v7_entry_id
     from recall_sqlite.timestamps import parse_timestamp
 
     out: dict[str, str] = {}
@@ -150,7 +150,7 @@ def _v7_ids(root: Path, db: Path, expected: dict[str, Any]) -> dict[str, str]:
                 f["repair"], e.extra or None,
             )  # fmt: skip
             assert e.id is not None
-            out[legacy_entry_id(expected["workspace_id"], canon).hex()] = e.id
+            out[pre_v7_entry_id(expected["workspace_id"], canon).hex()] = e.id
     return out
 
 

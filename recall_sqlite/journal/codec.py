@@ -109,11 +109,11 @@ def _sha256(data: bytes) -> bytes:
 def entry_id(canon: str) -> bytes:
     """An entry version's id: the first 16 bytes of sha256 of its canonical JSON, and of
     nothing else, so identical versions have one id in every workspace and on every
-    machine (schema v7; before, the workspace uuid was hashed in: see legacy_entry_id)."""
+    machine (schema v7; before, the workspace uuid was hashed in: see pre_v7_entry_id)."""
     return _sha256(canon.encode())[:16]
 
 
-def legacy_entry_id(workspace_uuid: str, canon: str) -> bytes:
+def pre_v7_entry_id(workspace_uuid: str, canon: str) -> bytes:
     """The id stores before schema v7 gave the same version: what their tombstones hold."""
     return _sha256(f"{workspace_uuid}\n{canon}".encode())[:16]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import identity
 from ..db import Database
-from ..journal.codec import legacy_entry_id
+from ..journal.codec import pre_v7_entry_id
 
 
 @dataclass
@@ -185,10 +185,10 @@ class Tombstones:
             "SELECT id, formula FROM journal_tombstones WHERE workspace_id = ?", (workspace_pk,)
         )
         self._ids = {bytes(i) for i, f in rows if f == 2}
-        self._legacy = {bytes(i) for i, f in rows if f == 1}
+        self._pre_v7 = {bytes(i) for i, f in rows if f == 1}
         self._uuid = workspace_uuid
 
     def forgot(self, entry_id: bytes, canon: str) -> bool:
         if entry_id in self._ids:
             return True
-        return bool(self._legacy) and legacy_entry_id(self._uuid, canon) in self._legacy
+        return bool(self._pre_v7) and pre_v7_entry_id(self._uuid, canon) in self._pre_v7
