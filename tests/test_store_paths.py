@@ -79,7 +79,7 @@ def test_a_store_copied_into_a_clone_elsewhere_keeps_its_id(tmp_path: Path) -> N
         assert s.journal.read(5).total == 2
     ws = json.loads((clone / ".synapt/recall/workspace.json").read_text())
     assert ws["workspace_id"] == uuid
-    # The origin still carries the id: a copy, reported as such (DESIGN: never silent).
+    # The origin still carries the id: a copy, reported as such, never silently shared.
     res = run_cli("--cwd", str(clone), "doctor", "--json")
     kinds = {f["kind"] for f in json.loads(res.stdout)["findings"]}
     assert kinds == {"copied_workspace"}, res.stdout

@@ -1,4 +1,4 @@
-"""Path -> workspace / worktree / branch, from the filesystem alone (DESIGN's identity rules).
+"""Path -> workspace / worktree / branch, from the filesystem alone (docs/identity.md).
 
 No SQL and no subprocess: hooks call this on every tool use, so it must be cheap and must
 not depend on a `git` binary being on PATH. Every answer says how it was reached
