@@ -1,15 +1,28 @@
 """Every check of a caller-supplied value, written once: what text SQLite round-trips, what
-counts as an integer, a flag, a count, a name. The families, the search and the vectors
-call these, so the same mistake gets the same message everywhere. Limits are in limits.py."""
+counts as an integer, a flag, a list, a choice, a path, an entry id. The families, the
+search, the vectors, the migration of synapt's files and `open_store` call these, so the
+same mistake gets the same message everywhere; `tests/test_checks_home.py` fails when a
+module checks a caller's value by hand. Limits are in limits.py.
+
+Each check raises `error` (default InvalidInputError), any RecallError subclass: the class
+the calling API documents (`open_store` raises WorkspaceError, a journal entry
+InvalidEntryError's subclasses, a vector owner InvalidOwnerError)."""
 
 from __future__ import annotations
 
-from .errors import InvalidInputError
+import os
+from collections.abc import Iterable, Mapping
+
+from .errors import InvalidInputError, RecallError
 from .limits import INT64_MAX, INT64_MIN, MAX_MODEL_LEN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+ErrorType = type[RecallError]
 
 
 def is_int(value: object) -> bool:
@@ -23,8 +36,13 @@ def require_int(
     value: object,
     *,
     minimum: int | None = None,
-    error: type[InvalidInputError] = InvalidInputError,
+    index: bool = False,
+    error: ErrorType = InvalidInputError,
 ) -> int:
+    """An int within SQLite's range (and >= `minimum`). With `index`, any integer type
+    counts (numpy's, anything with `__index__`), given back as an int; a bool never does."""
+    if index and not isinstance(value, (bool, int)) and hasattr(type(value), "__index__"):
+        value = value.__index__()  # type: ignore[attr-defined]
     if not is_int(value):
         raise error(f"{name} must be an integer, got {value!r}")
     assert isinstance(value, int)
@@ -35,11 +53,18 @@ def require_int(
     return value
 
 
-def require_bool(
-    name: str, value: object, *, error: type[InvalidInputError] = InvalidInputError
-) -> bool:
+def require_bool(name: str, value: object, *, error: ErrorType = InvalidInputError) -> bool:
     if not isinstance(value, bool):
         raise error(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def require_type(
+    name: str, value: object, kind: type[T], *, what: str, error: ErrorType = InvalidInputError
+) -> T:
+    """`value` if it is a `kind` (`what` says it in the message: "a JSON object")."""
+    if not isinstance(value, kind):
+        raise error(f"{name} must be {what}, got {type(value).__name__}")
     return value
 
 
@@ -48,12 +73,14 @@ def require_text(
     value: object,
     *,
     allow_empty: bool = True,
-    error: type[InvalidInputError] = InvalidInputError,
+    error: ErrorType = InvalidInputError,
+    type_error: ErrorType | None = None,
 ) -> str:
     """A str that SQLite stores and gives back unchanged: no NUL (C tools truncate at it),
-    no lone surrogate (not encodable as UTF-8). Otherwise any characters are fine."""
+    no lone surrogate (not encodable as UTF-8). Otherwise any characters are fine. A value
+    that is not a str raises `type_error` (default: `error`)."""
     if not isinstance(value, str):
-        raise error(f"{name} must be a string, got {type(value).__name__}")
+        raise (type_error or error)(f"{name} must be a string, got {type(value).__name__}")
     if "\x00" in value:
         raise error(f"{name} contains a NUL character")
     try:
@@ -69,10 +96,57 @@ def require_optional_text(name: str, value: object, *, allow_empty: bool = True)
     return None if value is None else require_text(name, value, allow_empty=allow_empty)
 
 
-def require_choice(name: str, value: object, choices: Iterable[str]) -> str:
+def require_list(
+    name: str,
+    value: object,
+    *,
+    single: type | tuple[type, ...] | None = None,
+    iterable: bool = False,
+    what: str = "a list",
+    error: ErrorType = InvalidInputError,
+) -> list[Any]:
+    """A list argument as a new list. A list or a tuple always counts; with `iterable`, any
+    other iterable too (read once). Text, bytes and mappings never do (list("a thing") is
+    one item per character, a dict's list its keys), except that one item of the type
+    `single` given bare (an id, a path) stands for the list of it. The items are the
+    caller's to check."""
+    if single is not None and isinstance(value, single):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if (
+        not iterable
+        or isinstance(value, (str, bytes, bytearray, Mapping))
+        or not isinstance(value, Iterable)
+    ):
+        kind = type(value).__name__
+        bare = isinstance(value, (str, bytes)) and single is None
+        raise error(f"{name} must be {what}, {'not a single ' if bare else 'got '}{kind}")
+    return list(value)
+
+
+def require_label(
+    name: str, value: object, *, stripped: bool = True, error: ErrorType = InvalidInputError
+) -> str:
+    """A name a person types for a thing (a bucket, a worktree): non-empty text without
+    control characters; with `stripped`, without spaces around it either."""
+    if (
+        not isinstance(value, str)
+        or not value
+        or (stripped and value != value.strip())
+        or any(ord(ch) < 0x20 for ch in value)
+    ):
+        raise error(f"{name} must be a non-empty name without control characters, got {value!r}")
+    return value
+
+
+def require_choice(
+    name: str, value: object, choices: Iterable[str], *, error: ErrorType = InvalidInputError
+) -> str:
+    """One of `choices` (text, compared exactly)."""
     options = tuple(choices)
     if not isinstance(value, str) or value not in options:
-        raise InvalidInputError(f"{name} must be one of {', '.join(options)}, got {value!r}")
+        raise error(f"{name} must be one of {', '.join(options)}, got {value!r}")
     return value
 
 
@@ -86,13 +160,41 @@ def require_model(value: object) -> str:
     return value
 
 
-def parse_entry_id(value: object) -> bytes:
-    """An entry id as hosts give it (32 hex digits) -> its 16 bytes."""
-    text = require_text("entry id", value)
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError:
-        raw = b""
-    if len(raw) != 16:
-        raise InvalidInputError(f"not an entry id (32 hex digits): {text[:80]!r}")
-    return raw
+def require_path(
+    name: str, value: object, *, error: ErrorType = InvalidInputError
+) -> str | os.PathLike[str]:
+    """A path as a caller gives it: a str or an os.PathLike, returned as given (whether it
+    names anything usable is for the code that opens it to say)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise error(f"{name} must be a path, got {type(value).__name__}")
+    return value
+
+
+def path_text(name: str, value: object, *, error: ErrorType = InvalidInputError) -> str:
+    """A path a caller gives (a str or an os.PathLike of str) as its text: never empty,
+    never with a NUL (no system call takes one)."""
+    text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(text, str) or not text or "\x00" in text:
+        shown = value if isinstance(value, (str, os.PathLike)) else type(value).__name__
+        raise error(
+            f"{name}: not a path: {shown!r} (a path is a non-empty str or os.PathLike of str,"
+            " without NUL)"
+        )
+    return text
+
+
+def parse_entry_id(value: object, *, error: ErrorType = InvalidInputError) -> bytes:
+    """An entry id as hosts give it (32 hex digits, either case, as `JournalEntry.id`)
+    -> its 16 bytes. Anything else is a caller's mistake and raises `error`, whatever the
+    call (get, forget, summaries' covers, cursor positions, vector owners): never a silent
+    "no such entry", which would hide a truncated or mistyped id."""
+    if isinstance(value, str) and len(value) == 32:
+        try:
+            # fromhex skips spaces, so 32 characters give 16 bytes only as 32 hex digits
+            raw = bytes.fromhex(value)
+        except ValueError:
+            raw = b""
+        if len(raw) == 16:
+            return raw
+    shown = repr(value[:80]) if isinstance(value, str) else type(value).__name__
+    raise error(f"not an entry id (32 hex digits): {shown}")

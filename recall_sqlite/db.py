@@ -14,6 +14,7 @@ from .errors import (
     CorruptStoreError,
     DiskFullError,
     ForeignDatabaseError,
+    NeedsMigrationError,
     NoStoreError,
     NotAStoreError,
     ReadOnlyStoreError,
@@ -274,7 +275,7 @@ class Database:
                 + storefile.RESTORE_HINT
             )
         elif version < SCHEMA_VERSION:
-            raise StoreError(
+            raise NeedsMigrationError(
                 f"{path} has schema version {version} and needs migrating to "
                 f"{SCHEMA_VERSION}: open it once without read-only"
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from . import identity
+from .checks import require_bool, require_path
 from .context import StoreContext
 from .db import Database
 from .errors import NoStoreError, RecallError, StoreError, WorkspaceError
@@ -44,11 +45,10 @@ def open_context(
     """The context of the workspace that contains `cwd`, and where it is (WorkspaceInfo's
     fields, the paths as text): `open_store`'s work, described there."""
     for name, value in (("cwd", cwd), ("db_path", db_path), ("root", root)):
-        if value is not None and not isinstance(value, (str, os.PathLike)):
-            raise WorkspaceError(f"{name} must be a path, got {type(value).__name__}")
-    for name, flag in (("read_only", read_only), ("force", force)):
-        if not isinstance(flag, bool):
-            raise WorkspaceError(f"{name} must be true or false")
+        if value is not None:
+            require_path(name, value, error=WorkspaceError)
+    require_bool("read_only", read_only, error=WorkspaceError)
+    require_bool("force", force, error=WorkspaceError)
     if force and read_only:
         raise WorkspaceError("force starts a new store: it cannot be read-only")
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from . import identity
+from .checks import require_bool
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .db import Database
 from .errors import InvalidInputError
@@ -184,9 +185,8 @@ class Store:
         full-text indexes token by token."""
         from .doctor import doctor
 
-        for name, flag in (("repair", repair), ("deep", deep)):
-            if not isinstance(flag, bool):
-                raise InvalidInputError(f"{name} must be true or false")
+        require_bool("repair", repair)
+        require_bool("deep", deep)
         return doctor(self._ctx, self.workspace, self.legacy, repair=repair, deep=deep)
 
     def _search_journal(self, journal: Journal, query: str, n: int, **options: Any) -> Any:

@@ -29,7 +29,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .checks import parse_entry_id, require_int, require_optional_text, require_text
+from .checks import (
+    parse_entry_id,
+    require_int,
+    require_list,
+    require_optional_text,
+    require_text,
+)
 from .context import StoreContext
 from .db import merge_fts, scalar
 from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
@@ -172,8 +178,10 @@ def _instant(name: str, value: object) -> int:
     raise InvalidInputError(f"{name} must be an ISO-8601 string or a datetime, got {value!r}")
 
 
-def _entry_ids(covers: str | Iterable[str]) -> list[bytes]:
-    items: Iterable[object] = [covers] if isinstance(covers, str) else covers
+def _entry_ids(covers: object) -> list[bytes]:
+    items = require_list(
+        "covers", covers, single=str, iterable=True, what="entry ids, a CoverRange or None"
+    )
     seen: dict[bytes, None] = {}
     for item in items:
         seen[parse_entry_id(item)] = None
@@ -243,14 +251,6 @@ class Summaries:
         branch = require_optional_text("branch", branch)
         require_text("kind", kind, allow_empty=False)
         author = require_optional_text("author", author, allow_empty=False)
-        if (
-            covers is not None
-            and not isinstance(covers, (CoverRange, str))
-            and not isinstance(covers, Iterable)
-        ):
-            raise InvalidInputError(
-                f"covers must be entry ids, a CoverRange or None, got {type(covers).__name__}"
-            )
         raw_ids = None if covers is None or isinstance(covers, CoverRange) else _entry_ids(covers)
         ctx = self._ctx
         with ctx.db.write() as conn:

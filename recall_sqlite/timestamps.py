@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from .errors import InvalidEntryError
+from .errors import BadTimestampError, FieldTypeError
 from .memo import bounded, memo
 
 TYPE_CHECKING = False
@@ -49,9 +49,10 @@ def _iso_pattern() -> re.Pattern[str]:
 
 
 def parse_timestamp(text: object) -> int:
-    """The instant `text` names, in epoch microseconds UTC. Raises InvalidEntryError."""
+    """The instant `text` names, in epoch microseconds UTC. Raises BadTimestampError, or
+    FieldTypeError for a value that is not text (both InvalidEntryError)."""
     if not isinstance(text, str):
-        raise InvalidEntryError(f"timestamp must be an ISO-8601 string, got {type(text).__name__}")
+        raise FieldTypeError(f"timestamp must be an ISO-8601 string, got {type(text).__name__}")
     return _parse(text)
 
 
@@ -134,7 +135,7 @@ def _general(text: str) -> int:
     datetime, timedelta, timezone, epoch = _clock or _load()
     m = _iso_pattern().match(text.strip())
     if m is None:
-        raise InvalidEntryError(f"unparseable timestamp {text!r}")
+        raise BadTimestampError(f"unparseable timestamp {text!r}")
     try:
         frac = (m.group("f") or "").ljust(6, "0")[:6]
         naive = datetime(
@@ -149,7 +150,7 @@ def _general(text: str) -> int:
         delta = naive.replace(tzinfo=_offset(m.group("tz"), timedelta, timezone)) - epoch
         return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
     except (ValueError, OverflowError) as exc:
-        raise InvalidEntryError(f"invalid timestamp {text!r}: {exc}") from None
+        raise BadTimestampError(f"invalid timestamp {text!r}: {exc}") from None
 
 
 def _offset(tz: str | None, timedelta: type[timedelta], timezone: type[timezone]) -> timezone:

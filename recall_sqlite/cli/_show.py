@@ -45,15 +45,15 @@ def open_for_read(args: Args) -> Any:
     waits on the write lock. None when there is no store yet (the command says so: see
     `no_store`); a damaged store is an error, never "no store yet". A store that still
     needs its schema upgraded is opened for writing once, unless --read-only."""
-    from ..errors import NoStoreError, StoreError
+    from ..errors import NeedsMigrationError, NoStoreError
     from ..store import open_store
 
     try:
         return open_store(args.cwd, db_path=args.db, read_only=True)
     except NoStoreError:
         return None
-    except StoreError as exc:
-        if getattr(args, "read_only", False) or "needs migrating" not in str(exc):
+    except NeedsMigrationError:
+        if getattr(args, "read_only", False):
             raise
     return open_store(args.cwd, db_path=args.db)
 

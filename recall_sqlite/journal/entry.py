@@ -7,8 +7,17 @@ from collections.abc import Mapping
 
 from .. import synapt_fields as synapt
 from .._record import Record
-from ..checks import require_text
-from ..errors import CorruptStoreError, FieldTooLargeError, InvalidEntryError, JournalFieldCollapse
+from ..checks import require_bool, require_list, require_text, require_type
+from ..errors import (
+    BadTimestampError,
+    CorruptStoreError,
+    FieldTextError,
+    FieldTooLargeError,
+    FieldTypeError,
+    InvalidEntryError,
+    JournalFieldCollapse,
+    MissingTimestampError,
+)
 from ..jsontext import scan_once
 from ..limits import FIELD_BYTES_ENV, MAX_NESTING, max_field_bytes
 from ..timestamps import parse_timestamp
@@ -136,11 +145,12 @@ class JournalEntry(Record):
     def from_mapping(cls, data: Mapping[str, Any], *, allow_collapsed: bool = True) -> JournalEntry:
         """Validate a mapping with synapt's field names. Keys synapt does not know go to
         `extra`. Documented normalisation: null for a text/list/bool field means empty.
-        Anything else of the wrong type raises InvalidEntryError."""
-        if not isinstance(data, Mapping):
-            raise InvalidEntryError(f"an entry must be a JSON object, got {type(data).__name__}")
-        if "timestamp" not in data or data["timestamp"] is None:
-            raise InvalidEntryError("entry has no timestamp")
+        Anything else of the wrong type raises InvalidEntryError (each mistake its own
+        subclass: an import's quarantine reason)."""
+        # (an abstract class as type[T]: mypy's type-abstract, wrong for an isinstance check)
+        require_type("an entry", data, Mapping, what="a JSON object", error=FieldTypeError)  # type: ignore[type-abstract]
+        if data.get("timestamp") is None:
+            raise MissingTimestampError("entry has no timestamp")
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
         for key, value in data.items():
@@ -155,7 +165,9 @@ class JournalEntry(Record):
     def validate(self, *, allow_collapsed: bool = True) -> None:
         """Check types and text in place; None becomes the field's empty value."""
         limit = max_field_bytes()
-        _check_text("timestamp", self.timestamp)
+        require_text(
+            "timestamp", self.timestamp, error=BadTimestampError, type_error=FieldTypeError
+        )
         _check_size("timestamp", len(self.timestamp), self.timestamp, limit)
         parse_timestamp(self.timestamp)
         for name in synapt.TEXT_FIELDS:
@@ -170,26 +182,22 @@ class JournalEntry(Record):
             if value is None:
                 setattr(self, name, [])
                 continue
-            if not isinstance(value, (list, tuple)):
-                raise InvalidEntryError(
-                    f"{name} must be a list of strings, got {type(value).__name__}"
-                )
-            chars = _check_items(name, value)
-            _check_size(name, chars, list(value), limit)
-            setattr(self, name, list(value))
+            items = require_list(name, value, what="a list of strings", error=FieldTypeError)
+            chars = _check_items(name, items)
+            _check_size(name, chars, items, limit)
+            setattr(self, name, items)
         for name in synapt.BOOL_FIELDS:
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, False)
-            elif not isinstance(value, bool):
-                raise InvalidEntryError(f"{name} must be true or false, got {value!r}")
+            else:
+                require_bool(name, value, error=FieldTypeError)
         self._validate_extra(limit)
         if not allow_collapsed:
             self._refuse_collapsed()
 
     def _validate_extra(self, limit: int) -> None:
-        if not isinstance(self.extra, dict):
-            raise InvalidEntryError("extra must be a JSON object")
+        require_type("extra", self.extra, dict, what="a JSON object", error=FieldTypeError)
         if not self.extra:
             return  # an append's usual case: nothing to check or serialise
         _check_nested("extra", self.extra, 0)
@@ -320,7 +328,7 @@ def _copy(value: Any) -> Any:
 
 
 def _check_text(name: str, value: object) -> None:
-    require_text(name, value, error=InvalidEntryError)
+    require_text(name, value, error=FieldTextError, type_error=FieldTypeError)
 
 
 def _check_items(name: str, items: Sequence[object]) -> int:

@@ -22,7 +22,7 @@ Loaded only when something is forgotten: the read path never imports it."""
 from __future__ import annotations
 
 from .._record import Frozen
-from ..checks import parse_entry_id, require_text
+from ..checks import parse_entry_id, require_bool, require_text
 from ..db import checkpoint as checkpoint
 from ..db import merge_fts
 from ..errors import InvalidInputError, UnknownEntryError
@@ -219,8 +219,7 @@ def forget(
         require_text("session_id", session_id, allow_empty=False)
     if not ids and session_id is None:
         raise InvalidInputError("forget needs entry ids or a session id")
-    if not isinstance(scrub_sources, bool):
-        raise InvalidInputError("scrub_sources must be true or false")
+    require_bool("scrub_sources", scrub_sources)
     db, ws = ctx.db, ctx.workspace_pk
     outcome = FileOutcome((), (), False)
     with db.lock:

@@ -10,10 +10,10 @@ import apsw
 
 from .. import scope
 from .. import synapt_fields as synapt
-from ..checks import require_bool, require_int, require_text
+from ..checks import parse_entry_id, require_bool, require_int, require_list, require_text
 from ..context import StoreContext
 from ..db import translate_any
-from ..errors import InvalidEntryError
+from ..errors import FieldTypeError, InvalidEntryError
 from ..jsontext import loads
 from ..memo import memo
 from ..timestamps import now_us, synapt_now
@@ -433,11 +433,9 @@ class Journal:
         return unclean_candidates(self._ctx, session_id, lo_us, hi_us, self.entries_from_rows)
 
     def get(self, entry_id_hex: str) -> JournalEntry | None:
-        """One stored version by id, within this workspace only."""
-        try:
-            raw = bytes.fromhex(entry_id_hex)
-        except (ValueError, TypeError):
-            raise InvalidEntryError(f"not an entry id: {entry_id_hex!r}") from None
+        """One stored version by id, within this workspace only; None when it has none of
+        that id. Anything but an id (32 hex digits) raises InvalidEntryError."""
+        raw = parse_entry_id(entry_id_hex, error=InvalidEntryError)
         rows = self._ctx.db.query(
             f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE id = ? AND workspace_id = ?",
             (raw, self._ctx.workspace_pk),
@@ -500,20 +498,8 @@ def _walk_sql(shown: str) -> str:
 
 
 def _list(name: str, value: object) -> list[Any]:
-    """A list argument as a list; a string is refused (list("a thing") would store one item
-    per character)."""
-    if isinstance(value, (str, bytes)) or value is None:
-        raise InvalidEntryError(
-            f"{name} must be a list of strings, not a single "
-            f"{type(value).__name__}: wrap it in a list"
-        )
-    try:
-        items: list[Any] = list(value)  # type: ignore[call-overload]
-    except TypeError:
-        raise InvalidEntryError(
-            f"{name} must be a list of strings, got {type(value).__name__}"
-        ) from None
-    return items
+    """A list argument of write() as a list (any iterable; a string is refused)."""
+    return require_list(name, value, iterable=True, what="a list of strings", error=FieldTypeError)
 
 
 def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) -> JournalEntry:

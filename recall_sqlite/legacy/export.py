@@ -25,6 +25,7 @@ from typing import IO, Any, Literal
 
 from .. import identity
 from .. import synapt_layout as layout
+from ..checks import path_text, require_choice
 from ..context import StoreContext
 from ..errors import InvalidInputError, StoreError
 from ..journal.codec import rich_count, tie_key
@@ -103,8 +104,7 @@ def export(
     another by key) or of the whole workspace to `target`: a path, "-" for standard
     output, or an open text stream. Raises InvalidInputError for a bad format, an unknown
     worktree or an existing file without `force`; nothing is left half-written."""
-    if format not in FORMATS:
-        raise InvalidInputError(f"unknown export format {format!r} (use synapt or ndjson)")
+    require_choice("format", format, FORMATS)
     if all_worktrees and worktree is not None:
         raise InvalidInputError("give a worktree or all worktrees, not both")
     if worktree is not None and ctx.worktree_pk_of(worktree) is None:
@@ -168,8 +168,7 @@ def _write(target: str | os.PathLike[str] | IO[str], text: str, *, force: bool) 
         sys.stdout.write(text)
         sys.stdout.flush()
         return STDOUT
-    if "\x00" in os.fspath(target):
-        raise InvalidInputError("the output path contains a NUL character")
+    path_text("the output path", target)
     try:
         # abspath, not resolve: the name the user gave, normalised, symlinks left alone.
         path = Path(os.path.abspath(Path(target).expanduser()))

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from typing import IO, Any, NamedTuple
 
 from .. import synapt_layout as layout
-from ..errors import FieldTooLargeError, InvalidEntryError
+from ..errors import (
+    BadTimestampError,
+    FieldTextError,
+    FieldTooLargeError,
+    FieldTypeError,
+    InvalidEntryError,
+    MissingTimestampError,
+)
 from ..journal import codec
 from ..journal.entry import JournalEntry
 from ..limits import (
@@ -38,12 +45,13 @@ INVALID_UTF8 = "invalid-utf8"
 TRUNCATED = "truncated"
 INVALID_JSON = "invalid-json"
 NOT_AN_OBJECT = "not-an-object"
-MISSING_TIMESTAMP = "missing-timestamp"
-BAD_TIMESTAMP = "bad-timestamp"
-WRONG_TYPE = "wrong-type"
-BAD_TEXT = "bad-text"
-INVALID_ENTRY = "invalid-entry"
-TOO_LONG = "too-long"
+# The validator's reasons are carried by its error classes (errors.py), defined there once.
+MISSING_TIMESTAMP = MissingTimestampError.reason
+BAD_TIMESTAMP = BadTimestampError.reason
+WRONG_TYPE = FieldTypeError.reason
+BAD_TEXT = FieldTextError.reason
+INVALID_ENTRY = InvalidEntryError.reason
+TOO_LONG = FieldTooLargeError.reason
 TOO_DEEP = "too-deep"
 # Not a property of the line: its entry was forgotten (journal forget), before or after
 # the import; the record keeps no byte of it (schema.sql, quarantine).
@@ -171,21 +179,9 @@ class Bad:
 
 
 def reason_of(exc: InvalidEntryError) -> str:
-    """Group the journal validator's messages into the survey's reason codes."""
-    if isinstance(exc, FieldTooLargeError):
-        # Too big to store (the journal's per-field limit): the same reason as a line
-        # over the import's length limit, so a person looks in one place for size.
-        return TOO_LONG
-    msg = str(exc)
-    if msg.startswith("entry has no timestamp"):
-        return MISSING_TIMESTAMP
-    if "timestamp" in msg and not msg.startswith("timestamp must be"):
-        return BAD_TIMESTAMP
-    if "NUL" in msg or "surrogate" in msg:
-        return BAD_TEXT
-    if " must be " in msg:
-        return WRONG_TYPE
-    return INVALID_ENTRY
+    """The quarantine reason of a line the journal's validator refused: the code its error
+    class carries (errors.py), so rewording a message changes no import's accounting."""
+    return exc.reason
 
 
 def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tuple[Any, bool] | Bad:

@@ -12,11 +12,12 @@ absolute path of a file that lies outside both: moving the project directory, or
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import synapt_layout as layout
+from ..checks import path_text, require_label, require_list, require_type
 from ..errors import InvalidInputError, WorkspaceError
 from ..paths.resolve import resolve
 from .assign import Assignment, KnownWorktree, assign
@@ -98,26 +99,14 @@ def as_paths(paths: object) -> list[str]:
     one path (not its characters); otherwise an iterable of them. Anything else (a bool,
     an int, bytes, a mapping, a path with a NUL, an empty string) raises InvalidInputError
     before anything is read or written."""
-    if isinstance(paths, (str, os.PathLike)):
-        items: list[object] = [paths]
-    elif isinstance(paths, (bytes, bytearray, Mapping)) or not isinstance(paths, Iterable):
-        raise InvalidInputError(
-            f"paths must be a path or an iterable of paths (str or os.PathLike), not"
-            f" {type(paths).__name__}"
-            + (" (a mapping goes in mapping=)" if isinstance(paths, Mapping) else "")
-        )
-    else:
-        items = list(paths)
-    out: list[str] = []
-    for item in items:
-        text = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
-        if not isinstance(text, str) or not text or "\x00" in text:
-            raise InvalidInputError(
-                f"not a path: {item!r} (a path is a non-empty str or os.PathLike of str,"
-                " without NUL)"
-            )
-        out.append(text)
-    return out
+    items = require_list(
+        "paths",
+        paths,
+        single=(str, os.PathLike),
+        iterable=True,
+        what="a path or an iterable of paths (str or os.PathLike; a mapping goes in mapping=)",
+    )
+    return [path_text("paths", item) for item in items]
 
 
 def as_mapping(mapping: object) -> dict[str, str]:
@@ -125,22 +114,21 @@ def as_mapping(mapping: object) -> dict[str, str]:
     non-empty text; anything else raises InvalidInputError."""
     if mapping is None:
         return {}
-    if not isinstance(mapping, Mapping):
-        raise InvalidInputError(
-            f"mapping must be a mapping of bucket to worktree, not {type(mapping).__name__}"
-        )
+    # (an abstract class as type[T]: mypy's type-abstract, wrong for an isinstance check)
+    mapping = require_type(
+        "mapping",
+        mapping,
+        Mapping,  # type: ignore[type-abstract]
+        what="a mapping of bucket to worktree",
+    )
     out: dict[str, str] = {}
     for k, v in mapping.items():
-        if not (
-            isinstance(k, str)
-            and isinstance(v, str)
-            and k
-            and v
-            and v == v.strip()
-            and not any(ord(ch) < 0x20 for ch in k + v)
-        ):
-            raise InvalidInputError(f"mapping {k!r}: {v!r}: expected BUCKET=WORKTREE text")
-        out[k] = v
+        try:
+            out[require_label("bucket", k, stripped=False)] = require_label("worktree", v)
+        except InvalidInputError:
+            raise InvalidInputError(
+                f"mapping {k!r}: {v!r}: expected BUCKET=WORKTREE text"
+            ) from None
     return out
 
 

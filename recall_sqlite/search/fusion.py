@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..checks import require_choice
 from ..errors import InvalidInputError
 
 # Candidates each ranking contributes to a fusion: deep enough that an item ranked low by
@@ -67,8 +68,7 @@ def check_hybrid(vector: object, model: object, fusion: object) -> None:
         return
     if model is None:
         raise InvalidInputError("a vector needs its model name (model=...)")
-    if not isinstance(fusion, str) or fusion not in FUSIONS:
-        raise InvalidInputError(f"fusion must be one of {sorted(FUSIONS)}, got {fusion!r}")
+    require_choice("fusion", fusion, FUSIONS)
 
 
 def rank(cands: dict[int, Candidate], n: int, fusion: str | None) -> list[Candidate]:

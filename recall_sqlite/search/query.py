@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..errors import InvalidInputError
+from ..checks import require_type
 from ..limits import MAX_QUERY_TERMS
 
 
@@ -69,9 +69,7 @@ def _clean(text: str) -> str:
 def parse_query(text: object) -> ParsedQuery:
     """Read any text as words to search for. Never raises for the text's content; only a
     non-string is an error."""
-    if not isinstance(text, str):
-        raise InvalidInputError(f"a search query must be a string, got {type(text).__name__}")
-    s = _clean(text)
+    s = _clean(require_type("a search query", text, str, what="a string"))
     terms: list[Term] = []
     seen: set[tuple[str, bool, bool]] = set()
     truncated = False

@@ -3,17 +3,14 @@ which live in errors.py) without loading it."""
 
 from __future__ import annotations
 
-import numbers
-import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from ..checks import parse_entry_id, require_choice, require_int, require_list
 from ..errors import InvalidInputError, InvalidOwnerError
 
 OwnerKind = Literal["entry", "summary"]
 KINDS: tuple[OwnerKind, ...] = ("entry", "summary")
-_HEX_ID = re.compile(r"[0-9a-fA-F]{32}")
 
 
 @dataclass(frozen=True)
@@ -28,19 +25,15 @@ class Owner:
 
     @classmethod
     def entry(cls, hex_id: str) -> Owner:
-        if not isinstance(hex_id, str) or not _HEX_ID.fullmatch(hex_id):
-            raise InvalidOwnerError(f"not an entry id (32 hex digits): {hex_id!r}")
-        return cls("entry", hex_id.lower())
+        return cls("entry", parse_entry_id(hex_id, error=InvalidOwnerError).hex())
 
     @classmethod
     def summary(cls, summary_id: int) -> Owner:
-        if (
-            isinstance(summary_id, bool)
-            or not isinstance(summary_id, numbers.Integral)
-            or int(summary_id) <= 0
-        ):
-            raise InvalidOwnerError(f"not a summary id (a positive integer): {summary_id!r}")
-        return cls("summary", int(summary_id))
+        """A summary by its id: a positive integer (numpy's integers too)."""
+        return cls(
+            "summary",
+            require_int("summary id", summary_id, minimum=1, index=True, error=InvalidOwnerError),
+        )
 
     @classmethod
     def of(cls, value: OwnerLike) -> Owner:
@@ -86,16 +79,10 @@ def check_kinds(kinds: object) -> tuple[OwnerKind, ...]:
     """`kinds` as a search takes it (None: both; one kind; a list of kinds), checked."""
     if kinds is None:
         return KINDS
-    items = [kinds] if isinstance(kinds, str) else kinds
-    if not isinstance(items, Iterable):
-        raise InvalidInputError(
-            f"kinds must be 'entry', 'summary' or a list of them, got {kinds!r}"
-        )
-    chosen = set()
-    for item in items:
-        if item not in KINDS:
-            raise InvalidInputError(f"unknown owner kind {item!r} (use 'entry' or 'summary')")
-        chosen.add(item)
+    items = require_list(
+        "kinds", kinds, single=str, iterable=True, what="'entry', 'summary' or a list of them"
+    )
+    chosen = {require_choice("owner kind", item, KINDS) for item in items}
     if not chosen:
         raise InvalidInputError("kinds is empty: nothing could match")
     return tuple(k for k in KINDS if k in chosen)

@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import scope
-from ..checks import require_bool, require_int, require_model
+from ..checks import require_bool, require_int, require_list, require_model
 from ..context import StoreContext
 from ..errors import (
     InvalidOwnerError,
@@ -85,9 +85,12 @@ class Vectors:
     def put_many(self, owners: Sequence[OwnerLike], vectors: object, *, model: str) -> PutResult:
         """All or nothing: `vectors` is a 2-D array with one row per owner (row i belongs to
         owners[i]); one bad row or unknown owner rejects the whole batch before any write."""
-        if isinstance(owners, (str, bytes)) or not isinstance(owners, Iterable):
-            raise InvalidOwnerError(f"owners must be a list of owners, got {type(owners).__name__}")
-        owner_list = [Owner.of(o) for o in owners]
+        owner_list = [
+            Owner.of(o)
+            for o in require_list(
+                "owners", owners, iterable=True, what="a list of owners", error=InvalidOwnerError
+            )
+        ]
         if not owner_list:
             model = require_model(model)
             if np.size(np.asarray(vectors, dtype=object)) != 0:
