@@ -5,6 +5,12 @@ One module per command, named after it (`import_` for `import`); the parser is b
 only the module a command line names (a hook's `journal read` never imports summaries,
 vectors or the legacy import), and with all of them only for help or a command it does not
 know.
+
+_common.py   the top-level parser, its global options, argparse's side of every command
+_show.py     opening the store, printing, exit codes: all a command shares but the parser
+where.py journal.py summary.py cursor.py vectors.py  the reads and writes of the store
+survey.py import_.py verify.py export.py demo.py  synapt's journals: in, checked, out
+worktree.py doctor.py sync.py  the workspace's worktrees, the store's checks, machines
 """
 
 from __future__ import annotations

@@ -9,6 +9,15 @@ checks run again; it rebuilds what is derived, restores what an id proves, and n
 deletes an entry. Damage no rebuild can trust (a table's pages) is reported with the way
 out.
 
+report.py     Finding, DoctorReport: what doctor says
+rows.py       the checks of the rows, each in its own snapshot, none under the write lock
+pages.py      integrity_check read as what it found: an index, the full-text index, pages
+text.py       text that is not UTF-8, in every TEXT column
+content.py    rows against their own content (ids, derived-at-write columns); restore
+schema.py     the store's schema against schema.sql; triggers, views, indexes remade
+workspace.py  roots, worktrees, the store file, other ids' history, synapt stores
+repairs.py    each finding mended in short writes of its own
+
 Loaded only by doctor: no other path imports this package."""
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """The journal family: entry versions with synapt 0.30.0's semantics.
 
-codec.py     the one definition of an entry row (canonical JSON, ids, columns, decoding)
-order.py     the dedup order and the tie order of sessions, defined once
-entry.py     JournalEntry: validation, and building entries from rows
-journal.py   Journal (`store.journal`): append, read, latest, pending, write
-results.py   what its calls return (with scope, total, elsewhere: see scope.py)
-bulk.py      batch inserts with the state row-by-row inserts leave
-carry.py     carry-forward of unresolved next steps
-forget.py    forget: remove entry versions and every byte of them
-positions.py journal positions (insertion seqs) as cursors and summaries take them
+codec.py      the one definition of an entry row (canonical JSON, ids, columns, decoding)
+order.py      the dedup order and the tie order of sessions, defined once
+entry.py      JournalEntry: validation, and building entries from rows
+journal.py    Journal (`store.journal`): append, read, latest, pending, write
+results.py    what its calls return (with scope, total, elsewhere: see scope.py)
+bulk.py       batch inserts with the state row-by-row inserts leave
+carry.py      carry-forward of unresolved next steps
+forget.py     forget: remove entry versions and every byte of them
+positions.py  journal positions (insertion seqs) as cursors and summaries take them
+deferred.py   the head indexes a bulk load builds after its rows
+wake.py       what synapt's session start reads, in a few index steps (the activated hook)
 """
 
 from __future__ import annotations

@@ -1,0 +1,21 @@
+"""More than one machine: Litestream moves the bytes, a merge by content converges.
+
+sync.py       Sync (`store.sync`): init, run, pull, status, restore, peek, verify
+key.py        the sync key: the same on every clone of a repository
+place.py      `<db>-sync/`: the one private directory beside a store, the names in it
+state.py      what is kept there: config, this machine's id, Litestream's local state
+remote.py     a replica location parsed (file, S3, SFTP), on the backends of
+remote_base.py  every location's base: how far a replica has got, what backends share
+remote_file.py remote_s3.py remote_sftp.py  one backend each
+owner.py      the one-writer claim on a machine's replica (`owner.json`)
+litestream.py  the engine: binary, environment, generated configs, restore, replicate
+merge.py merge_summaries.py merge_vectors.py  another store merged in, by content
+peers.py      what this machine knows of the others (`peers.json`, never in the store)
+pull.py       restore each peer, merge it, scrub what it removed
+pause.py      holding Litestream still for a checkpoint (forget, pulled forgets)
+setup.py      `sync init` and `sync restore`
+run.py        `sync run`: replicate, pull, keep the claim
+status.py     `sync status`: this machine's replication and every peer
+peek.py       `sync peek`: a peer's newest entries from its replica (Litestream's VFS)
+verify.py     `sync verify`: this store and each peer's replica compared, nothing merged
+"""
