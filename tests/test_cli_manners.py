@@ -1,7 +1,8 @@
 """The small things a new user met (issue 16's list), one test each: global options before a
 host command, a store the user cannot write, permission errors as runtime failures, a
 broken pipe, the survey's last line after an import, entries without a session id, the
-reasons given for a byte-order mark and a huge integer, and the README's DELETE recipe."""
+reasons given for a byte-order mark and a huge integer, and the DELETE recipe of
+docs/database.md."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from recall_sqlite.legacy.lines import classify
 
 from .helpers import CLI, new_repo, run_cli, stock_write, user_env
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+DATABASE_DOC = Path(__file__).resolve().parent.parent / "docs" / "database.md"
 
 
 @pytest.fixture
@@ -218,8 +219,8 @@ def test_a_huge_integer_reason_gives_no_python_advice() -> None:
     assert "set_int_max_str_digits" not in fate.detail and "digits" in fate.detail
 
 
-def test_the_readme_delete_recipe_names_the_table() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_docs_delete_recipe_names_the_table() -> None:
+    text = DATABASE_DOC.read_text(encoding="utf-8")
     deletes = [line for line in text.splitlines() if "DELETE FROM" in line]
     assert deletes and all("DELETE FROM journal_entries" in line for line in deletes)
 

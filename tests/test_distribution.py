@@ -1,5 +1,5 @@
 """The project installs as itself: a distribution name not taken on the package index,
-install hints (README, errors) that install this project and name extras it has, a
+install hints (README, docs/, errors) that install this project and name extras it has, a
 `--version`, and a `--help` that lists every command (the host commands included) with
 help for every option."""
 
@@ -22,6 +22,7 @@ from .helpers import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+DOCS = sorted((REPO / "docs").glob("*.md"))
 # Names on the package index that are other projects (checked when the name was chosen).
 TAKEN = {"recall-sqlite", "recall", "recall-cli", "recall-core", "agent-recall"}
 
@@ -49,11 +50,12 @@ def _pip_installs(text: str) -> list[list[str]]:
     return found
 
 
-def test_readme_install_hints_install_this_project() -> None:
+def test_readme_and_docs_install_hints_install_this_project() -> None:
     extras = set(metadata.metadata(dist.NAME).get_all("Provides-Extra") or [])
     assert {"vectors", "compat", "test"} <= extras
-    installs = _pip_installs(README.read_text(encoding="utf-8"))
-    assert len(installs) >= 4
+    texts = [page.read_text(encoding="utf-8") for page in (README, *DOCS)]
+    assert len(_pip_installs(texts[0])) >= 4 and _pip_installs("\n".join(texts[1:]))
+    installs = _pip_installs("\n".join(texts))
     for args in installs:
         assert args, installs
         for req in args:
@@ -63,7 +65,7 @@ def test_readme_install_hints_install_this_project() -> None:
             # index's recall-sqlite.
             assert name.startswith((".", "/")) or _norm(name) == _norm(dist.NAME), req
             assert wanted <= extras, req
-    assert "recall-sqlite[" not in README.read_text(encoding="utf-8")
+    assert not any("recall-sqlite[" in text for text in texts)
 
 
 def test_error_hints_install_this_project_from_where_it_came(

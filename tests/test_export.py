@@ -201,8 +201,9 @@ def test_every_version_in_insertion_order(tmp_path: Path) -> None:
 def test_latest_meaningful_beyond_synapts_window_is_the_documented_difference(
     tmp_path: Path,
 ) -> None:
-    """README "Journal semantics": latest(meaningful) searches the whole scope, synapt the
-    newest 50 sessions. The export keeps every version; synapt answers as it always did."""
+    """docs/journal.md's deliberate differences: latest(meaningful) searches the whole
+    scope, synapt the newest 50 sessions. The export keeps every version; synapt answers as
+    it always did."""
     root = make_workspace(tmp_path)
     with open_store(root) as store:
         store.journal.append(

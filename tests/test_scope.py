@@ -24,7 +24,7 @@ ROW = st.tuples(
 def _reference(
     rows: list[tuple[int, str, int]], wt: int | None, br: str | None
 ) -> tuple[int, int, int]:
-    """(in scope, other worktrees, other branches), as the README says reads count them."""
+    """(in scope, other worktrees, other branches), as docs/journal.md says reads count them."""
     total = other_wt = other_br = 0
     for w, b, n in rows:
         on_branch = br is None or b == br

@@ -278,13 +278,10 @@ def test_shell_written_rows_are_found_and_recipe_runs(tmp_path: Path) -> None:
     with open_store(root) as s:
         assert "shell" in _ids(s.journal.search("gateway"))
         assert s.summaries.search("shell gateway").total == 1
-    # The README recipe, verbatim (the README section of issue 12 shows the same text).
-    recipe = (
-        "SELECT j.timestamp, j.worktree, j.branch,"
-        " snippet(journal_fts, -1, '[', ']', '...', 10) AS hit"
-        " FROM journal_fts JOIN journal j ON j.seq = journal_fts.rowid"
-        " WHERE journal_fts MATCH 'gateway' ORDER BY rank;"
-    )
+    # The recipe docs/search.md shows, verbatim.
+    doc = Path(__file__).resolve().parent.parent / "docs" / "search.md"
+    (line,) = [x for x in doc.read_text(encoding="utf-8").splitlines() if "JOIN journal j" in x]
+    recipe = line[line.index('"') + 1 : line.rindex('"')]
     res = subprocess.run([shell, str(db), recipe], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     lines = res.stdout.strip().splitlines()

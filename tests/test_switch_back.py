@@ -91,7 +91,8 @@ def test_stock_synapt_reads_every_entry_of_each_worktree_after_export(tmp_path: 
         assert len(lines) == len(set(lines))
 
 
-def test_the_readme_says_to_run_it_when_switching_back() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    back = readme[readme.index("**Switching back**") :][:800]
+def test_the_docs_say_to_run_it_when_switching_back() -> None:
+    doc = Path(__file__).resolve().parent.parent / "docs" / "synapt.md"
+    text = doc.read_text(encoding="utf-8")
+    back = text[text.index("**Switching back**") :][:800]
     assert "recall-sqlite export --format synapt --to-buckets" in back
