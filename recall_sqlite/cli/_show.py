@@ -124,12 +124,12 @@ def describe_elsewhere(
 
 
 def _scope_text(scope: dict[str, Any]) -> str:
-    where = "all worktrees" if scope["worktree"] is None else f"worktree {scope['worktree']}"
-    if scope["branch"] is not None:
-        where += f", branch {scope['branch'] or '(none)'}"
-    if scope.get("meaningful"):
-        where += ", meaningful only"
-    return where
+    """A result's scope (its to_dict) as the scope describes itself (scope.py)."""
+    from ..scope import Scope
+
+    return Scope(
+        scope["workspace_id"], scope["worktree"], scope["branch"], bool(scope.get("meaningful"))
+    ).describe()
 
 
 def int_at_least(text: str, minimum: int) -> int:
