@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ..scope import Keys
 from .owners import OwnerKind
+from .stats import OWNER_JOINS
 from .validate import NORMALISE_CHUNK, Float32Matrix, normalise_into, rowwise_dot
 
 # The change log keeps the last max(this, a quarter of the model's rows) generations per
@@ -39,10 +40,7 @@ _UNIT_ROUNDOFF = 2.0**-24
 # one core's memory bandwidth when the cores are free.
 _BLAS_MIN_ELEMENTS = 4_000_000
 
-JOINS = (
-    " LEFT JOIN journal_entries e ON e.seq = v.entry_seq AND e.workspace_id = v.workspace_id"
-    " LEFT JOIN summaries s ON s.id = v.summary_id AND s.workspace_id = v.workspace_id"
-)
+JOINS = OWNER_JOINS
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,14 @@ from typing import Any
 
 from ..context import StoreContext
 
+# The owner of each row of `vectors v`: its entry `e` or its summary `s`, in the same
+# workspace (both NULL for an orphan). One definition for these counts and for what a
+# search chooses (matrix.py), so a count never judges an owner differently from a search.
+OWNER_JOINS = (
+    " LEFT JOIN journal_entries e ON e.seq = v.entry_seq AND e.workspace_id = v.workspace_id"
+    " LEFT JOIN summaries s ON s.id = v.summary_id AND s.workspace_id = v.workspace_id"
+)
+
 
 @dataclass(frozen=True)
 class ModelStats:
@@ -67,9 +75,7 @@ def vector_stats(ctx: StoreContext) -> VectorStats:
         " coalesce(sum(v.dim <> m.dim), 0)"
         " FROM vector_models m"
         " LEFT JOIN vectors v ON v.workspace_id = m.workspace_id AND v.model = m.model"
-        " LEFT JOIN journal_entries e"
-        "   ON e.seq = v.entry_seq AND e.workspace_id = v.workspace_id"
-        " LEFT JOIN summaries s ON s.id = v.summary_id AND s.workspace_id = v.workspace_id"
+        f"{OWNER_JOINS}"
         " WHERE m.workspace_id = ? GROUP BY m.model, m.dim ORDER BY m.model",
         (ws,),
     )
