@@ -213,7 +213,7 @@ def _recover_id(
         else f"the id of the history this store holds (last seen at {elsewhere[0][1]}:"
         " a copied or restored store)"
     )
-    where = f"{root}/.synapt/recall/workspace.json"
+    where = idfile.workspace_file(root)
     if restore:
         idfile.restore_workspace_id(root, uuid)
         warnings.append(f"{where} was missing; restored {what}, {uuid}")
