@@ -39,7 +39,7 @@ from typing import Any
 
 from .checks import require_int, require_text
 from .context import StoreContext
-from .db import scalar
+from .db import as_int, scalar
 from .errors import InvalidInputError
 from .journal.codec import select_list
 from .journal.entry import JournalEntry
@@ -47,6 +47,10 @@ from .journal.journal import Journal
 from .journal.positions import resolve_position
 from .limits import INT64_MAX
 from .timestamps import utc_now_iso
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 # The columns of the journal's row decoder, prefixed for use beside a correlated subquery.
 _ENTRY_COLUMNS = select_list("e")
@@ -224,7 +228,7 @@ class Cursors:
         consumer, branch = _check_consumer(consumer), _check_branch(branch)
         with self._ctx.db.read() as conn:
             position = self._position(conn, consumer, branch)[0]
-            return int(
+            return as_int(
                 scalar(
                     conn,
                     "SELECT count(*) FROM journal_entries WHERE workspace_id = ? AND branch = ?"
@@ -282,14 +286,14 @@ class Cursors:
             cursor = self._cursor(conn, consumer, branch)
         return CursorMove(cursor, previous, target)
 
-    def _position(self, conn: Any, consumer: str, branch: str) -> tuple[int, str | None]:
+    def _position(self, conn: Connection, consumer: str, branch: str) -> tuple[int, str | None]:
         rows = conn.execute(_POSITION_SQL, (self._ctx.workspace_pk, branch, consumer)).fetchall()
-        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, None)
+        return (as_int(rows[0][0]), str(rows[0][1])) if rows else (0, None)
 
-    def _branch_end(self, conn: Any, branch: str) -> int:
-        return int(scalar(conn, _BRANCH_END_SQL, (self._ctx.workspace_pk, branch)))
+    def _branch_end(self, conn: Connection, branch: str) -> int:
+        return as_int(scalar(conn, _BRANCH_END_SQL, (self._ctx.workspace_pk, branch)))
 
-    def _cursor(self, conn: Any, consumer: str, branch: str) -> Cursor:
+    def _cursor(self, conn: Connection, consumer: str, branch: str) -> Cursor:
         position, updated_at = self._position(conn, consumer, branch)
         return Cursor(
             self._ctx.workspace_uuid,
@@ -301,7 +305,7 @@ class Cursors:
         )
 
     def _store(
-        self, conn: Any, consumer: str, branch: str, position: int, *, forward_only: bool
+        self, conn: Connection, consumer: str, branch: str, position: int, *, forward_only: bool
     ) -> None:
         # The max() is evaluated against the row as it is under the write lock, so two
         # processes advancing at once both land on the larger position.
@@ -315,7 +319,9 @@ class Cursors:
             (self._ctx.workspace_pk, branch, consumer, position, utc_now_iso()),
         )
 
-    def _unread(self, conn: Any, consumer: str, branch: str, limit: int | None) -> UnreadResult:
+    def _unread(
+        self, conn: Connection, consumer: str, branch: str, limit: int | None
+    ) -> UnreadResult:
         position = self._position(conn, consumer, branch)[0]
         # One row past the limit tells whether more remain without counting them (a limit
         # at SQLite's largest integer has no row past it: no limit at all).

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from apsw import Connection
+    from apsw import Bindings, Connection, SQLiteValue
 
     from .paths.files import StrPath
 
@@ -56,10 +56,36 @@ RECOVER_HINT = (
 )
 
 
-def scalar(conn: apsw.Connection, sql: str, params: Any = ()) -> Any:
+def scalar(conn: Connection, sql: str, params: Bindings = ()) -> SQLiteValue:
     """The first column of the first row, or None."""
-    rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
+    rows = conn.execute(sql, params).fetchall()
     return rows[0][0] if rows else None
+
+
+# A row's values as apsw types them: any SQLite value. Where a column holds one kind,
+# these say so to the type checker; another kind there is damage (a TypeError, which
+# translate_any reports as a damaged store).
+
+
+def as_int(value: SQLiteValue) -> int:
+    """An INTEGER column's value (a count, a seq, a pragma's answer)."""
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"an integer column holds {type(value).__name__}")
+
+
+def as_str(value: SQLiteValue) -> str:
+    """A TEXT column's value."""
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"a text column holds {type(value).__name__}")
+
+
+def as_bytes(value: SQLiteValue) -> bytes:
+    """A BLOB column's value (an id, a vector's bytes)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"a blob column holds {type(value).__name__}")
 
 
 def _wal_size(path: str) -> int:
@@ -69,7 +95,7 @@ def _wal_size(path: str) -> int:
         return 0
 
 
-def harden(conn: apsw.Connection) -> None:
+def harden(conn: Connection) -> None:
     """SQLite's hardening for files that other tools (a shell, a cloned repository) may
     have written: no schema corruption through writable_schema or shadow tables, no
     functions with side effects reachable from triggers and views, no double-quoted
@@ -197,7 +223,7 @@ class Database:
 
     # -- opening --------------------------------------------------------------------
 
-    def _connect(self, force: bool) -> apsw.Connection:
+    def _connect(self, force: bool) -> Connection:
         path = self.file
         if os.path.isdir(path):
             raise WorkspaceError(
@@ -226,7 +252,7 @@ class Database:
         self._create()
         return self._session()
 
-    def _session(self) -> apsw.Connection:
+    def _session(self) -> Connection:
         """The connection, configured and checked, the schema brought up to date."""
         path = self.file
         try:
@@ -241,7 +267,7 @@ class Database:
         except apsw.Error as exc:
             raise translate(exc, path) from None
 
-    def _configured(self, conn: apsw.Connection) -> apsw.Connection:
+    def _configured(self, conn: Connection) -> Connection:
         try:
             self._configure(conn)
         except BaseException:
@@ -249,7 +275,7 @@ class Database:
             raise
         return conn
 
-    def _configure(self, conn: apsw.Connection) -> None:
+    def _configure(self, conn: Connection) -> None:
         path = self.file
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         harden(conn)
@@ -330,7 +356,7 @@ class Database:
                 except OSError:
                     pass
 
-    def _open(self, path: str) -> apsw.Connection:
+    def _open(self, path: str) -> Connection:
         if not self.read_only:
             # No SQLITE_OPEN_CREATE: only _create makes a store file.
             return apsw.Connection(path, flags=apsw.SQLITE_OPEN_READWRITE)
@@ -369,11 +395,11 @@ class Database:
         )
 
     @staticmethod
-    def _user_version(conn: apsw.Connection) -> int:
-        return int(scalar(conn, "PRAGMA user_version"))
+    def _user_version(conn: Connection) -> int:
+        return as_int(scalar(conn, "PRAGMA user_version"))
 
-    def _check_identity(self, conn: apsw.Connection) -> None:
-        app_id = int(scalar(conn, "PRAGMA application_id"))
+    def _check_identity(self, conn: Connection) -> None:
+        app_id = as_int(scalar(conn, "PRAGMA application_id"))
         version = self._user_version(conn)
         if app_id not in (0, APPLICATION_ID):
             raise ForeignDatabaseError(
@@ -392,7 +418,7 @@ class Database:
                 f"up to {SCHEMA_VERSION}: upgrade recall-sqlite"
             )
 
-    def _apply_schema(self, conn: apsw.Connection) -> None:
+    def _apply_schema(self, conn: Connection) -> None:
         """A new file gets the latest schema whole; an older one runs each missing step in
         its own transaction (see migrations/), with foreign keys off as SQLite's table
         rebuild procedure requires (a step checks them itself before it commits)."""
@@ -459,7 +485,7 @@ class Database:
                 "nothing was written: open the store again"
             )
 
-    def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+    def query(self, sql: str, params: Bindings = ()) -> list[tuple[Any, ...]]:
         """One statement, no explicit transaction."""
         with self.lock:
             try:
@@ -472,7 +498,7 @@ class Database:
             self.conn.close()
 
 
-def _rollback(conn: apsw.Connection) -> None:
+def _rollback(conn: Connection) -> None:
     """ROLLBACK, when SQLite has not rolled back already (a full disk does): the error
     that matters is the first one, not "no transaction is active"."""
     try:
@@ -487,7 +513,7 @@ class _Read:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def __enter__(self) -> apsw.Connection:
+    def __enter__(self) -> Connection:
         db = self.db
         db.lock.acquire()
         try:
@@ -524,7 +550,7 @@ class _Scratch:
         self.lifted = False
         self.inner = _Read(db)
 
-    def __enter__(self) -> apsw.Connection:
+    def __enter__(self) -> Connection:
         self.db.lock.acquire()
         try:
             self.lifted = bool(scalar(self.db.conn, "PRAGMA query_only"))
@@ -557,7 +583,7 @@ class _Write:
         self.db = db
         self.wait = wait
 
-    def __enter__(self) -> apsw.Connection:
+    def __enter__(self) -> Connection:
         db = self.db
         db.lock.acquire()
         try:

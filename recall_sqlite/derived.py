@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from apsw import Connection
+
 _ORDER = order_by()
 
 
@@ -112,12 +114,12 @@ def _scope(workspace_pk: int | None, alias: str = "") -> tuple[str, list[Any]]:
     return f"{a}workspace_id = ?", [workspace_pk]
 
 
-def _rows(conn: Any, sql: str, params: Iterable[Any]) -> list[tuple[Any, ...]]:
+def _rows(conn: Connection, sql: str, params: Iterable[Any]) -> list[tuple[Any, ...]]:
     rows: list[tuple[Any, ...]] = conn.execute(sql, list(params)).fetchall()
     return rows
 
 
-def check(conn: Any, workspace_pk: int | None = None) -> list[Difference]:
+def check(conn: Connection, workspace_pk: int | None = None) -> list[Difference]:
     """Every difference between the stored derived state and its definition, for one
     workspace or the whole file. Read-only; run inside one read transaction for a
     consistent answer."""
@@ -276,7 +278,7 @@ SELECT id, superseded_by, successor FROM (
  WHERE superseded_by IS NOT successor"""
 
 
-def rebuild_summary_chains(conn: Any, workspace_pk: int | None = None) -> int:
+def rebuild_summary_chains(conn: Connection, workspace_pk: int | None = None) -> int:
     """Relink every summary to its successor by the definition (inside the caller's
     write); how many links changed."""
     where, params = _scope(workspace_pk)
@@ -287,7 +289,9 @@ def rebuild_summary_chains(conn: Any, workspace_pk: int | None = None) -> int:
     return len(wrong)
 
 
-def recount(conn: Any, workspace_pk: int, branch: str, worktree_pk: int | None = None) -> None:
+def recount(
+    conn: Connection, workspace_pk: int, branch: str, worktree_pk: int | None = None
+) -> None:
     """Set one count row (the workspace's, or with `worktree_pk` the worktree's, on
     `branch`) from the stored heads (inside the caller's write; correct once the heads
     are): the per-scope repair, one index range instead of a pass over every entry."""
@@ -351,7 +355,7 @@ class Rebuilt(Frozen):
 
 
 def rebuild(
-    conn: Any,
+    conn: Connection,
     workspace_pk: int | None = None,
     *,
     sessions: Iterable[str] | None = None,
@@ -403,7 +407,7 @@ def rebuild(
     return Rebuilt(changed_heads, changed_counts, changed_vectors, orphans, links)
 
 
-def move_versions(conn: Any, workspace_pk: int, target_pk: int, seqs: Iterable[int]) -> int:
+def move_versions(conn: Connection, workspace_pk: int, target_pk: int, seqs: Iterable[int]) -> int:
     """Move entry versions to the worktree `target_pk`, inside the caller's write: the one
     change an entry row takes after its insert (re-homing an imported source, a merge
     filing a version under the smaller worktree key). The journal_rehome guard row opens
@@ -445,7 +449,9 @@ def move_versions(conn: Any, workspace_pk: int, target_pk: int, seqs: Iterable[i
     return len(moved)
 
 
-def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str, params: list[Any]) -> int:
+def _rebuild_counts(
+    conn: Connection, workspace_pk: int | None, where: str, params: list[Any]
+) -> int:
     # Called after the heads of `where` were rebuilt: the stored heads are the definition's.
     changed = 0
     for table, keys, want in (
@@ -474,13 +480,13 @@ def _rebuild_counts(conn: Any, workspace_pk: int | None, where: str, params: lis
     return changed
 
 
-def rebuild_vectors(conn: Any, workspace_pk: int | None = None) -> tuple[int, int]:
+def rebuild_vectors(conn: Connection, workspace_pk: int | None = None) -> tuple[int, int]:
     """The vectors' copies of their owners, their per-model counts, no orphans (inside the
     caller's write): (rows changed, orphans deleted)."""
     return _rebuild_vectors(conn, workspace_pk)
 
 
-def _rebuild_vectors(conn: Any, workspace_pk: int | None) -> tuple[int, int]:
+def _rebuild_vectors(conn: Connection, workspace_pk: int | None) -> tuple[int, int]:
     vwhere, vparams = _scope(workspace_pk, "v")
     where, params = _scope(workspace_pk)
     # Orphans first: their owner is gone, so there is nothing to copy from.

@@ -9,13 +9,15 @@ filesystem here: callers say what they saw."""
 from __future__ import annotations
 
 from ._record import Frozen
-from .db import Database, scalar
+from .db import Database, as_int, scalar
 from .errors import BusyError, InvalidInputError
 from .timestamps import is_after, now_us, utc_now_iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from apsw import Bindings, Connection
 
 # How stale a root's last_seen may get before an open refreshes it: keeps opens read-only
 # in the common case, so a burst of hook processes does not queue on the write lock.
@@ -130,7 +132,7 @@ def _record(db: Database, s: Sighting, *, wait: bool) -> tuple[int, int]:
             " ON CONFLICT (uuid) DO UPDATE SET last_seen = excluded.last_seen",
             (s.uuid, now, now),
         )
-        workspace_pk = int(scalar(conn, "SELECT id FROM workspaces WHERE uuid = ?", (s.uuid,)))
+        workspace_pk = as_int(scalar(conn, "SELECT id FROM workspaces WHERE uuid = ?", (s.uuid,)))
         conn.execute(
             "INSERT INTO workspace_roots (workspace_id, root, first_seen, last_seen)"
             " VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, root)"
@@ -144,7 +146,13 @@ def _record(db: Database, s: Sighting, *, wait: bool) -> tuple[int, int]:
 
 
 def ensure_worktree(
-    conn: Any, workspace_pk: int, key: str, name: str, root: str | None, *, now: str | None = None
+    conn: Connection,
+    workspace_pk: int,
+    key: str,
+    name: str,
+    root: str | None,
+    *,
+    now: str | None = None,
 ) -> int:
     """The worktree's id, recording it if it is new (inside the caller's write). `root`
     None: known only from an imported file, which neither clears a recorded root nor
@@ -158,7 +166,7 @@ def ensure_worktree(
         " gone_at = CASE WHEN excluded.root IS NULL THEN gone_at END",
         (workspace_pk, key, name, root, now, now),
     )
-    return int(
+    return as_int(
         scalar(
             conn, "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?", (workspace_pk, key)
         )
@@ -205,7 +213,7 @@ def uuids_at_root(db: Database, root: str) -> list[str]:
     ]
 
 
-def root_sightings(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
+def root_sightings(conn: Connection, workspace_pk: int) -> list[tuple[str, str]]:
     """(root, first seen) of every root the workspace was seen at (inside a read)."""
     return [
         (str(r), str(f))
@@ -216,7 +224,7 @@ def root_sightings(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
     ]
 
 
-def worktree_roots(conn: Any, workspace_pk: int) -> list[tuple[str, str]]:
+def worktree_roots(conn: Connection, workspace_pk: int) -> list[tuple[str, str]]:
     """(key, root) of every worktree with a recorded root not acknowledged gone (inside a
     read)."""
     return [
@@ -243,7 +251,7 @@ def gone_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
 # -- the sync key (sync/) ------------------------------------------------------------------
 
 
-def _query(db: Any, sql: str, params: Any) -> list[tuple[Any, ...]]:
+def _query(db: Any, sql: str, params: Bindings) -> list[tuple[Any, ...]]:
     """Rows from a Database or a bare apsw connection (a peer read through a VFS)."""
     if isinstance(db, Database):
         return db.query(sql, params)
@@ -298,7 +306,7 @@ def worktree_names(db: Any, workspace_pk: int) -> dict[int, tuple[str, str]]:
     }
 
 
-def move_worktree(conn: Any, workspace_pk: int, key: str, root: str) -> None:
+def move_worktree(conn: Connection, workspace_pk: int, key: str, root: str) -> None:
     """Record a worktree's new root (git knows it moved there), inside the caller's write."""
     conn.execute(
         "UPDATE worktrees SET root = ?, gone_at = NULL WHERE workspace_id = ? AND key = ?",
@@ -306,7 +314,7 @@ def move_worktree(conn: Any, workspace_pk: int, key: str, root: str) -> None:
     )
 
 
-def mark_gone(conn: Any, workspace_pk: int, key: str) -> None:
+def mark_gone(conn: Connection, workspace_pk: int, key: str) -> None:
     """Acknowledge that a worktree's root is gone (inside the caller's write): its rows,
     root included, stay as history."""
     conn.execute(
@@ -315,14 +323,14 @@ def mark_gone(conn: Any, workspace_pk: int, key: str) -> None:
     )
 
 
-def forget_root(conn: Any, workspace_pk: int, root: str) -> None:
+def forget_root(conn: Connection, workspace_pk: int, root: str) -> None:
     """Drop a root the workspace was seen at and has left (moved), inside a write."""
     conn.execute(
         "DELETE FROM workspace_roots WHERE workspace_id = ? AND root = ?", (workspace_pk, root)
     )
 
 
-def retire_worktree(conn: Any, workspace_pk: int, key: str) -> bool:
+def retire_worktree(conn: Connection, workspace_pk: int, key: str) -> bool:
     """After its entries were forgotten: remove a worktree's row (and its empty counts)
     when nothing refers to it any more, else mark it gone. True if the row went."""
     pk = conn.execute(
@@ -330,7 +338,7 @@ def retire_worktree(conn: Any, workspace_pk: int, key: str) -> bool:
     ).fetchall()
     if not pk:
         return False
-    wt = int(pk[0][0])
+    wt = as_int(pk[0][0])
     used = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM journal_entries WHERE worktree_id = ?1)"
         " OR EXISTS (SELECT 1 FROM import_sources WHERE worktree_id = ?1)",
@@ -353,7 +361,7 @@ def drop_paths(db: Database) -> None:
         conn.execute("UPDATE worktrees SET root = NULL WHERE root IS NOT NULL")
 
 
-def other_histories(conn: Any, workspace_pk: int) -> list[tuple[str, int]]:
+def other_histories(conn: Connection, workspace_pk: int) -> list[tuple[str, int]]:
     """(workspace id, entries) of the other workspaces the file holds entries of (inside a
     read)."""
     return [

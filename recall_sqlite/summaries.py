@@ -37,13 +37,15 @@ from .checks import (
     require_text,
 )
 from .context import StoreContext
-from .db import merge_fts, scalar
+from .db import as_bytes, as_int, merge_fts, scalar
 from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
 from .journal.positions import journal_end, resolve_position
 from .timestamps import datetime_us, iso_utc, now_us, parse_timestamp
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from apsw import Connection
 
     # What the store composes in for `search` (search/ depends on this family).
     Searcher = Callable[..., Any]
@@ -283,7 +285,7 @@ class Summaries:
             uid = summary_uid(
                 branch, kind, text, created_at, author, covers_from, covers_to, sources
             )
-            new_id = int(
+            new_id = as_int(
                 scalar(
                     conn,
                     "INSERT INTO summaries (workspace_id, branch, kind, text, created_at,"
@@ -432,9 +434,9 @@ class Summaries:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _seq_of(self, conn: Any, raw_ids: builtins.list[bytes]) -> dict[bytes, int]:
+    def _seq_of(self, conn: Connection, raw_ids: builtins.list[bytes]) -> dict[bytes, int]:
         return {
-            bytes(i): int(s)
+            as_bytes(i): as_int(s)
             for i, s in conn.execute(
                 "SELECT e.id, e.seq FROM json_each(?) j CROSS JOIN journal_entries e"
                 " ON e.workspace_id = ? AND e.id = unhex(j.value)",
@@ -442,7 +444,7 @@ class Summaries:
             ).fetchall()
         }
 
-    def _resolve_ids(self, conn: Any, raw_ids: builtins.list[bytes]) -> builtins.list[int]:
+    def _resolve_ids(self, conn: Connection, raw_ids: builtins.list[bytes]) -> builtins.list[int]:
         found = self._seq_of(conn, raw_ids)
         missing = [r.hex() for r in raw_ids if r not in found]
         if missing:
@@ -452,7 +454,7 @@ class Summaries:
             raise UnknownEntryError(f"covers names entries not in this workspace: {shown}")
         return sorted(int(found[r]) for r in raw_ids)
 
-    def _one(self, conn: Any, summary_id: int) -> Summary:
+    def _one(self, conn: Connection, summary_id: int) -> Summary:
         rows = conn.execute(
             f"{_SELECT} WHERE s.id = ? AND s.workspace_id = ?", (summary_id, self._ctx.workspace_pk)
         ).fetchall()

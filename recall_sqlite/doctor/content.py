@@ -19,12 +19,16 @@ from typing import Any
 
 from .. import derived
 from .. import synapt_layout as layout
-from ..db import scalar
+from ..db import as_bytes, as_int, as_str, scalar
 from ..errors import InvalidInputError
 from ..journal import codec
 from ..summaries import summary_uid
 from ..timestamps import parse_timestamp
 from .report import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Bindings, Connection, SQLiteValue
 
 TIE = "recall_doctor_tie"
 FLAGS = layout.BOOL_FIELDS
@@ -47,16 +51,17 @@ _SELECT = (
 _ID_BITS = 2
 
 
-def _tie(session: bytes | None, entry_id: bytes) -> int | None:
+def _tie(*args: SQLiteValue) -> int | None:
+    session, entry_id = args  # (an SQL function's arguments: any SQLite value)
     if session is None:
         return None
     try:
-        return codec.tie_key(session.decode("utf-8"), bytes(entry_id))
+        return codec.tie_key(as_bytes(session).decode("utf-8"), as_bytes(entry_id))
     except UnicodeDecodeError:
         return None  # undecodable: doctor/text.py reports the row
 
 
-def register(conn: Any) -> None:
+def register(conn: Connection) -> None:
     conn.create_scalar_function(TIE, _tie, 2, deterministic=True)
 
 
@@ -179,7 +184,7 @@ def recover(row: Row) -> tuple[dict[str, bytes | None], dict[str, int], bytes] |
     return None
 
 
-def check_derived(conn: Any) -> list[Finding]:
+def check_derived(conn: Connection) -> list[Finding]:
     """rich, meaningful and sid_order against the content (every doctor)."""
     register(conn)
     rows = conn.execute(
@@ -187,7 +192,7 @@ def check_derived(conn: Any) -> list[Finding]:
         f" OR meaningful IS NOT {_MEANINGFUL_SQL}"
         f" OR sid_order IS NOT coalesce({TIE}(CAST(session_id AS BLOB), id), sid_order)"
     ).fetchall()
-    return [_derived_finding([int(r[0]) for r in rows])] if rows else []
+    return [_derived_finding([as_int(r[0]) for r in rows])] if rows else []
 
 
 def _derived_finding(seqs: list[int]) -> Finding:
@@ -203,7 +208,7 @@ def _derived_finding(seqs: list[int]) -> Finding:
     )
 
 
-def check_deep(conn: Any) -> list[Finding]:
+def check_deep(conn: Connection) -> list[Finding]:
     """Every entry re-hashed from its content (--deep): the id and ts_us too."""
     wrong_id: list[int] = []
     wrong_derived: list[int] = []
@@ -239,7 +244,7 @@ def content_finding(seqs: list[int]) -> Finding:
 
 
 @contextlib.contextmanager
-def lifted(conn: Any, *triggers: str) -> Iterator[None]:
+def lifted(conn: Connection, *triggers: str) -> Iterator[None]:
     """Inside the caller's write: `triggers` dropped, and made again from their own SQL
     before the write commits (DDL is transactional: a failure brings them back)."""
     saved = [
@@ -257,10 +262,10 @@ def lifted(conn: Any, *triggers: str) -> Iterator[None]:
     yield
     for _, sql in saved:
         if sql:
-            conn.execute(sql)
+            conn.execute(as_str(sql))
 
 
-def _rows(conn: Any, seqs: list[int]) -> list[Row]:
+def _rows(conn: Connection, seqs: list[int]) -> list[Row]:
     return [
         Row(r)
         for r in conn.execute(
@@ -307,7 +312,7 @@ def _needs_recovery(row: Row) -> bool:
 
 
 def _rewrite(
-    conn: Any, row: Row, raw: dict[str, bytes | None], flags: dict[str, int], eid: bytes
+    conn: Connection, row: Row, raw: dict[str, bytes | None], flags: dict[str, int], eid: bytes
 ) -> None:
     _, ts_us, rich, meaningful, sid = expected(raw, flags)
     text = {c: None if v is None else v.decode("utf-8") for c, v in raw.items()}
@@ -402,11 +407,11 @@ class _Summary:
             return False
 
 
-def _summaries(conn: Any, where: str = "", params: Any = ()) -> list[_Summary]:
+def _summaries(conn: Connection, where: str = "", params: Bindings = ()) -> list[_Summary]:
     return [_Summary(r) for r in conn.execute(_SUMMARY_SELECT + where, params).fetchall()]
 
 
-def check_summaries(conn: Any) -> list[Finding]:
+def check_summaries(conn: Connection) -> list[Finding]:
     """Each summary against its content id and its created_at (--deep)."""
     wrong = [x.id for x in _summaries(conn) if not x.whole()]
     if not wrong:

@@ -11,8 +11,13 @@ from typing import Any
 
 import apsw
 
+from ..db import as_int
 from ..errors import RecallError
 from .report import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 _INDEX = re.compile(
     r"(?:missing from index|wrong # of entries in index|non-unique entry in index) (\S+)"
@@ -32,7 +37,7 @@ def way_out(path: str) -> str:
     )
 
 
-def check(conn: Any, path: str) -> list[Finding]:
+def check(conn: Connection, path: str) -> list[Finding]:
     problems: list[str] = []
     try:
         for r in conn.execute("PRAGMA integrity_check(1000)"):
@@ -48,7 +53,7 @@ def check(conn: Any, path: str) -> list[Finding]:
         ).fetchall()
     except apsw.Error:
         schema = []
-    roots = {int(r[0]): (str(r[1]), str(r[2])) for r in schema}
+    roots = {as_int(r[0]): (str(r[1]), str(r[2])) for r in schema}
     table_of = {str(r[2]): str(r[3]) for r in schema}
     indexes: dict[str, list[str]] = {}
     tables: dict[str, list[str]] = {}

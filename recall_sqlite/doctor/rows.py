@@ -16,6 +16,7 @@ from typing import Any
 import apsw
 
 from .. import derived
+from ..db import as_int
 from ..errors import RecallError
 from ..search.index import check_index
 from . import content, pages, schema, text
@@ -23,6 +24,8 @@ from .report import Finding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from apsw import Connection
+
     from ..context import StoreContext
 
 _JSON_OK = (
@@ -65,7 +68,7 @@ def run(ctx: StoreContext, *, deep: bool) -> list[Finding]:
     db = ctx.db
     path = str(db.path)
 
-    def integrity(conn: Any) -> list[Finding]:
+    def integrity(conn: Connection) -> list[Finding]:
         return pages.check(conn, path)
 
     beside: _Beside | None = None
@@ -134,7 +137,7 @@ def guarded(name: str, step: Callable[..., list[Finding]], *args: Any) -> list[F
         ]
 
 
-def _foreign_keys(conn: Any) -> list[Finding]:
+def _foreign_keys(conn: Connection) -> list[Finding]:
     fk = conn.execute("PRAGMA foreign_key_check").fetchall()
     if not fk:
         return []
@@ -150,7 +153,7 @@ def _foreign_keys(conn: Any) -> list[Finding]:
     ]
 
 
-def _derived(conn: Any) -> list[Finding]:
+def _derived(conn: Connection) -> list[Finding]:
     return [
         Finding(d.kind, "error", d.detail, True, d.to_dict(), fix=d.rows)
         for d in derived.check(conn)
@@ -174,11 +177,11 @@ def _index(db: Any, deep: bool) -> list[Finding]:
     ]
 
 
-def _json(conn: Any) -> list[Finding]:
+def _json(conn: Connection) -> list[Finding]:
     rows = conn.execute(
         f"SELECT seq FROM journal_entries WHERE NOT ({_JSON_OK}) LIMIT 20"
     ).fetchall()
-    bad = [int(r[0]) for r in rows]
+    bad = [as_int(r[0]) for r in rows]
     if not bad:
         return []
     return [
@@ -192,7 +195,7 @@ def _json(conn: Any) -> list[Finding]:
     ]
 
 
-def _guards(conn: Any) -> list[Finding]:
+def _guards(conn: Connection) -> list[Finding]:
     out = []
     guard = conn.execute("SELECT workspace_id FROM journal_bulk").fetchall()
     if guard:
@@ -202,7 +205,7 @@ def _guards(conn: Any) -> list[Finding]:
                 "error",
                 "journal_bulk is not empty: inserts of those workspaces skip the dedup trigger",
                 True,
-                {"workspaces": [int(r[0]) for r in guard]},
+                {"workspaces": [as_int(r[0]) for r in guard]},
             )
         )
     rehome = conn.execute("SELECT count(*) FROM journal_rehome").fetchall()

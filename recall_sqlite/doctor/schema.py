@@ -17,6 +17,10 @@ from ..search.index import rebuild_index
 from .pages import way_out
 from .report import Finding
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
+
 # The full-text indexes: virtual tables whose every row is derived, with their shadows.
 _FTS = ("journal_fts", "summaries_fts")
 # SQLite's own objects, and Litestream's (its `_litestream_seq` and `_litestream_lock`
@@ -32,7 +36,7 @@ def normalise(sql: object) -> str:
     return re.sub(r"\s*([(),;=])\s*", r"\1", text)
 
 
-def _objects(conn: Any) -> dict[tuple[str, str], tuple[str, str]]:
+def _objects(conn: Connection) -> dict[tuple[str, str], tuple[str, str]]:
     """(type, name) -> (normalised SQL, SQL as written) of every object of the schema."""
     return {
         (str(t), str(n)): (normalise(sql), str(sql or ""))
@@ -56,14 +60,14 @@ def _fts_of(kind: str, name: str) -> str | None:
     return next((f for f in _FTS if name in (f, *(f"{f}_{s}" for s in _SHADOWS))), None)
 
 
-def differences(conn: Any) -> list[tuple[str, str]]:
+def differences(conn: Connection) -> list[tuple[str, str]]:
     """(type, name) of every object missing, extra or changed."""
     want, got = expected(), _objects(conn)
     keys = set(want) | set(got)
     return sorted(k for k in keys if want.get(k, ("",))[0] != got.get(k, ("",))[0])
 
 
-def check(conn: Any, path: str) -> list[Finding]:
+def check(conn: Connection, path: str) -> list[Finding]:
     wrong = differences(conn)
     if not wrong:
         return []

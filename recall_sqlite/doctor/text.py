@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..db import as_int
 from .report import Finding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 # The tables of the store's schema that hold text; the full-text index's shadow tables
 # (rebuilt from the rows) and SQLite's own are not.
@@ -27,11 +32,11 @@ def _bad_utf8(*values: Any) -> int | None:
     return None
 
 
-def register(conn: Any) -> None:
+def register(conn: Connection) -> None:
     conn.create_scalar_function(FUNCTION, _bad_utf8, -1, deterministic=True)
 
 
-def _text_tables(conn: Any) -> list[tuple[str, list[str], list[str]]]:
+def _text_tables(conn: Connection) -> list[tuple[str, list[str], list[str]]]:
     """(table, its TEXT columns, the columns that identify a row) of the store's tables."""
     out = []
     for (name,) in conn.execute(
@@ -42,7 +47,7 @@ def _text_tables(conn: Any) -> list[tuple[str, list[str], list[str]]]:
             continue
         info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
         text = [str(r[1]) for r in info if str(r[2]).upper() == "TEXT"]
-        keys = [str(r[1]) for r in sorted(info, key=lambda r: r[5]) if r[5]]
+        keys = [str(r[1]) for r in sorted(info, key=lambda r: as_int(r[5])) if r[5]]
         rowid = not conn.execute(
             "SELECT 1 FROM sqlite_schema WHERE name = ? AND sql LIKE '%WITHOUT ROWID%'", (name,)
         ).fetchall()
@@ -51,7 +56,7 @@ def _text_tables(conn: Any) -> list[tuple[str, list[str], list[str]]]:
     return out
 
 
-def scan(conn: Any) -> list[tuple[str, tuple[Any, ...], str]]:
+def scan(conn: Connection) -> list[tuple[str, tuple[Any, ...], str]]:
     """(table, the row's key values as stored bytes, column) of every undecodable value."""
     register(conn)
     found: list[tuple[str, tuple[Any, ...], str]] = []
@@ -61,11 +66,11 @@ def scan(conn: Any) -> list[tuple[str, tuple[Any, ...], str]]:
         for row in conn.execute(
             f'SELECT {FUNCTION}({casts}) AS bad, {key_sql} FROM "{table}" WHERE bad IS NOT NULL'
         ).fetchall():
-            found.append((table, tuple(row[1:]), columns[int(row[0])]))
+            found.append((table, tuple(row[1:]), columns[as_int(row[0])]))
     return found
 
 
-def check(conn: Any) -> list[Finding]:
+def check(conn: Connection) -> list[Finding]:
     bad = scan(conn)
     if not bad:
         return []

@@ -21,9 +21,14 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from ..db import as_int
 from ..errors import StoreError
 from .codec import ROW_COLUMNS
 from .order import py_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 
 class Stored(NamedTuple):
@@ -63,7 +68,7 @@ _INDEX_SQL = (
 
 
 def bulk_insert(
-    conn: Any, rows: Sequence[Sequence[Any]], *, burn_duplicates: bool = False
+    conn: Connection, rows: Sequence[Sequence[Any]], *, burn_duplicates: bool = False
 ) -> dict[bytes, Stored]:
     """Insert journal rows (values in codec.ROW_COLUMNS order) as if each had gone through
     codec.INSERT_SQL (`ON CONFLICT (workspace_id, id) DO NOTHING`) in turn: same seqs,
@@ -120,7 +125,7 @@ def _number(
 
 
 def _stored_heads(
-    conn: Any, ws: int, fresh: list[tuple[int, Sequence[Any]]]
+    conn: Connection, ws: int, fresh: list[tuple[int, Sequence[Any]]]
 ) -> dict[tuple[Any, ...], list[_Head]]:
     """The heads the touched sessions hold already, keyed (0, session) for head_ws and
     (1, worktree, session) for head_wt (one each in a consistent store; a list, to replay
@@ -202,7 +207,7 @@ def _replay(
     return out
 
 
-def _write(conn: Any, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -> None:
+def _write(conn: Connection, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -> None:
     """The rows with their final flags; the demotions of stored heads one UPDATE each, in
     the order the trigger path would have made them (so the count and vector triggers
     fire for them as they would have); the counts of the new heads in one upsert each."""
@@ -248,7 +253,7 @@ def _add(counts: dict[tuple[Any, ...], list[int]], key: Any, heads: int, meaning
         c[1] += meaningful
 
 
-def _existing(conn: Any, ws: int, ids: list[bytes]) -> dict[bytes, Stored]:
+def _existing(conn: Connection, ws: int, ids: list[bytes]) -> dict[bytes, Stored]:
     """The ids already stored in the workspace."""
     found: dict[bytes, Stored] = {}
     for rid, seq in conn.execute(
@@ -260,16 +265,16 @@ def _existing(conn: Any, ws: int, ids: list[bytes]) -> dict[bytes, Stored]:
     return found
 
 
-def _next_base(conn: Any) -> int:
+def _next_base(conn: Connection) -> int:
     """The seq AUTOINCREMENT would hand out next, minus one."""
     row = conn.execute(
         "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal_entries'), 0),"
         " coalesce((SELECT max(seq) FROM journal_entries), 0))"
     ).fetchall()
-    return int(row[0][0])
+    return as_int(row[0][0])
 
 
-def _set_sequence(conn: Any, value: int) -> None:
+def _set_sequence(conn: Connection, value: int) -> None:
     """Record burnt seqs as a conflicting INSERT does (its number is never handed out)."""
     conn.execute(
         "UPDATE sqlite_sequence SET seq = ? WHERE name = 'journal_entries' AND seq < ?",

@@ -29,6 +29,10 @@ import apsw
 
 from ..migrations import schema_objects
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Bindings, Connection
+
 # The head indexes (schema.sql), in its order.
 DEFERRED = (
     "journal_heads_wt",
@@ -49,7 +53,7 @@ def statements() -> dict[str, str]:
     return {name: made[name] for name in DEFERRED}
 
 
-def missing(conn: Any) -> list[str]:
+def missing(conn: Connection) -> list[str]:
     """The deferred indexes the store lacks, in DEFERRED's order."""
     have = {
         str(n)
@@ -60,13 +64,13 @@ def missing(conn: Any) -> list[str]:
     return [n for n in statements() if n not in have]
 
 
-def drop(conn: Any) -> None:
+def drop(conn: Connection) -> None:
     """Drop every deferred index, inside the caller's write transaction."""
     for name in statements():
         conn.execute(f'DROP INDEX IF EXISTS "{name}"')
 
 
-def build(conn: Any) -> list[str]:
+def build(conn: Connection) -> list[str]:
     """Make every missing deferred index from schema.sql, inside the caller's write
     transaction; the names made."""
     made = missing(conn)
@@ -84,7 +88,7 @@ def is_missing_index(exc: BaseException) -> bool:
 _T = TypeVar("_T")
 
 
-def hinted(conn: Any, look: Callable[[Any], _T]) -> _T:
+def hinted(conn: Connection, look: Callable[[Any], _T]) -> _T:
     """`look(conn)`; where an index its statements name (`INDEXED BY`) is missing, as one
     of these is while a load has yet to build it, the same statements again without their
     hints, in the same snapshot."""
@@ -99,10 +103,10 @@ def hinted(conn: Any, look: Callable[[Any], _T]) -> _T:
 class _Unhinted:
     """A connection whose statements run without their `INDEXED BY` clauses."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def execute(self, sql: str, params: Any = ()) -> Any:
+    def execute(self, sql: str, params: Bindings = ()) -> Any:
         import re
 
         return self._conn.execute(re.sub(r" INDEXED BY \w+", "", sql), params)

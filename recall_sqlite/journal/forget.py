@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from .._record import Frozen
 from ..checks import parse_entry_id, require_bool, require_text
+from ..db import as_bytes, as_int, as_str, merge_fts
 from ..db import checkpoint as checkpoint
-from ..db import merge_fts
 from ..errors import InvalidInputError, UnknownEntryError
 
 # The store-wide checkpoint is the engine's (db.py); its name stays here for sync/run.py.
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from contextlib import AbstractContextManager
     from typing import Any
+
+    from apsw import Connection
 
     # The hook the store composes in: (the forgotten versions, scrub_sources) -> outcome.
     FilesHook = Callable[[tuple["ForgetTarget", ...], bool], "FileOutcome"]
@@ -251,7 +253,7 @@ def forget(
     )
 
 
-def _forgotten_before(conn: Any, ws: int, ids: list[bytes]) -> set[bytes]:
+def _forgotten_before(conn: Connection, ws: int, ids: list[bytes]) -> set[bytes]:
     """The given ids that are tombstoned and have no row any more."""
     out = set()
     for raw in ids:
@@ -267,7 +269,7 @@ def _forgotten_before(conn: Any, ws: int, ids: list[bytes]) -> set[bytes]:
 
 
 def _forget_targets(
-    conn: Any, targets: list[tuple[int, bytes, str, str]]
+    conn: Connection, targets: list[tuple[int, bytes, str, str]]
 ) -> tuple[ForgetTarget, ...]:
     """The versions as the files hook sees them, read before their rows go."""
     import json
@@ -283,7 +285,7 @@ def _forget_targets(
         texts: list[str] = []
         for column in (done, decisions, steps):
             try:
-                items = json.loads(column)
+                items = json.loads(as_str(column))
             except (TypeError, ValueError):
                 continue
             texts += [x for x in items if isinstance(x, str)] if isinstance(items, list) else []
@@ -291,7 +293,7 @@ def _forget_targets(
     return tuple(out)
 
 
-def remove_in(conn: Any, ws: int, ids: Iterable[bytes]) -> int:
+def remove_in(conn: Connection, ws: int, ids: Iterable[bytes]) -> int:
     """Forget the stored versions among `ids` inside the caller's write transaction (a
     pull applying another machine's tombstones: the same removal as `forget`, every copy
     of the text included; ids not stored here are skipped). The caller turns
@@ -304,7 +306,7 @@ def remove_in(conn: Any, ws: int, ids: Iterable[bytes]) -> int:
         " ORDER BY e.seq",
         (json.dumps(sorted({bytes(i).hex() for i in ids})), ws),
     ).fetchall()
-    targets = [(int(r[0]), bytes(r[1]), str(r[2]), str(r[3])) for r in rows]
+    targets = [(as_int(r[0]), as_bytes(r[1]), str(r[2]), str(r[3])) for r in rows]
     if targets:
         _remove(conn, ws, targets, [t[0] for t in targets])
     return len(targets)
@@ -330,7 +332,7 @@ def _ids(entry_ids: Iterable[str]) -> list[str]:
 
 
 def _targets(
-    conn: Any, ws: int, ids: list[bytes], session_id: str | None
+    conn: Connection, ws: int, ids: list[bytes], session_id: str | None
 ) -> list[tuple[int, bytes, str, str]]:
     found: dict[int, tuple[int, bytes, str, str]] = {}
     for raw in ids:
@@ -341,7 +343,12 @@ def _targets(
         ).fetchall()
         if not rows:
             raise UnknownEntryError(f"no entry {raw.hex()} in this workspace")
-        found[int(rows[0][0])] = (int(rows[0][0]), bytes(rows[0][1]), rows[0][2], rows[0][3])
+        found[as_int(rows[0][0])] = (
+            as_int(rows[0][0]),
+            as_bytes(rows[0][1]),
+            as_str(rows[0][2]),
+            as_str(rows[0][3]),
+        )
     if session_id is not None:
         rows = conn.execute(
             "SELECT seq, id, session_id, focus FROM journal_entries"
@@ -351,7 +358,7 @@ def _targets(
         if not rows:
             raise UnknownEntryError(f"no session {session_id!r} in this workspace")
         for r in rows:
-            found[int(r[0])] = (int(r[0]), bytes(r[1]), r[2], r[3])
+            found[as_int(r[0])] = (as_int(r[0]), as_bytes(r[1]), as_str(r[2]), as_str(r[3]))
     return [found[k] for k in sorted(found)]
 
 
@@ -361,7 +368,7 @@ def _needles(targets: list[tuple[int, bytes, str, str]]) -> list[str]:
     )
 
 
-def _blank(conn: Any, ws: int, needles: list[str]) -> int:
+def _blank(conn: Connection, ws: int, needles: list[str]) -> int:
     """Empty the quarantined lines of the workspace that carry one of `needles`."""
     blanked = 0
     for needle in needles:
@@ -378,7 +385,7 @@ def _blank(conn: Any, ws: int, needles: list[str]) -> int:
 
 
 def _remove(
-    conn: Any, ws: int, targets: list[tuple[int, bytes, str, str]], seqs: list[int]
+    conn: Connection, ws: int, targets: list[tuple[int, bytes, str, str]], seqs: list[int]
 ) -> tuple[tuple[str, ...], tuple[str, ...], int, int, int, int, tuple[int, ...]]:
     import json
 
@@ -386,7 +393,7 @@ def _remove(
     in_seqs = "IN (SELECT value FROM json_each(?))"
 
     def count(sql: str) -> int:
-        return int(conn.execute(sql, (seq_json,)).fetchall()[0][0])
+        return as_int(conn.execute(sql, (seq_json,)).fetchall()[0][0])
 
     vectors = count(f"SELECT count(*) FROM vectors WHERE entry_seq {in_seqs}")
     provenance = count(f"SELECT count(*) FROM entry_provenance WHERE entry_seq {in_seqs}")

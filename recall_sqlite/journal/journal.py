@@ -12,7 +12,7 @@ from .. import scope
 from .. import synapt_fields as synapt
 from ..checks import parse_entry_id, require_bool, require_int, require_list, require_text
 from ..context import StoreContext
-from ..db import translate_any
+from ..db import as_int, as_str, translate_any
 from ..errors import FieldTypeError, InvalidEntryError
 from ..jsontext import loads
 from ..memo import memo
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from contextlib import AbstractContextManager
     from typing import Any
+
+    from apsw import Connection
 
     from .forget import FilesHook, ForgetReport
     from .wake import Wake
@@ -444,19 +446,21 @@ class Journal:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _walk(self, conn: Any, k: scope.Keys, n: int) -> list[tuple[Any, ...]]:
+    def _walk(self, conn: Connection, k: scope.Keys, n: int) -> list[tuple[Any, ...]]:
         params = k.params()
         params["n"] = n
         rows: list[tuple[Any, ...]] = conn.execute(_walk_sql(k.shown_sql("")), params).fetchall()
         return rows
 
-    def _counts(self, conn: Any, k: scope.Keys) -> tuple[int, scope.Elsewhere]:
+    def _counts(self, conn: Connection, k: scope.Keys) -> tuple[int, scope.Elsewhere]:
         total, elsewhere = scope.totals(conn.execute(k.counts_sql(), k.params()))
         if self._others is not None:
             elsewhere = elsewhere.with_machines(self._others())
         return total, elsewhere
 
-    def _previous_meaningful(self, conn: Any, current_session_id: str) -> JournalEntry | None:
+    def _previous_meaningful(
+        self, conn: Connection, current_session_id: str
+    ) -> JournalEntry | None:
         ctx = self._ctx
         params: list[Any] = [ctx.workspace_pk, ctx.worktree_pk]
         skip = ""
@@ -472,7 +476,7 @@ class Journal:
         rows = conn.execute(sql, params).fetchall()
         return self.entry_from_row(rows[0]) if rows else None
 
-    def _raw_done(self, conn: Any, session_id: str, all_worktrees: bool) -> list[list[str]]:
+    def _raw_done(self, conn: Connection, session_id: str, all_worktrees: bool) -> list[list[str]]:
         """The done list of every stored version of a session, oldest first."""
         sql = "SELECT done FROM journal_entries WHERE workspace_id = ? AND session_id = ?"
         params: list[Any] = [self._ctx.workspace_pk, session_id]
@@ -510,7 +514,7 @@ def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) 
     return JournalEntry.from_mapping(entry, allow_collapsed=allow_collapsed)
 
 
-def _insert(conn: Any, row: tuple[Any, ...]) -> AppendResult:
+def _insert(conn: Connection, row: tuple[Any, ...]) -> AppendResult:
     # The schema's trigger refuses a forgotten id (one statement fewer per append than
     # asking first); its refusal is said plainly here. fetchall: RETURNING statements
     # must run to completion before the commit.
@@ -521,14 +525,14 @@ def _insert(conn: Any, row: tuple[Any, ...]) -> AppendResult:
             raise InvalidEntryError(_forgotten_message(row[0].hex())) from None
         raise
     if inserted:
-        return AppendResult(row[0].hex(), True, int(inserted[0][0]))
+        return AppendResult(row[0].hex(), True, as_int(inserted[0][0]))
     existing = conn.execute(
         "SELECT seq FROM journal_entries WHERE workspace_id = ? AND id = ?", (row[1], row[0])
     ).fetchall()
-    return AppendResult(row[0].hex(), False, int(existing[0][0]))
+    return AppendResult(row[0].hex(), False, as_int(existing[0][0]))
 
 
-def refuse_forgotten(conn: Any, workspace_pk: int, ids: Sequence[bytes]) -> None:
+def refuse_forgotten(conn: Connection, workspace_pk: int, ids: Sequence[bytes]) -> None:
     """InvalidEntryError when one of `ids` was forgotten in the workspace: a tombstone wins
     over every version of its id (the schema refuses the insert too; this says it plainly)."""
     rows = conn.execute(
@@ -537,7 +541,7 @@ def refuse_forgotten(conn: Any, workspace_pk: int, ids: Sequence[bytes]) -> None
         ("[" + ",".join([f'"{bytes(i).hex()}"' for i in ids]) + "]", workspace_pk),
     ).fetchall()
     if rows:
-        raise InvalidEntryError(_forgotten_message(rows[0][0]))
+        raise InvalidEntryError(_forgotten_message(as_str(rows[0][0])))
 
 
 # The RAISE message of schema.sql's journal_entries_not_forgotten trigger.

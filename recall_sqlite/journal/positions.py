@@ -5,21 +5,24 @@ from __future__ import annotations
 
 from ..checks import parse_entry_id, require_int
 from ..context import StoreContext
+from ..db import as_int
 from ..errors import InvalidInputError, UnknownEntryError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 
-def journal_end(conn: Any) -> int:
+def journal_end(conn: Connection) -> int:
     """The highest position there is: the last insertion seq of the whole journal. Any
     entry still to come gets a larger one (AUTOINCREMENT never reuses)."""
-    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries").fetchall()[0][0])
+    return as_int(
+        conn.execute("SELECT coalesce(max(seq), 0) FROM journal_entries").fetchall()[0][0]
+    )
 
 
 def resolve_position(
-    conn: Any,
+    conn: Connection,
     ctx: StoreContext,
     value: object,
     *,
@@ -40,7 +43,7 @@ def resolve_position(
         ).fetchall()
         if not rows:
             raise UnknownEntryError(f"{what}: no entry {value} in this workspace")
-        seq, entry_branch = int(rows[0][0]), str(rows[0][1])
+        seq, entry_branch = as_int(rows[0][0]), str(rows[0][1])
         if branch is not None and entry_branch != branch:
             raise UnknownEntryError(
                 f"{what}: entry {value} is on branch {entry_branch!r}, not {branch!r}"
@@ -50,7 +53,7 @@ def resolve_position(
     # This workspace's end, not the file's: on a shared database another workspace's
     # positions are not this one's to use, and the message must not reveal how far the
     # journal of another workspace goes.
-    end = int(
+    end = as_int(
         conn.execute(
             "SELECT coalesce(max(seq), 0) FROM journal_entries WHERE workspace_id = ?",
             (ctx.workspace_pk,),

@@ -26,6 +26,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from apsw import Connection
+
     from ..context import StoreContext
     from .entry import JournalEntry
 
@@ -118,7 +120,9 @@ def wake(ctx: StoreContext, branch: str, decode: Any) -> Wake:
     master, as synapt does); `decode` turns rows into JournalEntries."""
     keys = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk}
 
-    def look(conn: Any) -> tuple[list[Any], list[Any], Any, dict[int, tuple[int, int]], bool]:
+    def look(
+        conn: Connection,
+    ) -> tuple[list[Any], list[Any], Any, dict[int, tuple[int, int]], bool]:
         rich: list[tuple[Any, ...]] = conn.execute(_RICH, {**keys, "n": SHOWN + 1}).fetchall()
         complete = True
         if len(rich) > SHOWN and rich[SHOWN - 1][_TS] == rich[SHOWN][_TS]:
@@ -155,7 +159,7 @@ def unclean_candidates(
     (epoch microseconds)."""
     keys = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk}
 
-    def look(conn: Any) -> tuple[dict[int, Any], list[int], dict[int, int]]:
+    def look(conn: Connection) -> tuple[dict[int, Any], list[int], dict[int, int]]:
         rows: list[tuple[Any, ...]] = [
             *conn.execute(_OWN, {**keys, "sid": session_id}).fetchall(),
             *conn.execute(_SESSIONLESS_NEAR, {**keys, "lo": lo_us, "hi": hi_us}).fetchall(),
@@ -181,7 +185,9 @@ def unclean_candidates(
     return [(e, instants[s]) for e, s in zip(decoded, ordered, strict=True)]
 
 
-def _appearance(conn: Any, keys: dict[str, int], heads: list[Any]) -> dict[int, tuple[int, int]]:
+def _appearance(
+    conn: Connection, keys: dict[str, int], heads: list[Any]
+) -> dict[int, tuple[int, int]]:
     """seq -> its place in synapt's dedup list: sessions where they first appear in the
     worktree, then the entries without a session, by position."""
     out: dict[int, tuple[int, int]] = {}

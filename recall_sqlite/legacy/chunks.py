@@ -9,16 +9,19 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 
+from ..db import as_int
 from ..errors import ImportConflict
 from ..journal.bulk import bulk_insert
 from ..timestamps import now_us
 from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, classify, too_long
-from .sources import Tombstones, as_int, blocks
+from .sources import Tombstones, blocks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, Protocol
+
+    from apsw import Connection
 
     from ..context import StoreContext
     from .sources import Source
@@ -248,7 +251,7 @@ class Chunker:
         return end, line_no
 
     def _quarantine(
-        self, conn: Any, line: int, offset: int, length: int, bad: Bad, data: bytes | None
+        self, conn: Connection, line: int, offset: int, length: int, bad: Bad, data: bytes | None
     ) -> None:
         if data is not None:
             conn.execute(
@@ -267,11 +270,13 @@ class Chunker:
                 f" {offset + keep} of the source"
             )
         )
-        rowid = conn.execute(
-            "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason, detail)"
-            " VALUES (?, ?, ?, zeroblob(?), ?, ?, ?) RETURNING id",
-            (self.src.id, line, offset, keep, length, TOO_LONG, detail),
-        ).fetchall()[0][0]
+        rowid = as_int(
+            conn.execute(
+                "INSERT INTO quarantine (source_id, line, offset, raw, raw_length, reason, detail)"
+                " VALUES (?, ?, ?, zeroblob(?), ?, ?, ?) RETURNING id",
+                (self.src.id, line, offset, keep, length, TOO_LONG, detail),
+            ).fetchall()[0][0]
+        )
         blob = conn.blob_open("main", "quarantine", "raw", rowid, True)
         try:
             with open(self.path, "rb") as fh:

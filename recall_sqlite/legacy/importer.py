@@ -20,6 +20,7 @@ from typing import Any
 
 from .. import identity
 from ..context import StoreContext
+from ..db import as_int
 from ..errors import ImportConflict, RecallError
 from ..journal import deferred
 from ..limits import MAX_LINE_BYTES
@@ -34,12 +35,15 @@ from .sources import (
     EMPTY_SHA,
     SOURCE_COLS,
     Source,
-    as_int,
     current,
     current_in,
     hash_prefix,
     recorded_keys,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 Progress = Callable[[int, int], None]
 # Lines per committed chunk: big enough that commits cost little, small enough that a kill
@@ -368,7 +372,7 @@ class Importer:
         result.action = "rehomed"
         return now
 
-    def _worktree_pk(self, conn: Any, w: KnownWorktree) -> int:
+    def _worktree_pk(self, conn: Connection, w: KnownWorktree) -> int:
         if w.pk is not None:
             return w.pk
         return identity.ensure_worktree(conn, self._ctx.workspace_pk, w.key, w.name, w.root)

@@ -24,16 +24,20 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from .. import identity
 from .. import synapt_layout as layout
 from ..context import StoreContext
+from ..db import as_int
 from ..errors import RecallError
 from .find import Checkout
 from .lines import Bad, classify
 from .plan import source_key
-from .sources import EMPTY_SHA, SOURCE_COLS, as_int, current, hash_prefix
+from .sources import EMPTY_SHA, SOURCE_COLS, current, hash_prefix
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 # Called under synapt's lock after the lines are written: (stat before, stat after).
 OnLocked = Callable[[os.stat_result, os.stat_result], None]
@@ -150,7 +154,9 @@ def _stored_seqs(ctx: StoreContext, data: bytes) -> list[int] | None:
     return seqs
 
 
-def _new_record(ctx: StoreContext, conn: Any, path: Path, key: str, worktree: str | None) -> int:
+def _new_record(
+    ctx: StoreContext, conn: Connection, path: Path, key: str, worktree: str | None
+) -> int:
     """A first import record of a bucket the store itself started."""
     split = layout.split_bucket_path(path)
     bucket, kind = (split[1], split[2]) if split is not None else (path.parent.name, "file")

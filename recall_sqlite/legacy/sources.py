@@ -11,8 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import identity
-from ..db import Database
+from ..db import Database, as_int
 from ..journal.codec import pre_v7_entry_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 
 @dataclass
@@ -52,12 +56,7 @@ def hash_prefix(fh: Any, size: int) -> Any:
     return h
 
 
-def as_int(value: Any) -> int:
-    """An integer column's value (apsw types row values as any SQLite type)."""
-    return int(value)
-
-
-def current(conn: Any, workspace_pk: int, path: str) -> Source | None:
+def current(conn: Connection, workspace_pk: int, path: str) -> Source | None:
     """The current (not superseded) version row of a source file."""
     rows = conn.execute(
         f"SELECT {SOURCE_COLS} FROM import_sources WHERE workspace_id = ? AND path = ?"
@@ -68,13 +67,13 @@ def current(conn: Any, workspace_pk: int, path: str) -> Source | None:
         return None
     r = rows[0]
     return Source(
-        int(r[0]),
-        int(r[1]),
-        int(r[2]),
-        int(r[3]),
+        as_int(r[0]),
+        as_int(r[1]),
+        as_int(r[2]),
+        as_int(r[3]),
         str(r[4]),
-        int(r[5]),
-        int(r[6]),
+        as_int(r[5]),
+        as_int(r[6]),
         bool(r[7]),
         bool(r[8]),
     )

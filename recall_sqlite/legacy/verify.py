@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import identity
 from ..context import StoreContext
+from ..db import as_int
 from ..limits import MAX_LINE_BYTES
 from .find import Problem, file_size
 from .importer import CHUNK_LINES, pid_alive
@@ -26,7 +27,11 @@ from .lines import (
     too_long,
 )
 from .plan import Plan, PlannedStore
-from .sources import Source, Tombstones, as_int, current_in, hash_prefix
+from .sources import Source, Tombstones, current_in, hash_prefix
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Bindings, Connection
 
 Progress = Callable[[int, int], None]
 
@@ -327,7 +332,7 @@ class Verifier:
             check.detail = f"{check.mismatched} line(s) do not match what was recorded for them"
 
 
-def _all(conn: Any, sql: str, params: Any = ()) -> list[Any]:
+def _all(conn: Connection, sql: str, params: Bindings = ()) -> list[Any]:
     return list(conn.execute(sql, params).fetchall())
 
 

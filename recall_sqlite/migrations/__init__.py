@@ -18,7 +18,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 # STEPS[i] takes a store from version i + 1 to version i + 2.
 STEPS: tuple[str, ...] = (
@@ -63,7 +63,7 @@ def schema_objects(where: str = "1") -> list[tuple[str, str, str | None]]:
         conn.close()
 
 
-def migrate_to(conn: Any, version: int) -> None:
+def migrate_to(conn: Connection, version: int) -> None:
     """Run the step that takes a store to `version` (2 .. SCHEMA_VERSION), inside the
     caller's write transaction."""
     import importlib

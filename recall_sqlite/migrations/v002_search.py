@@ -8,7 +8,10 @@ store answers searches as a fresh one does.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
+
 
 SQL = """
 -- Full-text search of entries and summaries (FTS5, in every SQLite this package ships and
@@ -99,7 +102,7 @@ END;
 """
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     conn.execute(SQL)
     # Every stored version, as the insert trigger would have indexed it; the entry index
     # cannot use FTS5's 'rebuild' (see the comment on journal_fts in SQL above).

@@ -19,7 +19,10 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 
 def _gitdir_of(dotgit: Path) -> Path | None:
@@ -79,8 +82,8 @@ def _worktree_key(wt_root: Path, ws_root: Path) -> str:
     return wt_root.as_posix()
 
 
-def migrate(conn: Any) -> None:
-    for (workspace_pk,) in conn.execute("SELECT id FROM workspaces").fetchall():
+def migrate(conn: Connection) -> None:
+    for (workspace_pk,) in conn.execute("SELECT id FROM workspaces"):
         roots = [
             Path(str(r))
             for (r,) in conn.execute(
@@ -92,7 +95,9 @@ def migrate(conn: Any) -> None:
         _relative_sources(conn, workspace_pk, roots, linked)
 
 
-def _rekey_worktrees(conn: Any, workspace_pk: int, roots: list[Path]) -> list[tuple[str, Path]]:
+def _rekey_worktrees(
+    conn: Connection, workspace_pk: int, roots: list[Path]
+) -> list[tuple[str, Path]]:
     """Re-key linked worktrees; returns (key, root) of every linked worktree outside the
     workspace roots, for the source paths that lie in one."""
     keys = {
@@ -132,7 +137,7 @@ def _rekey_worktrees(conn: Any, workspace_pk: int, roots: list[Path]) -> list[tu
 
 
 def _relative_sources(
-    conn: Any, workspace_pk: int, roots: list[Path], linked: list[tuple[str, Path]]
+    conn: Connection, workspace_pk: int, roots: list[Path], linked: list[tuple[str, Path]]
 ) -> None:
     for pk, path in conn.execute(
         "SELECT id, path FROM import_sources WHERE workspace_id = ?", (workspace_pk,)

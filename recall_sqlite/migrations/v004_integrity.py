@@ -20,7 +20,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 JOURNAL_ENTRIES = """CREATE TABLE journal_entries (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -215,7 +215,7 @@ _COLUMNS = (
 )
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     from ..errors import StoreError
 
     bad = conn.execute(
@@ -239,7 +239,7 @@ def migrate(conn: Any) -> None:
     # v2) go with the old table: they are created again as they were.
     mine = {_name(sql) for sql in OBJECTS}
     kept = [
-        sql
+        str(sql)
         for name, sql in conn.execute(
             "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'journal_entries'"
             " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid"

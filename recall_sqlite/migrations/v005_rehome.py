@@ -17,7 +17,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 STATEMENTS = (
     "DROP TRIGGER journal_entries_immutable",
@@ -45,6 +45,6 @@ END""",
 )
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     for sql in STATEMENTS:
         conn.execute(sql)

@@ -32,6 +32,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from apsw import Connection
+
 JOURNAL_ENTRIES = """CREATE TABLE journal_entries (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
     id             BLOB NOT NULL CHECK (length(id) = 16),
@@ -280,9 +282,9 @@ def summary_uid(row: tuple[Any, ...], sources: list[str]) -> bytes:
     ).digest()[:16]
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     kept = [
-        sql
+        str(sql)
         for name, sql in conn.execute(
             "SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'journal_entries'"
             " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY rowid"
@@ -328,7 +330,7 @@ def migrate(conn: Any) -> None:
         raise StoreError(f"schema upgrade to v7 left foreign key problems: {problems[:5]}")
 
 
-def _copy_entries(conn: Any) -> None:
+def _copy_entries(conn: Connection) -> None:
     cursor = conn.execute(f"SELECT {_COPIED} FROM journal_entries_v6 ORDER BY seq")
     while True:
         batch = [cursor.fetchone() for _ in range(_BATCH)]
@@ -344,7 +346,7 @@ def _copy_entries(conn: Any) -> None:
             return
 
 
-def _heads_and_counts(conn: Any) -> None:
+def _heads_and_counts(conn: Connection) -> None:
     """v7's heads (its dedup order) and the per-scope counts, set directly (the triggers
     that would follow each change are created after this)."""
     order = "auto, ts_us DESC, rich DESC, id"
@@ -373,7 +375,7 @@ def _heads_and_counts(conn: Any) -> None:
     )
 
 
-def _summary_uids(conn: Any) -> None:
+def _summary_uids(conn: Connection) -> None:
     for sid, *row in conn.execute(
         "SELECT id, branch, kind, text, created_at, author, covers_from, covers_to FROM summaries"
     ).fetchall():

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 STATEMENTS = (
     """CREATE TABLE summary_tombstones (
@@ -48,6 +48,6 @@ END;""",
 )
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     for sql in STATEMENTS:
         conn.execute(sql)

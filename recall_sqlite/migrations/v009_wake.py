@@ -13,7 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 STATEMENTS = (
     (
@@ -34,6 +34,6 @@ STATEMENTS = (
 )
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     for sql in STATEMENTS:
         conn.execute(sql)

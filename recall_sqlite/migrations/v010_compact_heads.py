@@ -14,7 +14,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 STATEMENTS = (
     "DROP INDEX journal_heads_wt;",
@@ -30,6 +30,6 @@ STATEMENTS = (
 )
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     for sql in STATEMENTS:
         conn.execute(sql)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from apsw import Connection
 
 STATEMENTS = (
     "CREATE INDEX journal_heads_by_seq ON journal_entries (seq, workspace_id, head_wt, head_ws, worktree_id, branch, meaningful, ts_us, sid_order) WHERE head_wt = 1 OR head_ws = 1;",
 )
 
 
-def migrate(conn: Any) -> None:
+def migrate(conn: Connection) -> None:
     for sql in STATEMENTS:
         conn.execute(sql)

@@ -8,6 +8,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..db import as_int
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
+
 
 @dataclass(frozen=True)
 class IndexCheck:
@@ -80,7 +86,7 @@ def _settings() -> dict[str, dict[str, object]]:
     }
 
 
-def check_index(conn: Any, *, deep: bool = False) -> IndexCheck:
+def check_index(conn: Connection, *, deep: bool = False) -> IndexCheck:
     """Compare the indexes' documents (their `_docsize` rows, one per indexed row) with
     the rows they index: rows indexed never, or still indexed after they went. `deep`
     (inside a snapshot that may build TEMP tables, Database.scratch) also indexes every
@@ -89,7 +95,7 @@ def check_index(conn: Any, *, deep: bool = False) -> IndexCheck:
     entry index's content view, schema.sql says why)."""
 
     def count(sql: str) -> int:
-        return int(conn.execute(sql).fetchall()[0][0])
+        return as_int(conn.execute(sql).fetchall()[0][0])
 
     wrong = {name: _token_differences(conn, name) for name in _SOURCES} if deep else {}
     settings = tuple(
@@ -122,7 +128,7 @@ def check_index(conn: Any, *, deep: bool = False) -> IndexCheck:
     )
 
 
-def _token_differences(conn: Any, index: str) -> tuple[tuple[int, ...], bool]:
+def _token_differences(conn: Connection, index: str) -> tuple[tuple[int, ...], bool]:
     """(rows of `index` whose (term, column, position) entries or document sizes differ
     from a fresh index of their text built in TEMP with the same tokenizer, up to SAMPLE
     of them; whether the corpus totals bm25 divides by differ)."""
@@ -162,10 +168,10 @@ def _token_differences(conn: Any, index: str) -> tuple[tuple[int, ...], bool]:
     finally:
         for table in (real_v, fresh_v, fresh):
             conn.execute(f"DROP TABLE IF EXISTS temp.{table}")
-    return tuple(int(r[0]) for r in rows), differ
+    return tuple(as_int(r[0]) for r in rows), differ
 
 
-def rebuild_index(conn: Any) -> None:
+def rebuild_index(conn: Connection) -> None:
     """Rebuild both indexes from the rows (doctor --repair). Run inside a write
     transaction. The entry index cannot use FTS5's 'rebuild' (schema.sql says why)."""
     conn.execute("INSERT INTO journal_fts (journal_fts) VALUES ('delete-all')")

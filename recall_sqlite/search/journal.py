@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import scope
 from ..checks import require_int
+from ..db import as_int
 from ..journal.deferred import hinted
 from ..journal.journal import ENTRY_COLUMNS
 from ..journal.order import READ_ORDER
@@ -23,6 +24,8 @@ from .snippets import deferred, entry_snippet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from apsw import Connection
 
     from ..journal.entry import JournalEntry
     from ..journal.journal import Journal
@@ -116,7 +119,9 @@ def search_journal(
     )
 
 
-def _ranked(conn: Any, journal: Journal, match: str, rows: list[tuple[Any, ...]]) -> list[EntryHit]:
+def _ranked(
+    conn: Connection, journal: Journal, match: str, rows: list[tuple[Any, ...]]
+) -> list[EntryHit]:
     """Text hits in the statement's order (already the ranking: no fusion to weigh)."""
     ctx = journal.context
     seqs = [int(r[0]) for r in rows]
@@ -130,7 +135,7 @@ def _ranked(conn: Any, journal: Journal, match: str, rows: list[tuple[Any, ...]]
 
 
 def _fused(
-    conn: Any,
+    conn: Connection,
     journal: Journal,
     match: str,
     text_rows: list[tuple[Any, ...]],
@@ -163,7 +168,7 @@ def _fused(
 
 
 def _add_vector_entries(
-    conn: Any,
+    conn: Connection,
     workspace_pk: int,
     vec_hits: list[tuple[str, float]],
     cands: dict[int, Candidate],
@@ -194,11 +199,11 @@ def _add_vector_entries(
         c.vector_rank, c.vector_score = place, score
 
 
-def _entries_by_seq(conn: Any, journal: Journal, seqs: list[int]) -> dict[int, JournalEntry]:
+def _entries_by_seq(conn: Connection, journal: Journal, seqs: list[int]) -> dict[int, JournalEntry]:
     if not seqs:
         return {}
     rows = conn.execute(
         f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE seq IN ({','.join('?' * len(seqs))})",
         seqs,
     ).fetchall()
-    return {int(r[0]): e for r, e in zip(rows, journal.entries_from_rows(rows), strict=True)}
+    return {as_int(r[0]): e for r, e in zip(rows, journal.entries_from_rows(rows), strict=True)}

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from apsw import Connection
+
     from ..context import StoreContext
     from ..journal.entry import JournalEntry
 
@@ -120,7 +122,7 @@ def _entry_texts(e: JournalEntry) -> list[str]:
     ]
 
 
-def entry_snippet(conn: Any, match: str, seq: int, e: JournalEntry) -> Matched:
+def entry_snippet(conn: Connection, match: str, seq: int, e: JournalEntry) -> Matched:
     """(best matched field, every matched field, the snippet of the best) of one entry."""
     texts = _entry_texts(e)
     if match:
@@ -128,7 +130,9 @@ def entry_snippet(conn: Any, match: str, seq: int, e: JournalEntry) -> Matched:
         rows = conn.execute(_ENTRY_SNIPPET_SQL, (match, seq, open_, close)).fetchall()
         if rows:
             snippets = {
-                name: raw for name, raw in zip(FIELDS, rows[0], strict=True) if raw and open_ in raw
+                name: raw
+                for name, raw in zip(FIELDS, rows[0], strict=True)
+                if isinstance(raw, str) and open_ in raw
             }
             fields = tuple(f for f in FIELD_PREFERENCE if f in snippets)
             if fields:
@@ -137,10 +141,10 @@ def entry_snippet(conn: Any, match: str, seq: int, e: JournalEntry) -> Matched:
     return None, (), plain_snippet(first)
 
 
-def summary_snippet(conn: Any, match: str, sid: int, text: str) -> Snippet:
+def summary_snippet(conn: Connection, match: str, sid: int, text: str) -> Snippet:
     if match:
         open_, close = markers_for([text])
         rows = conn.execute(_SUMMARY_SNIPPET_SQL, (match, sid, open_, close)).fetchall()
-        if rows and rows[0][0] and open_ in rows[0][0]:
-            return unmark(rows[0][0], open_, close)
+        if rows and isinstance(raw := rows[0][0], str) and open_ in raw:
+            return unmark(raw, open_, close)
     return plain_snippet(text)

@@ -19,6 +19,8 @@ from .snippets import deferred, summary_snippet
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from apsw import Connection
+
     from ..context import StoreContext
     from ..summaries import BranchFilter, Summaries
 
@@ -131,7 +133,7 @@ def search_summaries(
 
 
 def _add_vector_summaries(
-    conn: Any,
+    conn: Connection,
     ctx: StoreContext,
     vec_hits: list[tuple[int, float]],
     cands: dict[int, Candidate],

@@ -41,6 +41,10 @@ from ..timestamps import now_us
 from .merge_summaries import merge_summaries
 from .merge_vectors import merge_vectors
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
+
 # Entry versions read from the peer and written here per transaction: a pull of a large
 # union never holds the write lock for long (local writers keep working), and a killed
 # pull keeps what it merged (the next one carries on: the union is idempotent).
@@ -144,7 +148,7 @@ def _tombstones(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[st
         counts["tombstones"] += len(new)
 
 
-def _tombstoned(conn: Any, ws: int) -> set[bytes]:
+def _tombstoned(conn: Database | Connection, ws: int) -> set[bytes]:
     sql = "SELECT id FROM journal_tombstones WHERE workspace_id = ? AND formula = 2"
     rows = conn.query(sql, (ws,)) if isinstance(conn, Database) else conn.execute(sql, (ws,))
     return {bytes(i) for (i,) in rows}

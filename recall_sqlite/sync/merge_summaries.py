@@ -9,7 +9,11 @@ import json
 from typing import Any
 
 from ..context import StoreContext
-from ..db import Database
+from ..db import Database, as_int
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 _PEER_SUMMARIES = """
 SELECT s.uid, s.branch, s.kind, s.text, s.created_at, s.created_us, s.author,
@@ -90,7 +94,7 @@ def merge_summaries(
 
 
 def _add_summary(
-    conn: Any, ctx: StoreContext, peer: Database, peer_ws: int, row: tuple[Any, ...]
+    conn: Connection, ctx: StoreContext, peer: Database, peer_ws: int, row: tuple[Any, ...]
 ) -> None:
     ws = ctx.workspace_pk
     uid, branch, kind, text, created_at, created_us, author = row[:7]
@@ -121,7 +125,7 @@ def _add_summary(
         "SELECT 1 FROM summaries WHERE workspace_id = ? AND created_us = ?", (ws, us)
     ).fetchall():
         us += 1
-    new_id = int(
+    new_id = as_int(
         conn.execute(
             "INSERT INTO summaries (workspace_id, branch, kind, text, created_at, created_us,"
             " author, covers_from, covers_to, source_count, covered_seq, uid)"
@@ -150,7 +154,7 @@ def _add_summary(
 
 
 def _local_span(
-    conn: Any, peer: Database, peer_ws: int, ws: int, first: int, last: int
+    conn: Connection, peer: Database, peer_ws: int, ws: int, first: int, last: int
 ) -> tuple[int, int] | None:
     ids = [
         bytes(i).hex()
@@ -166,10 +170,10 @@ def _local_span(
     ).fetchall()
     if not rows or rows[0][0] is None:
         return None
-    return int(rows[0][0]), int(rows[0][1])
+    return as_int(rows[0][0]), as_int(rows[0][1])
 
 
-def _local_through(conn: Any, peer: Database, peer_ws: int, ws: int, peer_seq: int) -> int:
+def _local_through(conn: Connection, peer: Database, peer_ws: int, ws: int, peer_seq: int) -> int:
     """This store's position of the newest version the peer had at `peer_seq` (what a
     summary of "the journal as it stood" covered there), or 0."""
     ids = [
@@ -188,7 +192,7 @@ def _local_through(conn: Any, peer: Database, peer_ws: int, ws: int, peer_seq: i
     return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
 
-def _relink(conn: Any, ws: int, branch: str | None, kind: str) -> None:
+def _relink(conn: Connection, ws: int, branch: str | None, kind: str) -> None:
     """A scope's supersede chain as its creation order: each summary superseded by the
     next one created, the newest current (what `add` leaves on one machine)."""
     chain = [

@@ -8,7 +8,11 @@ import json
 from typing import Any
 
 from ..context import StoreContext
-from ..db import Database
+from ..db import Database, as_int, as_str
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Bindings, Connection
 
 # A workspace's vectors with their owners' convergent ids (an entry's id, a summary's uid).
 _OWNED = """
@@ -43,7 +47,7 @@ def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[
         return
     with ctx.db.write() as conn:
 
-        def query(sql: str, params: Any) -> list[tuple[Any, ...]]:
+        def query(sql: str, params: Bindings) -> list[tuple[Any, ...]]:
             return list(conn.execute(sql, params))
 
         for key, won in _plan(query, ws, theirs, their_graves):
@@ -112,7 +116,7 @@ def _offer(
 
 
 def _apply_vector(
-    conn: Any,
+    conn: Connection,
     ws: int,
     key: tuple[str, bytes, str],
     won: tuple[_Rank, Any],
@@ -140,7 +144,7 @@ def _apply_vector(
     fixed = conn.execute(
         "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?", (ws, model)
     ).fetchall()
-    if fixed and int(fixed[0][0]) != dim:
+    if fixed and as_int(fixed[0][0]) != dim:
         counts["vector_conflicts"] += 1
         return
     if not fixed:
@@ -179,7 +183,7 @@ def _apply_vector(
 
 
 def _vector_owner(
-    conn: Any, ws: int, kind: str, owner: bytes
+    conn: Connection, ws: int, kind: str, owner: bytes
 ) -> tuple[str | None, int | None, str | None, int | None]:
     if kind == "entry":
         rows = conn.execute(
@@ -188,11 +192,11 @@ def _vector_owner(
             (ws, owner),
         ).fetchall()
         if rows:
-            return "entry_seq", int(rows[0][0]), str(rows[0][1]), int(rows[0][2])
+            return "entry_seq", as_int(rows[0][0]), str(rows[0][1]), as_int(rows[0][2])
         return None, None, None, None
     rows = conn.execute(
         "SELECT id, branch FROM summaries WHERE workspace_id = ? AND uid = ?", (ws, owner)
     ).fetchall()
     if rows:
-        return "summary_id", int(rows[0][0]), rows[0][1], None
+        return "summary_id", as_int(rows[0][0]), as_str(rows[0][1]), None
     return None, None, None, None

@@ -20,10 +20,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..db import as_int
 from ..scope import Keys
 from .owners import OwnerKind
 from .stats import OWNER_JOINS
 from .validate import NORMALISE_CHUNK, Float32Matrix, normalise_into, rowwise_dot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection, SQLiteValue
 
 # The change log keeps the last max(this, a quarter of the model's rows) generations per
 # (workspace, model); a cache further behind rebuilds, which is then about as cheap as
@@ -250,7 +255,7 @@ class Outside:
 
     __slots__ = ("ids", "categories")
 
-    def __init__(self, rows: Sequence[tuple[int, int]]) -> None:
+    def __init__(self, rows: Sequence[tuple[SQLiteValue, ...]]) -> None:
         self.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self.categories = np.fromiter((r[1] for r in rows), dtype=np.int8, count=len(rows))
 
@@ -262,7 +267,7 @@ class Outside:
         c = self.categories
         return int(np.count_nonzero(c == 1)), int(np.count_nonzero(c == 2))
 
-    def apply(self, logged: Sequence[int], current: Sequence[tuple[int, int]]) -> None:
+    def apply(self, logged: Sequence[int], current: Sequence[tuple[SQLiteValue, ...]]) -> None:
         """Catch up: `logged` rows may have left (or changed category), `current` are the
         logged and added rows that are out of the scope now."""
         if logged:
@@ -274,7 +279,7 @@ class Outside:
             self.categories = np.concatenate((self.categories, new.categories))
 
 
-def read_outside(conn: Any, flt: Filter, ws: int) -> Outside | None:
+def read_outside(conn: Connection, flt: Filter, ws: int) -> Outside | None:
     """The filter's Outside read whole (a full build, inside the caller's read)."""
     if not flt.leaves_out():
         return None
@@ -282,7 +287,9 @@ def read_outside(conn: Any, flt: Filter, ws: int) -> Outside | None:
     return Outside(conn.execute(sql, params).fetchall())
 
 
-def _refresh_outside(conn: Any, flt: Filter, ws: int, mat: Matrix, logged: list[int]) -> None:
+def _refresh_outside(
+    conn: Connection, flt: Filter, ws: int, mat: Matrix, logged: list[int]
+) -> None:
     """Catch `mat.outside` up: the rows added since (a rowid range, as the matrix's), then
     the logged rows by id."""
     if mat.outside is None:
@@ -328,12 +335,12 @@ class MatrixCache:
         return sum(m.nbytes for m in self.entries.values())
 
 
-def high(conn: Any) -> int:
+def high(conn: Connection) -> int:
     """The highest vector id in the table (a cache has seen every row up to it)."""
-    return int(conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchall()[0][0])
+    return as_int(conn.execute("SELECT coalesce(max(id), 0) FROM vectors").fetchall()[0][0])
 
 
-def build(conn: Any, flt: Filter, ws: int, dim: int, generation: int, total: int) -> Matrix:
+def build(conn: Connection, flt: Filter, ws: int, dim: int, generation: int, total: int) -> Matrix:
     """The filter's matrix read whole, as of `generation` (inside the caller's read)."""
     where, params = flt.where(ws)
     # The model's row count (same snapshot) bounds the filter's, so one allocation
@@ -354,7 +361,7 @@ def build(conn: Any, flt: Filter, ws: int, dim: int, generation: int, total: int
     return mat
 
 
-def refresh(conn: Any, flt: Filter, ws: int, mat: Matrix, generation: int) -> None:
+def refresh(conn: Connection, flt: Filter, ws: int, mat: Matrix, generation: int) -> None:
     """Catch `mat` up to `generation` from the rows added since and the change log."""
     where, params = flt.where(ws)
     # Rows added since: a rowid range (NOT INDEXED keeps the planner off the scope

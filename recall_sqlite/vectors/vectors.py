@@ -37,6 +37,7 @@ import numpy.typing as npt
 from .. import scope
 from ..checks import require_bool, require_int, require_list, require_model
 from ..context import StoreContext
+from ..db import as_bytes, as_int
 from ..errors import (
     InvalidOwnerError,
     InvalidVectorError,
@@ -51,6 +52,10 @@ from .owners import Owner, OwnerKind, OwnerLike, check_kinds
 from .results import CacheInfo, Hit, PutResult, SearchResult, SearchScope
 from .stats import VectorStats, vector_stats
 from .validate import Float32Matrix, as_float32
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from apsw import Connection
 
 # A matrix cache larger than this is used for the search that built it and then dropped;
 # hosts with bigger workspaces raise it (100k x 384 float32 is 147 MiB).
@@ -340,7 +345,7 @@ class Vectors:
 
     # -- internals ------------------------------------------------------------------
 
-    def _model_state(self, conn: Any, model: str) -> tuple[int, int, int, int]:
+    def _model_state(self, conn: Connection, model: str) -> tuple[int, int, int, int]:
         """The one small read every search makes: the model's dimension and generation."""
         rows = conn.execute(
             "SELECT m.dim, coalesce(g.generation, 0), coalesce(g.vectors, 0),"
@@ -355,11 +360,11 @@ class Vectors:
             raise UnknownModelError(
                 f"no vectors of model {model!r} in this workspace (models: {known})"
             )
-        dim, generation, total, pruned = (int(x) for x in rows[0])
+        dim, generation, total, pruned = (as_int(x) for x in rows[0])
         return dim, generation, total, pruned
 
     def _current(
-        self, conn: Any, flt: Filter, dim: int, generation: int, total: int, pruned: int
+        self, conn: Connection, flt: Filter, dim: int, generation: int, total: int, pruned: int
     ) -> Matrix:
         """This filter's matrix as of `generation`: cached, caught up from the change log, or
         read whole. Runs inside the search's read transaction, so the generation and the rows
@@ -385,7 +390,11 @@ class Vectors:
         return mat
 
     def _rank(
-        self, conn: Any, candidates: npt.NDArray[np.int64], q64: npt.NDArray[np.float64], k: int
+        self,
+        conn: Connection,
+        candidates: npt.NDArray[np.int64],
+        q64: npt.NDArray[np.float64],
+        k: int,
     ) -> list[Hit]:
         """Exact cosines of the candidates from their stored bytes, then the documented
         order. Each row is reduced on its own, so identical vectors score identically."""
@@ -395,12 +404,12 @@ class Vectors:
             " LEFT JOIN journal_entries e ON e.seq = v.entry_seq",
             (json.dumps(candidates.tolist()),),
         ).fetchall()
-        raw = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f4")
+        raw = np.frombuffer(b"".join(as_bytes(r[5]) for r in rows), dtype="<f4")
         raw64 = raw.reshape(len(rows), -1).astype(np.float64)
         cosines = ((raw64 * q64).sum(axis=1) / np.sqrt((raw64 * raw64).sum(axis=1))).tolist()
         # (-score, entries first, entry id, summary id): the documented order.
         keys = [
-            (-c, 0, bytes(r[1]).hex(), 0) if r[0] == "entry" else (-c, 1, "", int(r[2]))
+            (-c, 0, as_bytes(r[1]).hex(), 0) if r[0] == "entry" else (-c, 1, "", as_int(r[2]))
             for r, c in zip(rows, cosines, strict=True)
         ]
         top = sorted(range(len(rows)), key=keys.__getitem__)[:k]
@@ -409,14 +418,21 @@ class Vectors:
             r, key = rows[i], keys[i]
             owner = Owner("entry", key[2]) if key[1] == 0 else Owner("summary", key[3])
             worktree = self._ctx.worktree_key_of(int(r[4])) if r[4] is not None else None
-            hits.append(Hit(owner, min(1.0, max(-1.0, -key[0])), r[3], worktree))
+            hits.append(
+                Hit(
+                    owner,
+                    min(1.0, max(-1.0, -key[0])),
+                    str(r[3]) if r[3] is not None else None,
+                    worktree,
+                )
+            )
         return hits
 
 
 _Resolved = tuple[int | None, int | None, str | None, int | None, int | None]
 
 
-def _resolve(conn: Any, ws: int, owners: list[Owner], model: str = "") -> list[_Resolved]:
+def _resolve(conn: Connection, ws: int, owners: list[Owner], model: str = "") -> list[_Resolved]:
     """(entry_seq, summary_id, branch, worktree_id, id of its vector for `model` or None) per
     owner, in one query per kind; UnknownOwnerError names the first owner that is not in this
     workspace."""
@@ -465,7 +481,7 @@ def _resolve(conn: Any, ws: int, owners: list[Owner], model: str = "") -> list[_
 _ANY_TOMBSTONE = "SELECT 1 FROM vector_tombstones WHERE workspace_id = ? AND model = ? LIMIT 1"
 
 
-def _content_ids(conn: Any, ws: int, owners: list[Owner]) -> list[tuple[str, bytes]]:
+def _content_ids(conn: Connection, ws: int, owners: list[Owner]) -> list[tuple[str, bytes]]:
     """(kind, content id) of each owner that has one: an entry's id, a summary's uid (the
     names every machine knows it by)."""
     out: list[tuple[str, bytes]] = []
@@ -478,11 +494,11 @@ def _content_ids(conn: Any, ws: int, owners: list[Owner]) -> list[tuple[str, byt
             (int(o.id), ws),
         ).fetchall()
         if rows:
-            out.append(("summary", bytes(rows[0][0])))
+            out.append(("summary", as_bytes(rows[0][0])))
     return out
 
 
-def _prune_log(conn: Any, ws: int, model: str) -> None:
+def _prune_log(conn: Connection, ws: int, model: str) -> None:
     """Keep the change log to what a cache could still use to catch up (see _current);
     amortised: trims only once the log holds twice what it must keep."""
     rows = conn.execute(
@@ -492,7 +508,7 @@ def _prune_log(conn: Any, ws: int, model: str) -> None:
     ).fetchall()
     if not rows:
         return
-    generation, count, pruned = (int(x) for x in rows[0])
+    generation, count, pruned = (as_int(x) for x in rows[0])
     keep = max(cache.LOG_MIN_GENERATIONS, count // 4)
     if generation - pruned <= 2 * keep:
         return
