@@ -5,7 +5,7 @@
     python bench/run.py --only journal   # one suite: journal, summaries, vectors, legacy,
                                          # synapt, search, integrity, sync
 
-Writes bench/results.json (or --out PATH) and prints a markdown table for the README.
+Writes bench/results.json (or --out PATH) and prints a markdown table for bench/RESULTS.md.
 """
 
 from __future__ import annotations

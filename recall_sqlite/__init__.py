@@ -73,7 +73,8 @@ def __getattr__(name: str) -> Any:  # noqa: F821 - Any is only for type checkers
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'recall_sqlite' has no attribute {name!r}")
-    # __import__, not importlib: importing importlib brings warnings, ~1 ms of a CLI start.
+    # __import__, not importlib: importing importlib brings warnings into every CLI start
+    # (bench/RESULTS.md, row 'CLI start: importlib').
     value = getattr(__import__(f"{__name__}.{module}", fromlist=(name,)), name)
     globals()[name] = value
     return value

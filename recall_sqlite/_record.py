@@ -2,8 +2,9 @@
 the store context, journal entries and read results).
 
 They are deliberately not dataclasses. Importing `dataclasses` (and with it `inspect`) and
-generating the methods of each class cost about 7 ms at every start, a third of what a
-session-start hook's whole `journal read` may take; a Record costs nothing to define. A
+generating the methods of each class cost a large part of what a session-start hook's
+whole `journal read` may take (bench/RESULTS.md, row 'CLI start: dataclasses'); a Record
+costs nothing to define. A
 subclass lists its fields in `__slots__` and writes its own typed `__init__`; equality and
 repr follow the slots in order. `Frozen` records are hashable and refuse assignment after
 `__init__` (which sets fields with `_set`).

@@ -286,7 +286,7 @@ class Database:
         if not self.read_only:
             # WAL lets readers run beside the single writer (hooks, an MCP server and
             # an importer at once); NORMAL trades the last commits before a power
-            # loss for not syncing on every commit (documented in the README).
+            # loss for not syncing on every commit (documented in docs/database.md).
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -452,8 +452,9 @@ class Database:
         return Database(self.file, read_only=True)
 
     # -- transactions ---------------------------------------------------------------
-    # Context managers written as classes, not with contextlib: contextlib (with
-    # functools) is ~2 ms of a CLI start, and a class enters and leaves faster.
+    # Context managers written as classes, not with contextlib: contextlib (with functools)
+    # weighs on every CLI start (bench/RESULTS.md, row 'CLI start: contextlib'), and a class
+    # enters and leaves faster.
 
     def read(self) -> _Read:
         """A consistent snapshot for several statements (e.g. rows and their counts)."""

@@ -53,8 +53,8 @@ SELECT seq, {kept}
 
 def _counts_ws_sql(where: str, *, stored_heads: bool = False) -> str:
     """The journal_counts_ws rows the definition gives; with `stored_heads`, counted from
-    the stored heads (the same rows once the heads are known to be right, at a fifth of
-    the cost: no window over the history)."""
+    the stored heads (the same rows once the heads are known to be right, with no window
+    over the history: bench/RESULTS.md, row 'doctor: counts from heads')."""
     if stored_heads:
         return f"""
 SELECT workspace_id, branch, sum(head_ws), sum(head_ws * meaningful) FROM journal_entries

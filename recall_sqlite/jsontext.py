@@ -1,6 +1,6 @@
 """JSON the read paths decode and print, through the C functions of `json` without the
-`json` package: importing it imports `re` and `enum`, which were a sixth of a CLI read's
-whole process (`recall-sqlite journal read --json`). Writes, which pay a commit anyway,
+`json` package: importing it imports `re` and `enum`, a large part of a CLI read's whole
+process (bench/RESULTS.md, row 'CLI start: json'). Writes, which pay a commit anyway,
 use `json` itself.
 
 `loads` answers what json.loads answers for every text; `pretty` writes what

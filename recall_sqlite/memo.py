@@ -1,5 +1,6 @@
-"""Memoised functions without functools: importing it (with contextlib, which needs it) was
-~2 ms of a 25 ms `journal read` process, which memoises a few SQL texts and nothing else.
+"""Memoised functions without functools: importing it (with contextlib, which needs it)
+weighs on a `journal read` process (bench/RESULTS.md, row 'CLI start: contextlib'), which
+memoises a few SQL texts and nothing else.
 
 `memo` keeps every answer (for functions of few distinct arguments: the SQL of a scope's
 shape, or of none: a pattern or an encoder built on first use); `bounded(n)` keeps at most

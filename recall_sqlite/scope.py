@@ -208,7 +208,7 @@ def _counts(shape: Shape) -> str:
     else:
         table, worktree = "journal_counts_wt", "worktree_id"
     # One row per (worktree, branch) with its category; totals() sums them (a GROUP BY
-    # would cost a sorter: four times the statement, on every read).
+    # would cost a sorter on every read: bench/RESULTS.md, row 'read: scope counts').
     return (
         f"SELECT {_category(shape, worktree, 'branch')}, {col} FROM {table}"
         " WHERE workspace_id = :ws"

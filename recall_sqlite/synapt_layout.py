@@ -378,7 +378,8 @@ def lock(f: Any) -> None:
 # writes (so equal content means equal bytes); neither admits a NUL or a lone surrogate.
 # Possessive repeats where Python has them (3.11): a run of plain characters ends at a quote
 # or a backslash, which it cannot hold, so giving characters back never makes a match; not
-# saving the positions to give back makes the survey's match of a line a sixth faster.
+# saving the positions to give back makes the survey's match of a line faster
+# (bench/RESULTS.md, row 'survey: possessive repeats').
 _MANY = b"*+" if sys.version_info >= (3, 11) else b"*"
 _PLAIN = rb'[^"\\\x00-\x1f\x7f-\xff]' + _MANY
 _JSTR = rb'"' + _PLAIN + rb"(?:\\." + _PLAIN + rb")" + _MANY + rb'"'

@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 
     _Clock = tuple[type[datetime], type[timedelta], type[timezone], datetime]
 
-# datetime is imported when a text is first parsed, not here: it is ~3 ms of a CLI start,
-# and a read never parses one (the instant is stored). Kept once imported: an import
-# statement in a function costs ~1 µs on every call, and an import parses thousands.
+# datetime is imported when a text is first parsed, not here: it is a noticeable part of a
+# CLI start (bench/RESULTS.md, row 'CLI start: datetime'), and a read never parses one (the
+# instant is stored). Kept once imported: an import statement in a function costs on every
+# call, and an import parses thousands (row 'timestamps: fast path').
 _clock: _Clock | None = None
 
 
@@ -32,8 +33,8 @@ def _load() -> _Clock:
     return _clock
 
 
-# The pattern is compiled on first use: `re` (with `enum`) is a fifth of a CLI read's
-# start, and a read parses no timestamp.
+# The pattern is compiled on first use: `re` (with `enum`) is a large part of a CLI read's
+# start (bench/RESULTS.md, row 'CLI start: re'), and a read parses no timestamp.
 @memo
 def _iso_pattern() -> re.Pattern[str]:
     import re
@@ -83,15 +84,17 @@ def synapt_shaped(text: str) -> bool:
 
 def fast_us(text: str) -> int | None:
     """Epoch us of a timestamp in a shape synapt writes, by arithmetic on cached days and
-    times of day (~1 us against ~4.5 us for the general parser); None sends anything
-    else, and a date or time that does not exist, to the general parser."""
+    times of day, a fraction of the general parser's time (bench/RESULTS.md, row
+    'timestamps: fast path'); None sends anything else, and a date or time that does not
+    exist, to the general parser."""
     return shaped_us(text.encode("ascii")) if synapt_shaped(text) else None
 
 
 # What shaped_us has worked out: days by their bytes (journals span few days), and the
 # microseconds of "HH:MM" and of "SS" (only real ones are kept). Two tables of at most
 # 1,440 and 60 entries stay in the processor's caches, where one of every "HH:MM:SS" grew
-# to 86,400 on a large journal and made the survey's lookups miss (4% of a 1M survey).
+# to 86,400 on a large journal and made the survey's lookups miss (bench/RESULTS.md, row
+# 'timestamps: time-of-day tables').
 _DAYS: dict[bytes, int | None] = {}
 _MINUTES: dict[bytes, int] = {}
 _SECONDS: dict[bytes, int] = {}

@@ -88,9 +88,10 @@ def leading_options(argv: Sequence[str]) -> tuple[dict[str, str | bool], int, bo
 
 def quick_read(argv: Sequence[str]) -> Any:
     """A `journal read` command line (what hooks and agents run at every session) read
-    without argparse, which with its help texts' gettext lookups was a sixth of the
-    process: the Options argparse's Namespace would hold, when every option is spelled
-    exactly and every value of the action's own stands apart and does not start with '-'.
+    without argparse, which with its help texts' gettext lookups was a large part of the
+    process (bench/RESULTS.md, row 'CLI start: argparse'): the Options argparse's Namespace
+    would hold, when every option is spelled exactly and every value of the action's own
+    stands apart and does not start with '-'.
     None for any other line (an abbreviation, `-n5`, `--branch=x`, help, an error), which
     argparse reads."""
     options, i, dashed = leading_options(argv)

@@ -55,8 +55,8 @@ __all__ = [
 
 class _Formatter(argparse.HelpFormatter):
     """argparse's formatter with the terminal width taken from os directly: the stock one
-    imports shutil (and with it zlib, bz2, lzma) for that on every parser built, which is
-    a tenth of a hook's start-up."""
+    imports shutil (and with it zlib, bz2, lzma) for that on every parser built, a part of
+    a hook's start-up worth saving (bench/RESULTS.md, row 'CLI start: shutil')."""
 
     def __init__(
         self,

@@ -325,7 +325,7 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         "forget", parents=[jp], help="remove entry versions for good (every byte of them)"
     )
     f.add_argument("ids", nargs="*", metavar="ID", help="entry ids (32 hex digits)")
-    # --session-id as `journal write` names it; --session as the README has always shown.
+    # --session-id as `journal write` names it; --session as the docs have always shown.
     f.add_argument(
         "--session", "--session-id", dest="session", metavar="S", help="every version of session S"
     )

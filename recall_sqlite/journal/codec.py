@@ -95,8 +95,9 @@ INSERT_SQL = (
 
 
 def _sha256(data: bytes) -> bytes:
-    """sha256, with hashlib imported on the first write: loading OpenSSL costs ~2 ms, and a
-    read-only process (a session-start hook) never hashes."""
+    """sha256, with hashlib imported on the first write: loading OpenSSL weighs on a start
+    (bench/RESULTS.md, row 'CLI start: hashlib'), and a read-only process (a session-start
+    hook) never hashes."""
     global _sha256
     from hashlib import sha256
 

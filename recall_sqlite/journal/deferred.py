@@ -2,15 +2,14 @@
 
 The four head indexes (the walks of "newest n" per worktree and workspace, with and without
 a branch) and the search's index of the shown versions change with every head: a new
-version enters them and the one it beats leaves. Kept current row by row the four cost 13 s
-of a legacy import of 1M lines (88 s), and the search's index 7.5 s of a 1M import that
-indexes the text (76.7 -> 84.2 s); built once after the rows (CREATE INDEX sorts, then
-writes each page once) they cost seconds. Every other index
+version enters them and the one it beats leaves. Kept current row by row they cost a large
+part of a big legacy import; built once after the rows (CREATE INDEX sorts, then writes
+each page once) they cost far less (bench/RESULTS.md, row 'import: deferred indexes').
+Every other index
 stays current through a load: the session index that the writes walk (the dedup trigger,
 bulk_insert's look-up of a session's heads), the branch order that cursors walk and the
-session-start indexes, so neither the hook nor a cursor ever waits on a load (measured at
-1M entries without them: 7.3 s for the session start and for an unread count, against
-0.3 ms).
+session-start indexes, so neither the hook nor a cursor ever waits on a load (without
+them, both wait seconds at 1M entries: the same row).
 
 While they are missing every answer is still right (no read depends on an index for its
 result) but reads of the newest entries walk the whole journal, a search reads each match's

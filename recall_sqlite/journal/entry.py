@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-# The C scanner without json.loads' two Python wrappers (a tenth of a read's Python): the
-# text is ours, built by SQLite from stored JSON, so "extra data" is checked by hand.
+# The C scanner without json.loads' two Python wrappers (bench/RESULTS.md, row
+# 'read: list decoding'): the text is ours, built by SQLite from stored JSON, so "extra
+# data" is checked by hand.
 _scan_once = scan_once
 
 
@@ -209,7 +210,8 @@ class JournalEntry(Record):
 
     def _refuse_collapsed(self) -> None:
         # Every signature holds a '<' (carry.py): text without one, nearly all, is answered
-        # by one scan of the joined fields (a call per item was 11 us of an append).
+        # by one scan of the joined fields, not a call per item (bench/RESULTS.md, row
+        # 'append: collapsed check').
         if "<" not in "".join([self.focus, *self.done, *self.decisions, *self.next_steps]):
             return
         for name in codec.RICH_FIELDS:
@@ -269,7 +271,7 @@ class JournalEntry(Record):
         for d in decoded:
             # What the schema's CHECKs hold for rows written since; a damaged or hand-made
             # row may hold anything, and must not come back as an entry that breaks later.
-            # (Spelled out: a generator per row was a fifth of a read's Python time.)
+            # (Spelled out: see bench/RESULTS.md, row 'read: row checks'.)
             if not (
                 type(d) is lst
                 and len(d) == 6

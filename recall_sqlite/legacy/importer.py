@@ -49,11 +49,12 @@ Progress = Callable[[int, int], None]
 # Lines per committed chunk: big enough that commits cost little, small enough that a kill
 # loses seconds of work, a chunk's pending rows stay a few MiB and a chunk holds the write
 # lock for about a second. Each commit writes every index page its rows touched, and the
-# id and session indexes take their keys at random, so a chunk rewrites most of their pages:
-# at 1M lines, 20,000 lines a chunk spent 11.8 s in commits where 5,000 spent 22.5 s.
+# id and session indexes take their keys at random, so a chunk rewrites most of their pages
+# (bench/RESULTS.md, row 'import: chunk size').
 CHUNK_LINES = 20_000
-# A load builds the journal's head indexes after its rows (journal/deferred.py: 75 s
-# instead of 88 at 1M lines) when it brings more than this many new bytes and, counting a line
+# A load builds the journal's head indexes after its rows (journal/deferred.py;
+# bench/RESULTS.md, row 'import: deferred indexes') when it brings more than this many new
+# bytes and, counting a line
 # as LINE_BYTES (synapt's run about 600), more lines than the database holds rows: building
 # an index costs time for every row stored, keeping it current only for the new ones.
 DEFER_MIN_BYTES = 16 * 1024 * 1024

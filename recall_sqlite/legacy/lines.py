@@ -70,7 +70,8 @@ _scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once
 class LineReader:
     """Streams a file's lines from `offset`, hashing every byte it reads so the digest of
     any prefix that ends inside the current block can be taken at a chunk boundary
-    (unless hashed=False: the survey needs no digest, and hashing cost it a tenth).
+    (unless hashed=False: the survey needs no digest; bench/RESULTS.md, row 'survey: no
+    hashing').
 
     Yields (offset, data, length, terminated): data is the line without its newline, or
     None when the line is longer than `max_line` (its bytes are re-read on demand)."""

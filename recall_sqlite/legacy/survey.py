@@ -260,7 +260,8 @@ class _Scan:
         # session is in the i-th bucket read; bit 0, it has two different versions. A
         # content holds its session id, so a session's versions are the contents new to
         # the survey that carry its id: the second of those is a differing version, and no
-        # first version need be kept to compare with (that lookup was a tenth of the time).
+        # first version need be kept to compare with (bench/RESULTS.md, row 'survey: no
+        # first version').
         # (Hashed ids: a collision, odds ~1e-8 per million sessions, would merge two
         # sessions in these counts only.)
         self.sessions: dict[int, int] = {}

@@ -2,8 +2,9 @@
 
 The search index's insert trigger (v2) stands aside while the bulk writer's `journal_bulk`
 guard names the workspace, as the head trigger does; journal/bulk.py then indexes the
-batch with one INSERT ... SELECT. Indexing row by row in the trigger made an import of 1M
-lines 1.67x slower than without the index; in one statement it is ~1.1x. No row changes.
+batch with one INSERT ... SELECT: indexing row by row in the trigger made an import far
+slower than one statement does (bench/RESULTS.md, row 'import: batch search index'). No
+row changes.
 
 Self-contained: the SQL below is a frozen copy of schema.sql v6's.
 """

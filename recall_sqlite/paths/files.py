@@ -3,7 +3,8 @@ private (0600/0700), durable writes of the files the store keeps beside itself, 
 few operations on path text that pathlib would do.
 
 The path code works on `str` paths with os.path, never pathlib: importing pathlib imports
-`re`, `fnmatch` and `urllib.parse`, which were a sixth of a hook's `journal read` process.
+`re`, `fnmatch` and `urllib.parse`, a large part of a hook's `journal read` process
+(bench/RESULTS.md, row 'CLI start: re').
 `pure` spells a path as pathlib would (so messages and keys are unchanged) and `real`
 resolves it as Path.resolve does; tests/test_path_text.py holds both to pathlib."""
 

@@ -37,12 +37,11 @@ def _sql(k_shape: tuple[bool, bool, bool], category: str, basis: str) -> str:
     category over all of them and, first, the best in scope. `k_shape` only keys the cache.
 
     The matches are materialised once; one aggregate counts them and a top-n sort picks the
-    best (window sums over the same rows buffered them a second time: at 300k entries a
-    common word's 31k matches took 52.8 ms so, 42.6 ms this way). CROSS JOIN: the
+    best (window sums over the same rows buffered them a second time). CROSS JOIN: the
     full-text index drives and each match is one probe of journal_heads_by_seq, which covers
-    every column used here (a primary-key probe reads the entry's whole row: 1.7x as long
-    there); the planner must never walk a head index and probe the full-text index per entry
-    instead."""
+    every column used here (a primary-key probe reads the entry's whole row); both as
+    bench/RESULTS.md, row 'search: statement' measured. The planner must never walk a head
+    index and probe the full-text index per entry instead."""
     return f"""
 WITH m AS MATERIALIZED (
        SELECT e.seq AS seq, f.rank AS score, e.ts_us AS ts_us, e.sid_order AS sid_order,

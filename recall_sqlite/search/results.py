@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class EntryHit:
     """One hit. Which fields matched and the snippet are worked out on first use (one
-    small FTS5 statement each, ~40 µs: most of a search's cost when done for every hit),
+    small FTS5 statement each: most of a search's cost when done for every hit, as
+    bench/RESULTS.md, row 'search: hit details' measured),
     so a host that only wants the entries does not pay for them; the store must still be
     open then."""
 

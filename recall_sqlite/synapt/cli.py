@@ -121,7 +121,8 @@ def main_synapt(argv: list[str], options: Mapping[str, str | bool] | None = None
 
 
 def exit_now(code: int) -> None:
-    """End a hook's process without tearing every module down (a tenth of a hook's time):
+    """End a hook's process without tearing every module down, a part of a hook's time
+    worth saving (bench/RESULTS.md, row 'hook exit'):
     what exit handlers do (close the stores, flush) is done, then the process ends. Only
     the command's own process calls this (cli.entry), never a host that embeds the adapter;
     not while a thread the interpreter would wait for still runs."""

@@ -159,7 +159,7 @@ class _Snapshot:
 def read_versions(store: Store) -> Versions:
     """Every stored version of the store's worktree, oldest first, as synapt entries."""
     # The cyclic collector would run dozens of times over the 100k tuples and entries made
-    # here (none of them garbage): that was half the cost of building them.
+    # here (none of them garbage): bench/RESULTS.md, row 'synapt: lazy entries'.
     collecting = gc.isenabled()
     gc.disable()
     try:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 CONFIG_VERSION = 1
 DEFAULT_PULL_EVERY_S = 30.0
 # How long the replica keeps history: a forgotten entry's old pages age out of it within
-# snapshot interval + retention (README "More than one machine").
+# snapshot interval + retention (docs/sync.md, "Forget across machines").
 DEFAULT_RETENTION = "1h"
 
 

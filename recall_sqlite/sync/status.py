@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..context import StoreContext
 
 # What a crash of a live `sync run` loses at most, with the generated config: about one
-# monitor interval plus one sync interval (bench/: loss window).
+# monitor interval plus one sync interval (bench/RESULTS.md, row 'loss window').
 LOSS_WINDOW = "about 0.5 s"
 
 

@@ -40,7 +40,8 @@ LOG_MIN_GENERATIONS = 4096
 _UNIT_ROUNDOFF = 2.0**-24
 # A small product runs one row at a time (np.vecdot: a BLAS dot per row, on this thread):
 # a matrix-vector BLAS call would hand it to worker threads, and on a busy machine that
-# handoff alone cost 5x the product (2k x 384 rows). From about 10k x 384 rows up the
+# handoff alone cost more than the product (bench/RESULTS.md, row 'vectors: small
+# products'). From about 10k x 384 rows up the
 # matrix-vector call pays: its threads (as the host configured OpenBLAS) draw on more than
 # one core's memory bandwidth when the cores are free.
 _BLAS_MIN_ELEMENTS = 4_000_000
