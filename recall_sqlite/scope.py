@@ -101,19 +101,25 @@ class Elsewhere(Frozen):
         return self.other_worktrees + self.other_branches
 
 
-class Keys:
+class Keys(Frozen):
     """A scope as database keys, with the SQL that selects and counts in it. Parameters
     are named (`:ws`, `:wt`, `:br`); `params()` gives their values."""
 
     __slots__ = ("workspace_pk", "worktree_pk", "branch", "meaningful")
+    workspace_pk: int
+    worktree_pk: int | None  # None: every worktree
+    branch: str | None  # None: every branch
+    meaningful: bool
 
     def __init__(
         self, workspace_pk: int, worktree_pk: int | None, branch: str | None, meaningful: bool
     ) -> None:
-        self.workspace_pk = workspace_pk
-        self.worktree_pk = worktree_pk  # None: every worktree
-        self.branch = branch  # None: every branch
-        self.meaningful = meaningful
+        self._set(
+            workspace_pk=workspace_pk,
+            worktree_pk=worktree_pk,
+            branch=branch,
+            meaningful=meaningful,
+        )
 
     @property
     def shape(self) -> tuple[bool, bool, bool]:

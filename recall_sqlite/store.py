@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from . import identity
+from ._record import Frozen
 from .checks import require_bool
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .db import Database
@@ -29,18 +30,21 @@ if TYPE_CHECKING:
 __all__ = ["DB_ENV", "Store", "WorktreeForgotten", "open_store", "resolve_db_path", "restore_store"]
 
 
-class WorktreeForgotten:
+class WorktreeForgotten(Frozen):
     """What `Store.forget_worktree` did: the worktree, whether its record went (else it
     is kept as gone), and the forget of its entries (None: it held none)."""
 
     __slots__ = ("key", "removed", "forget")
 
     def __init__(self, key: str, removed: bool, forget: ForgetReport | None) -> None:
-        self.key, self.removed, self.forget = key, removed, forget
+        self._set(key=key, removed=removed, forget=forget)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "worktree": self.key,
+    key: str
+    removed: bool
+    forget: ForgetReport | None
             "record_removed": self.removed,
             "forget": self.forget.to_dict() if self.forget is not None else None,
         }

@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import derived
 from .. import synapt_layout as layout
+from .._record import Record
 from ..db import as_bytes, as_int, as_str, scalar
 from ..errors import InvalidInputError
 from ..journal import codec
@@ -82,7 +83,7 @@ _MEANINGFUL_SQL = (
 # -- an entry's content -------------------------------------------------------------------
 
 
-class Row:
+class Row(Record):
     """One journal_entries row as stored: the content columns as bytes."""
 
     __slots__ = ("seq", "id", "workspace_pk", "worktree_pk", "raw", "flags", "derived")

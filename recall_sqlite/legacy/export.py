@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -42,36 +43,21 @@ STDOUT = "-"
 _ndjson_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
+@dataclass(frozen=True, kw_only=True)
 class ExportReport:
-    __slots__ = (
-        "path",
-        "format",
-        "lines",
-        "worktrees",
-        "all_worktrees",
-        "sessions",
-        "extra_dropped",
-        "workspace_id",
-    )
+    """What `export` wrote: where, in which format, how many lines of which worktrees."""
 
-    def __init__(
-        self,
-        *,
-        path: str,
-        format: ExportFormat,  # noqa: A002 - the option's name
-        lines: int,
-        worktrees: list[str],
-        all_worktrees: bool,
-        sessions: int,
-        extra_dropped: int,
-        workspace_id: str,
-    ) -> None:
-        self.path, self.format, self.lines = path, format, lines
-        self.worktrees, self.all_worktrees = worktrees, all_worktrees
-        self.sessions, self.extra_dropped, self.workspace_id = sessions, extra_dropped, workspace_id
+    path: str
+    format: ExportFormat
+    lines: int
+    worktrees: list[str]
+    all_worktrees: bool
+    sessions: int
+    extra_dropped: int
+    workspace_id: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def synapt_record(e: JournalEntry) -> str:
@@ -216,35 +202,29 @@ def _write(target: str | os.PathLike[str] | IO[str], text: str, *, force: bool) 
 # -- back to synapt's own buckets -----------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class BucketWrite:
     """One bucket `export --to-buckets` wrote: the file stock synapt reads from the roots of
     `worktrees`, how many lines it held and how many the export appended."""
 
-    __slots__ = ("path", "worktrees", "had", "appended", "unknown", "accounted")
-
-    def __init__(
-        self,
-        path: str,
-        worktrees: list[str],
-        had: int,
-        appended: int,
-        unknown: int,
-        accounted: bool,
-    ) -> None:
-        self.path, self.worktrees, self.had, self.appended = path, worktrees, had, appended
-        self.unknown, self.accounted = unknown, accounted
+    path: str
+    worktrees: list[str]
+    had: int
+    appended: int
+    unknown: int
+    accounted: bool
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+@dataclass(frozen=True)
 class BucketsReport:
-    __slots__ = ("buckets", "skipped", "workspace_id")
+    """What `export --to-buckets` did: the buckets it wrote, the worktrees it skipped."""
 
-    def __init__(
-        self, buckets: list[BucketWrite], skipped: list[dict[str, str]], workspace_id: str
-    ) -> None:
-        self.buckets, self.skipped, self.workspace_id = buckets, skipped, workspace_id
+    buckets: list[BucketWrite]
+    skipped: list[dict[str, str]]
+    workspace_id: str
 
     def to_dict(self) -> dict[str, Any]:
         return {

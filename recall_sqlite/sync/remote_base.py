@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,13 +18,12 @@ MACHINE_ID = re.compile(r"^[0-9a-f]{12,32}$")
 TRUE_WORDS = {"1", "true", "yes", "on"}
 
 
+@dataclass(frozen=True)
 class Position:
     """How far a replica has got: its newest transaction id and when that was written."""
 
-    __slots__ = ("txid", "written_at")
-
-    def __init__(self, txid: int, written_at: str | None) -> None:
-        self.txid, self.written_at = txid, written_at
+    txid: int
+    written_at: str | None
 
     def __repr__(self) -> str:
         return f"Position({self.txid:#x}, {self.written_at!r})"

@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import socket
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SyncSetupError
@@ -124,22 +125,16 @@ class SyncState:
         return str(data["store"])
 
 
+@dataclass
 class SyncConfig:
     """What `sync init` chose: the replica location, the sync key, how often to pull, how
-    long the replica keeps history."""
+    long the replica keeps history. Mutable: `sync run --pull-every` adjusts it for a run."""
 
-    __slots__ = ("url", "key", "key_source", "pull_every_s", "retention")
-
-    def __init__(
-        self,
-        url: str,
-        key: str,
-        key_source: str,
-        pull_every_s: float = DEFAULT_PULL_EVERY_S,
-        retention: str = DEFAULT_RETENTION,
-    ) -> None:
-        self.url, self.key, self.key_source = url, key, key_source
-        self.pull_every_s, self.retention = pull_every_s, retention
+    url: str
+    key: str
+    key_source: str
+    pull_every_s: float = DEFAULT_PULL_EVERY_S
+    retention: str = DEFAULT_RETENTION
 
     @property
     def slug(self) -> str:
