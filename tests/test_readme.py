@@ -137,3 +137,32 @@ def test_relative_links_resolve(page: Path) -> None:
         assert dest.exists(), f"{_name(page)}: {target} names no file"
         if anchor:
             assert anchor in _anchors(dest), f"{_name(page)}: {target} names no heading"
+
+
+RESULTS = REPO / "bench" / "RESULTS.md"
+# The rows of bench/RESULTS.md a comment names: "bench/RESULTS.md, row 'X'" (or "rows 'X'
+# and 'Y'"; a later "row 'Z'" of the same file counts too).
+CITED = re.compile(r"\brows?[\s#]+'([^']+)'(?:[\s#]+and[\s#]+'([^']+)')?")
+
+
+def _rows() -> list[str]:
+    """The first two cells of every table row of bench/RESULTS.md: a named row of the
+    code's section, or a suite and its case."""
+    cells = [line.split("|")[1:3] for line in RESULTS.read_text(encoding="utf-8").splitlines()]
+    return [cell.strip() for row in cells if len(row) == 2 for cell in row]
+
+
+def test_the_bench_rows_the_code_cites_exist() -> None:
+    rows = _rows()
+    sources = [*(REPO / "recall_sqlite").rglob("*.py"), REPO / "scripts" / "recall-sqlite"]
+    cited = []
+    for path in [*sources, REPO / "pyproject.toml"]:
+        text = path.read_text(encoding="utf-8")
+        if "bench/RESULTS.md" not in text:
+            continue
+        for names in CITED.findall(re.sub(r"\n\s*#\s*", " ", text)):
+            for name in filter(None, names):
+                cited.append(name)
+                name = re.sub(r"\s+", " ", name)
+                assert any(row.startswith(name) for row in rows), f"{_name(path)}: row {name!r}"
+    assert len(cited) >= 25, "the comments' citations were not found"
