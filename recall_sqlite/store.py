@@ -35,6 +35,9 @@ class WorktreeForgotten(Frozen):
     is kept as gone), and the forget of its entries (None: it held none)."""
 
     __slots__ = ("key", "removed", "forget")
+    key: str
+    removed: bool
+    forget: ForgetReport | None
 
     def __init__(self, key: str, removed: bool, forget: ForgetReport | None) -> None:
         self._set(key=key, removed=removed, forget=forget)
@@ -42,9 +45,6 @@ class WorktreeForgotten(Frozen):
     def to_dict(self) -> dict[str, Any]:
         return {
             "worktree": self.key,
-    key: str
-    removed: bool
-    forget: ForgetReport | None
             "record_removed": self.removed,
             "forget": self.forget.to_dict() if self.forget is not None else None,
         }
