@@ -253,7 +253,14 @@ class Cursors:
             params.append(_check_branch(branch))
         sql += " ORDER BY c.branch, c.consumer"
         return [
-            Cursor(ctx.workspace_uuid, b, c, int(p), u, int(end))
+            Cursor(
+                ctx.workspace_uuid,
+                str(b),
+                str(c),
+                as_int(p),
+                None if u is None else str(u),
+                as_int(end),
+            )
             for b, c, p, u, end in ctx.db.query(sql, params)
         ]
 

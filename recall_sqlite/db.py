@@ -33,11 +33,22 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from contextlib import AbstractContextManager
     from pathlib import Path
-    from typing import Any
+    from types import TracebackType
+    from typing import Protocol
 
-    from apsw import Bindings, Connection, SQLiteValue
+    from apsw import Bindings, Connection, Cursor, SQLiteValue
 
     from .paths.files import StrPath
+
+    # A row as apsw hands it back (and as an INSERT takes it): any SQLite value per column.
+    Row = tuple[SQLiteValue, ...]
+
+    class Executes(Protocol):
+        """What runs a statement: a connection, or one that rewrites its statements first
+        (journal/deferred.py)."""
+
+        def execute(self, statements: str, bindings: Bindings | None = ...) -> Cursor: ...
+
 
 # "RCSQ": lets `file`, sqlite3 and this code tell a recall-sqlite store from any other
 # SQLite file, synapt's own index/recall.db included.
@@ -72,6 +83,13 @@ def as_int(value: SQLiteValue) -> int:
     if isinstance(value, (int, float, str)):
         return int(value)
     raise TypeError(f"an integer column holds {type(value).__name__}")
+
+
+def as_float(value: SQLiteValue) -> float:
+    """A REAL column's value (a rank, a score)."""
+    if isinstance(value, (int, float, str)):
+        return float(value)
+    raise TypeError(f"a real column holds {type(value).__name__}")
 
 
 def as_str(value: SQLiteValue) -> str:
@@ -486,7 +504,7 @@ class Database:
                 "nothing was written: open the store again"
             )
 
-    def query(self, sql: str, params: Bindings = ()) -> list[tuple[Any, ...]]:
+    def query(self, sql: str, params: Bindings = ()) -> list[tuple[SQLiteValue, ...]]:
         """One statement, no explicit transaction."""
         with self.lock:
             try:
@@ -527,7 +545,9 @@ class _Read:
             raise
         return db.conn
 
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         db = self.db
         try:
             try:
@@ -562,7 +582,9 @@ class _Scratch:
             self._leave()
             raise
 
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         try:
             self.inner.__exit__(kind, exc, tb)
         finally:
@@ -605,7 +627,9 @@ class _Write:
             raise
         return conn
 
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         db = self.db
         conn = db.conn
         try:

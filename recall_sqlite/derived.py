@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 
 from ._record import Frozen
+from .db import as_int
 from .journal.order import order_by
 
 TYPE_CHECKING = False
@@ -29,7 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
+
+    from .db import Row
 
 _ORDER = order_by()
 
@@ -93,8 +96,8 @@ class Difference(Frozen):
         kind: str,
         count: int,
         detail: str,
-        sample: tuple[Any, ...],
-        rows: tuple[Any, ...] = (),
+        sample: Row,
+        rows: Row = (),
     ) -> None:
         self._set(kind=kind, count=count, detail=detail, sample=sample, rows=rows or sample)
 
@@ -107,14 +110,14 @@ class Difference(Frozen):
         }
 
 
-def _scope(workspace_pk: int | None, alias: str = "") -> tuple[str, list[Any]]:
+def _scope(workspace_pk: int | None, alias: str = "") -> tuple[str, list[SQLiteValue]]:
     a = f"{alias}." if alias else ""
     if workspace_pk is None:
         return "1", []
     return f"{a}workspace_id = ?", [workspace_pk]
 
 
-def _rows(conn: Connection, sql: str, params: Iterable[Any]) -> list[tuple[Any, ...]]:
+def _rows(conn: Connection, sql: str, params: Iterable[SQLiteValue]) -> list[Row]:
     rows: list[tuple[Any, ...]] = conn.execute(sql, list(params)).fetchall()
     return rows
 
@@ -141,7 +144,7 @@ def check(conn: Connection, workspace_pk: int | None = None) -> list[Difference]
                 f"{len(heads)} entry versions have head_ws/head_wt different"
                 " from the dedup rule (reads show the wrong version, or none, of their session)",
                 tuple((r[0], r[1], r[2], r[3], r[4]) for r in heads[:5]),
-                tuple(int(r[0]) for r in heads),
+                tuple(as_int(r[0]) for r in heads),
             )
         )
     # Right heads (no difference above) give the counts by a plain sum of them.
@@ -439,7 +442,7 @@ def move_versions(conn: Connection, workspace_pk: int, target_pk: int, seqs: Ite
         )
     finally:
         conn.execute("DELETE FROM journal_rehome WHERE workspace_id = ?", (workspace_pk,))
-    loose = [int(seq) for seq, session in moved if not session]
+    loose = [as_int(seq) for seq, session in moved if not session]
     rebuild(
         conn,
         workspace_pk,
@@ -450,7 +453,7 @@ def move_versions(conn: Connection, workspace_pk: int, target_pk: int, seqs: Ite
 
 
 def _rebuild_counts(
-    conn: Connection, workspace_pk: int | None, where: str, params: list[Any]
+    conn: Connection, workspace_pk: int | None, where: str, params: list[SQLiteValue]
 ) -> int:
     # Called after the heads of `where` were rebuilt: the stored heads are the definition's.
     changed = 0

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from apsw import Bindings, Connection
 
+    from .db import Row
+
 # How stale a root's last_seen may get before an open refreshes it: keeps opens read-only
 # in the common case, so a burst of hook processes does not queue on the write lock.
 SEEN_REFRESH_US = 3_600 * 1_000_000
@@ -175,7 +177,7 @@ def ensure_worktree(
 
 def worktrees(db: Database, workspace_pk: int) -> list[WorktreeRow]:
     return [
-        WorktreeRow(int(pk), str(k), str(n), r)
+        WorktreeRow(as_int(pk), str(k), str(n), None if r is None else str(r))
         for pk, k, n, r in db.query(
             "SELECT id, key, name, root FROM worktrees WHERE workspace_id = ? ORDER BY key",
             (workspace_pk,),
@@ -187,7 +189,7 @@ def worktree_pk(db: Database, workspace_pk: int, key: str) -> int | None:
     rows = db.query(
         "SELECT id FROM worktrees WHERE workspace_id = ? AND key = ?", (workspace_pk, key)
     )
-    return int(rows[0][0]) if rows else None
+    return as_int(rows[0][0]) if rows else None
 
 
 def roots(db: Database, workspace_pk: int) -> list[str]:
@@ -251,7 +253,7 @@ def gone_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
 # -- the sync key (sync/) ------------------------------------------------------------------
 
 
-def _query(db: Any, sql: str, params: Bindings) -> list[tuple[Any, ...]]:
+def _query(db: Any, sql: str, params: Bindings) -> list[Row]:
     """Rows from a Database or a bare apsw connection (a peer read through a VFS)."""
     if isinstance(db, Database):
         return db.query(sql, params)
@@ -275,7 +277,7 @@ def set_sync_key(db: Database, workspace_pk: int, key: str) -> None:
 def synced_workspaces(db: Any, key: str) -> list[tuple[int, str]]:
     """(pk, uuid) of the workspaces of a file that sync as `key`, most recently seen first."""
     return [
-        (int(pk), str(uuid))
+        (as_int(pk), str(uuid))
         for pk, uuid in _query(
             db,
             "SELECT id, uuid FROM workspaces WHERE sync_key = ? ORDER BY last_seen DESC",
@@ -299,7 +301,7 @@ def workspaces_last_seen(db: Database) -> list[tuple[str, str]]:
 def worktree_names(db: Any, workspace_pk: int) -> dict[int, tuple[str, str]]:
     """worktrees.id -> (key, name) of a workspace's worktrees."""
     return {
-        int(pk): (str(k), str(n))
+        as_int(pk): (str(k), str(n))
         for pk, k, n in _query(
             db, "SELECT id, key, name FROM worktrees WHERE workspace_id = ?", (workspace_pk,)
         )

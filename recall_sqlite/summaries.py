@@ -45,7 +45,9 @@ from .timestamps import datetime_us, iso_utc, now_us, parse_timestamp
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
+
+    from .db import Row
 
     # What the store composes in for `search` (search/ depends on this family).
     Searcher = Callable[..., Any]
@@ -156,7 +158,7 @@ _SELECT_WORKSPACE_WIDE = _select(_WORKSPACE_NEWER)
 _SELECT_ONE_BRANCH = _select(_BRANCH_NEWER)
 
 
-def _branch_clause(branch: BranchFilter, where: list[str], params: list[Any]) -> str:
+def _branch_clause(branch: BranchFilter, where: list[str], params: list[SQLiteValue]) -> str:
     """Add the branch filter; return the SELECT whose staleness count fits the rows."""
     if branch is ALL_BRANCHES:
         return _SELECT
@@ -462,10 +464,12 @@ class Summaries:
             raise NotFoundError(f"no summary {summary_id} in this workspace")
         return self._summary(rows[0])
 
-    def _many(self, sql: str, params: builtins.list[Any]) -> builtins.list[Summary]:
+    def _many(self, sql: str, params: builtins.list[SQLiteValue]) -> builtins.list[Summary]:
         return [self._summary(r) for r in self._ctx.db.query(sql, params)]
 
-    def _summary(self, r: tuple[Any, ...]) -> Summary:
+    def _summary(self, row: Row) -> Summary:
+        # _COLUMNS' kinds (schema.sql): read as such; another kind fails as damage.
+        r: tuple[Any, ...] = row
         return Summary(
             id=int(r[0]),
             workspace_id=self._ctx.workspace_uuid,

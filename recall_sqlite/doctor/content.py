@@ -31,6 +31,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Bindings, Connection, SQLiteValue
 
+    from ..db import Row as DbRow
+
 TIE = "recall_doctor_tie"
 FLAGS = layout.BOOL_FIELDS
 LISTS = layout.LIST_FIELDS
@@ -88,7 +90,7 @@ class Row(Record):
 
     __slots__ = ("seq", "id", "workspace_pk", "worktree_pk", "raw", "flags", "derived")
 
-    def __init__(self, r: tuple[Any, ...]) -> None:
+    def __init__(self, r: DbRow) -> None:
         # Damage can leave any type in any column: what is not what it should be reads as
         # a value no content gives, so the row is found, never a crash.
         self.seq = _int(r[0])
@@ -108,6 +110,11 @@ class Row(Record):
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else -1
+
+
+def _int_or_none(value: SQLiteValue) -> int | None:
+    """A nullable integer column; another kind there is a TypeError (damage, reported)."""
+    return None if value is None else as_int(value)
 
 
 def expected(
@@ -147,7 +154,7 @@ def expected(
         ts = parse_timestamp(t["timestamp"] or "")
     except (UnicodeDecodeError, TypeError, KeyError) as exc:
         raise ValueError(str(exc)) from None
-    return digest, ts, int(row[_RICH]), int(row[_MEANINGFUL]), int(row[_SID])
+    return digest, ts, as_int(row[_RICH]), as_int(row[_MEANINGFUL]), as_int(row[_SID])
 
 
 def _bits(a: bytes, b: bytes) -> int:
@@ -361,7 +368,7 @@ class _Summary:
 
     __slots__ = ("row", "id", "uid", "raw", "created_us")
 
-    def __init__(self, r: tuple[Any, ...]) -> None:
+    def __init__(self, r: DbRow) -> None:
         self.row = r
         self.id = _int(r[0])
         self.uid = r[1] if isinstance(r[1], bytes) else None
@@ -378,15 +385,15 @@ class _Summary:
     def uid_of(self, raw: dict[str, bytes | None]) -> bytes:
         try:
             t = {c: None if v is None else v.decode("utf-8") for c, v in raw.items()}
-            sources = json.loads(self.row[10])
+            sources = json.loads(as_str(self.row[10]))
             return summary_uid(
                 t["branch"],
                 t["kind"] or "",
                 t["text"] or "",
                 t["created_at"] or "",
                 t["author"],
-                self.row[7],
-                self.row[8],
+                _int_or_none(self.row[7]),
+                _int_or_none(self.row[8]),
                 sources,
             )
         except (UnicodeDecodeError, TypeError) as exc:

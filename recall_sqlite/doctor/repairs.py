@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from .. import derived
+from ..db import as_int
 from ..errors import RecallError
 from ..search.index import rebuild_index
 from . import content, pages, schema
@@ -17,7 +17,11 @@ from .report import Finding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from ..db import Database
+
+    T = TypeVar("T")
 
 # Rows (sessions, count scopes) one write transaction mends.
 BATCH = 200
@@ -58,7 +62,7 @@ def run(db: Database, findings: Sequence[Finding]) -> list[str]:
     return done
 
 
-def _chunks(items: Sequence[Any], n: int = BATCH) -> Iterator[Sequence[Any]]:
+def _chunks(items: Sequence[T], n: int = BATCH) -> Iterator[Sequence[T]]:
     for i in range(0, len(items), n):
         yield items[i : i + n]
 
@@ -105,9 +109,9 @@ def _heads(db: Database, f: Finding) -> list[str]:
     loose: dict[int, int] = {}
     for ws, sid, seq in rows:
         if sid:
-            sessions.setdefault(int(ws), set()).add(str(sid))
+            sessions.setdefault(as_int(ws), set()).add(str(sid))
         else:
-            loose[int(ws)] = min(loose.get(int(ws), int(seq)), int(seq))
+            loose[as_int(ws)] = min(loose.get(as_int(ws), as_int(seq)), as_int(seq))
     changed = 0
     for ws in sorted(set(sessions) | set(loose)):
         batches = list(_chunks(sorted(sessions.get(ws, ())))) or [[]]
@@ -120,7 +124,9 @@ def _heads(db: Database, f: Finding) -> list[str]:
 
 def _counts(db: Database, f: Finding) -> list[str]:
     per_worktree = f.kind == "counts_wt"
-    keys = sorted({(r[0], r[1], r[2]) if per_worktree else (r[0], r[1]) for r in f.fix})
+    keys: list[tuple[int, ...]] = sorted(
+        {(r[0], r[1], r[2]) if per_worktree else (r[0], r[1]) for r in f.fix}
+    )
     for batch in _chunks(keys):
         with db.write() as conn:
             for key in batch:

@@ -15,6 +15,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection
 
+    from ..db import Row
+
 # The tables of the store's schema that hold text; the full-text index's shadow tables
 # (rebuilt from the rows) and SQLite's own are not.
 _SKIP_PREFIXES = ("sqlite_", "journal_fts", "summaries_fts")
@@ -56,7 +58,7 @@ def _text_tables(conn: Connection) -> list[tuple[str, list[str], list[str]]]:
     return out
 
 
-def scan(conn: Connection) -> list[tuple[str, tuple[Any, ...], str]]:
+def scan(conn: Connection) -> list[tuple[str, Row, str]]:
     """(table, the row's key values as stored bytes, column) of every undecodable value."""
     register(conn)
     found: list[tuple[str, tuple[Any, ...], str]] = []
@@ -100,7 +102,7 @@ def check(conn: Connection) -> list[Finding]:
     return out
 
 
-def _key_text(key: tuple[Any, ...]) -> str:
+def _key_text(key: Row) -> str:
     return "/".join(
         v.decode("utf-8", "backslashreplace") if isinstance(v, bytes) else str(v) for v in key
     )

@@ -21,14 +21,16 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from ..db import as_int
+from ..db import as_bytes, as_int
 from ..errors import StoreError
 from .codec import ROW_COLUMNS
 from .order import py_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
+
+    from ..db import Row
 
 
 class Stored(NamedTuple):
@@ -48,7 +50,7 @@ class _Head:
         key: tuple[int, int, int, bytes],
         seq: int,
         new: int | None = None,
-        count: tuple[Any, ...] | None = None,
+        count: Row | None = None,
         mean: int = 0,
     ) -> None:
         self.key, self.seq, self.new, self.count, self.mean = key, seq, new, count, mean
@@ -68,7 +70,7 @@ _INDEX_SQL = (
 
 
 def bulk_insert(
-    conn: Connection, rows: Sequence[Sequence[Any]], *, burn_duplicates: bool = False
+    conn: Connection, rows: Sequence[Sequence[SQLiteValue]], *, burn_duplicates: bool = False
 ) -> dict[bytes, Stored]:
     """Insert journal rows (values in codec.ROW_COLUMNS order) as if each had gone through
     codec.INSERT_SQL (`ON CONFLICT (workspace_id, id) DO NOTHING`) in turn: same seqs,
@@ -84,12 +86,12 @@ def bulk_insert(
     if getattr(conn, "in_transaction", True) is False:
         raise StoreError("bulk_insert must run inside a write transaction")
     i_ws = _IX["workspace_id"]
-    workspaces = {int(r[i_ws]) for r in rows}
+    workspaces = {as_int(r[i_ws]) for r in rows}
     if len(workspaces) != 1:
         raise StoreError("bulk_insert takes the rows of one workspace per call")
     (ws,) = workspaces
     with conn:  # a savepoint: any failure takes the guard rows and the rows back out
-        result = _existing(conn, ws, [bytes(r[_IX["id"]]) for r in rows])
+        result = _existing(conn, ws, [as_bytes(r[_IX["id"]]) for r in rows])
         fresh, last = _number(rows, result, _next_base(conn), burn_duplicates)
         if fresh:
             conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
@@ -105,15 +107,18 @@ def bulk_insert(
 
 
 def _number(
-    rows: Sequence[Sequence[Any]], result: dict[bytes, Stored], base: int, burn_duplicates: bool
-) -> tuple[list[tuple[int, Sequence[Any]]], int]:
+    rows: Sequence[Sequence[SQLiteValue]],
+    result: dict[bytes, Stored],
+    base: int,
+    burn_duplicates: bool,
+) -> tuple[list[tuple[int, Sequence[SQLiteValue]]], int]:
     """The rows to create, each with its seq (burnt numbers included when asked), and the
     last seq handed out. Fills `result` with the new ids."""
     i_id = _IX["id"]
     fresh: list[tuple[int, Sequence[Any]]] = []
     counter = base
     for r in rows:
-        rid = bytes(r[i_id])
+        rid = as_bytes(r[i_id])
         if rid in result:
             if burn_duplicates:
                 counter += 1
@@ -125,13 +130,13 @@ def _number(
 
 
 def _stored_heads(
-    conn: Connection, ws: int, fresh: list[tuple[int, Sequence[Any]]]
-) -> dict[tuple[Any, ...], list[_Head]]:
+    conn: Connection, ws: int, fresh: list[tuple[int, Sequence[SQLiteValue]]]
+) -> dict[Row, list[_Head]]:
     """The heads the touched sessions hold already, keyed (0, session) for head_ws and
     (1, worktree, session) for head_wt (one each in a consistent store; a list, to replay
     any store)."""
     i_sid = _IX["session_id"]
-    sids = sorted({r[i_sid] for _, r in fresh if r[i_sid] != ""})
+    sids = sorted({str(r[i_sid]) for _, r in fresh if r[i_sid] != ""})
     heads_of: dict[tuple[Any, ...], list[_Head]] = {}
     if not sids:
         return heads_of
@@ -158,7 +163,7 @@ class _Replay(NamedTuple):
 
 
 def _replay(
-    fresh: list[tuple[int, Sequence[Any]]], heads_of: dict[tuple[Any, ...], list[_Head]]
+    fresh: list[tuple[int, Sequence[SQLiteValue]]], heads_of: dict[Row, list[_Head]]
 ) -> _Replay:
     """journal_entries_after_insert, replayed over the batch in insertion order."""
     ix = _IX
@@ -173,7 +178,10 @@ def _replay(
     n = len(fresh)
     out = _Replay(([0] * n, [0] * n), [], {})
     flags, counts = out.flags, out.counts
-    for k, (seq, r) in enumerate(fresh):
+    # The rows are codec.encode's (each column of its kind by construction): read as such,
+    # with no per-value check in the loop of a million-line import.
+    rows: list[tuple[int, Sequence[Any]]] = fresh
+    for k, (seq, r) in enumerate(rows):
         ws, wt, sid, br, mean = int(r[i_ws]), int(r[i_wt]), r[i_sid], r[i_br], r[i_mean]
         if sid == "":
             flags[0][k] = flags[1][k] = 1
@@ -191,7 +199,7 @@ def _replay(
                 kept = []
                 for h in heads:
                     if key < h.key:
-                        if h.new is None:
+                        if h.new is None or h.count is None:  # (None together)
                             out.demote.append((seq, phase, h.seq))
                         else:
                             flags[phase][h.new] = 0
@@ -207,7 +215,9 @@ def _replay(
     return out
 
 
-def _write(conn: Connection, fresh: list[tuple[int, Sequence[Any]]], replay: _Replay) -> None:
+def _write(
+    conn: Connection, fresh: list[tuple[int, Sequence[SQLiteValue]]], replay: _Replay
+) -> None:
     """The rows with their final flags; the demotions of stored heads one UPDATE each, in
     the order the trigger path would have made them (so the count and vector triggers
     fire for them as they would have); the counts of the new heads in one upsert each."""
@@ -244,7 +254,7 @@ def _write(conn: Connection, fresh: list[tuple[int, Sequence[Any]]], replay: _Re
         )
 
 
-def _add(counts: dict[tuple[Any, ...], list[int]], key: Any, heads: int, meaningful: int) -> None:
+def _add(counts: dict[Row, list[int]], key: Row, heads: int, meaningful: int) -> None:
     c = counts.get(key)
     if c is None:
         counts[key] = [heads, meaningful]

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from ..db import Row
+
 # The fields synapt's _entry_richness counts, and its "rich content".
 RICH_FIELDS = ("focus", "done", "decisions", "next_steps")
 
@@ -151,7 +153,7 @@ def encode(
     agent_id: str,
     repair: bool,
     extra: dict[str, Any] | None,
-) -> tuple[bytes, tuple[Any, ...], str]:
+) -> tuple[bytes, Row, str]:
     """(the entry id, the CONTENT_COLUMNS values, the canonical JSON) of validated field
     values.
 

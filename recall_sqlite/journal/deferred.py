@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import apsw
 
@@ -30,7 +30,9 @@ from ..migrations import schema_objects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from apsw import Bindings, Connection
+    from apsw import Bindings, Connection, Cursor
+
+    from ..db import Executes
 
 # The head indexes (schema.sql), in its order.
 DEFERRED = (
@@ -87,7 +89,7 @@ def is_missing_index(exc: BaseException) -> bool:
 _T = TypeVar("_T")
 
 
-def hinted(conn: Connection, look: Callable[[Any], _T]) -> _T:
+def hinted(conn: Connection, look: Callable[[Executes], _T]) -> _T:
     """`look(conn)`; where an index its statements name (`INDEXED BY`) is missing, as one
     of these is while a load has yet to build it, the same statements again without their
     hints, in the same snapshot."""
@@ -105,7 +107,7 @@ class _Unhinted:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def execute(self, sql: str, params: Bindings = ()) -> Any:
+    def execute(self, sql: str, params: Bindings | None = ()) -> Cursor:
         import re
 
         return self._conn.execute(re.sub(r" INDEXED BY \w+", "", sql), params)

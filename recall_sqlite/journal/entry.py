@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from apsw import SQLiteValue
+
+    from ..db import Row
+
 
 # The C scanner without json.loads' two Python wrappers (bench/RESULTS.md, row
 # 'read: list decoding'): the text is ours, built by SQLite from stored JSON, so "extra
@@ -223,7 +227,7 @@ class JournalEntry(Record):
                         "parameter swallowed the fields after it; resend the fields separately"
                     )
 
-    def encode(self) -> tuple[bytes, tuple[Any, ...]]:
+    def encode(self) -> tuple[bytes, Row]:
         """(id, content columns) of a validated entry (see codec.encode)."""
         digest, row, _ = codec.encode(
             self.timestamp,
@@ -247,16 +251,19 @@ class JournalEntry(Record):
 
     @staticmethod
     def from_rows(
-        rows: Sequence[Sequence[Any]], worktree_key: Callable[[int], str]
+        rows: Sequence[Sequence[SQLiteValue]], worktree_key: Callable[[int], str]
     ) -> list[JournalEntry]:
         """Entries from rows that start with codec.select_list(). The JSON of every list
         and extra field of every row is decoded in one call: per-field json.loads calls
         were most of the cost of a read."""
         if not rows:
             return []
+        # Each column holds its kind (schema.sql's types): read as such, with no check per
+        # value on the read path; a value of another kind fails as damage (translate_any).
+        cols: Sequence[Sequence[Any]] = rows
         x = codec.SELECT_INDEX
         lists = x["lists"]
-        text = f"[{','.join([r[lists] for r in rows])}]"
+        text = f"[{','.join([r[lists] for r in cols])}]"
         try:
             decoded: list[list[Any]]
             decoded, end = _scan_once(text, 0)
@@ -321,7 +328,7 @@ class JournalEntry(Record):
                 r[eid].hex(),
                 worktree_key(r[wt]),
             )
-            for r, d in zip(rows, decoded, strict=True)
+            for r, d in zip(cols, decoded, strict=True)
         ]
 
 

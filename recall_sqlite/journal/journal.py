@@ -12,7 +12,7 @@ from .. import scope
 from .. import synapt_fields as synapt
 from ..checks import parse_entry_id, require_bool, require_int, require_list, require_text
 from ..context import StoreContext
-from ..db import as_int, as_str, translate_any
+from ..db import as_bytes, as_int, as_str, translate_any
 from ..errors import FieldTypeError, InvalidEntryError
 from ..jsontext import loads
 from ..memo import memo
@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any
 
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
 
+    from ..db import Row
     from .forget import FilesHook, ForgetReport
     from .wake import Wake
 
@@ -96,9 +97,10 @@ class Journal:
         """All or nothing: one invalid entry rejects the batch before anything is written."""
         worktree_pk = self._worktree_pk(worktree)
         rows = [self._row(_prepare(e, allow_collapsed=True), worktree_pk) for e in entries]
+        ids = [as_bytes(r[0]) for r in rows]  # (codec.ROW_COLUMNS: the id first)
         with self._ctx.db.write() as conn:
             if rows:
-                refuse_forgotten(conn, self._ctx.workspace_pk, [r[0] for r in rows])
+                refuse_forgotten(conn, self._ctx.workspace_pk, ids)
             if len(rows) < BULK_MIN_ROWS:
                 return [_insert(conn, r) for r in rows]
             # Same state as the loop above (burnt seqs of duplicates included), without
@@ -108,11 +110,11 @@ class Journal:
             stored = bulk_insert(conn, rows, burn_duplicates=True)
         results: list[AppendResult] = []
         claimed: set[bytes] = set()
-        for r in rows:
-            got = stored[r[0]]
-            created = got.created and r[0] not in claimed
-            claimed.add(r[0])
-            results.append(AppendResult(r[0].hex(), created, got.seq))
+        for rid in ids:
+            got = stored[rid]
+            created = got.created and rid not in claimed
+            claimed.add(rid)
+            results.append(AppendResult(rid.hex(), created, got.seq))
         return results
 
     def write(
@@ -179,7 +181,7 @@ class Journal:
             raise InvalidEntryError(f"unknown worktree {worktree!r} in this workspace")
         return pk
 
-    def _row(self, e: JournalEntry, worktree_pk: int) -> tuple[Any, ...]:
+    def _row(self, e: JournalEntry, worktree_pk: int) -> Row:
         """A journal_entries row in codec.ROW_COLUMNS order."""
         ctx = self._ctx
         eid, content = e.encode()
@@ -318,7 +320,7 @@ class Journal:
             params.append(session_id)
         return self.entries_from_rows(self._ctx.db.query(sql + " ORDER BY seq", params))
 
-    def version_rows(self, fields: Sequence[str]) -> list[tuple[Any, ...]]:
+    def version_rows(self, fields: Sequence[str]) -> list[Row]:
         """(position, shown, richness, *fields) of every stored version in the current
         worktree, oldest insertion first: `shown` 1 for the version reads show of its
         session, `richness` how many of focus/done/decisions/next_steps it has. `fields`
@@ -334,7 +336,7 @@ class Journal:
             (ctx.workspace_pk, ctx.worktree_pk),
         )
 
-    def version_lists(self, positions: Sequence[int] | None = None) -> dict[int, list[Any]]:
+    def version_lists(self, positions: Sequence[int] | None = None) -> dict[int, list[SQLiteValue]]:
         """position -> [done, decisions, next_steps, files_modified, git_log, extra] of the
         given versions of the current worktree (None: all of them)."""
         ctx = self._ctx
@@ -352,19 +354,19 @@ class Journal:
         if not rows:
             return {}
         try:
-            decoded = loads(f"[{','.join(r[lists] for r in rows)}]")
+            decoded = loads(f"[{','.join(as_str(r[lists]) for r in rows)}]")
         except (ValueError, RecursionError):
             raise InvalidEntryError(
                 "a stored entry's list or extra column is not valid JSON"
                 " (run `recall-sqlite doctor`)"
             ) from None
-        return {int(r[0]): d for r, d in zip(rows, decoded, strict=True)}
+        return {as_int(r[0]): d for r, d in zip(rows, decoded, strict=True)}
 
     def counts_by_worktree(self) -> dict[int, tuple[int, int]]:
         """worktrees.id -> (versions stored, sessions shown) of every worktree of the
         workspace that holds entries."""
         return {
-            int(w): (int(n), int(h))
+            as_int(w): (as_int(n), as_int(h))
             for w, n, h in self._ctx.db.query(
                 "SELECT worktree_id, count(*), coalesce(sum(head_wt), 0) FROM journal_entries"
                 " WHERE workspace_id = ? GROUP BY worktree_id",
@@ -446,7 +448,7 @@ class Journal:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _walk(self, conn: Connection, k: scope.Keys, n: int) -> list[tuple[Any, ...]]:
+    def _walk(self, conn: Connection, k: scope.Keys, n: int) -> list[Row]:
         params = k.params()
         params["n"] = n
         rows: list[tuple[Any, ...]] = conn.execute(_walk_sql(k.shown_sql("")), params).fetchall()
@@ -485,11 +487,11 @@ class Journal:
             params.append(self._ctx.worktree_pk)
         return [loads(done) for (done,) in conn.execute(sql + " ORDER BY seq", params)]
 
-    def entry_from_row(self, r: Sequence[Any]) -> JournalEntry:
+    def entry_from_row(self, r: Sequence[SQLiteValue]) -> JournalEntry:
         """A JournalEntry from a row that starts with codec.select_list()."""
         return self.entries_from_rows([r])[0]
 
-    def entries_from_rows(self, rows: Sequence[Sequence[Any]]) -> list[JournalEntry]:
+    def entries_from_rows(self, rows: Sequence[Sequence[SQLiteValue]]) -> list[JournalEntry]:
         return JournalEntry.from_rows(rows, self._ctx.worktree_key_of)
 
 
@@ -501,7 +503,7 @@ def _walk_sql(shown: str) -> str:
     )
 
 
-def _list(name: str, value: object) -> list[Any]:
+def _list(name: str, value: object) -> list[str]:
     """A list argument of write() as a list (any iterable; a string is refused)."""
     return require_list(name, value, iterable=True, what="a list of strings", error=FieldTypeError)
 
@@ -514,22 +516,23 @@ def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) 
     return JournalEntry.from_mapping(entry, allow_collapsed=allow_collapsed)
 
 
-def _insert(conn: Connection, row: tuple[Any, ...]) -> AppendResult:
+def _insert(conn: Connection, row: Row) -> AppendResult:
     # The schema's trigger refuses a forgotten id (one statement fewer per append than
     # asking first); its refusal is said plainly here. fetchall: RETURNING statements
     # must run to completion before the commit.
+    rid = as_bytes(row[0])  # (codec.ROW_COLUMNS: the id first)
     try:
         inserted = conn.execute(codec.INSERT_SQL, row).fetchall()
     except apsw.ConstraintError as exc:
         if _FORGOTTEN_TRIGGER in str(exc):
-            raise InvalidEntryError(_forgotten_message(row[0].hex())) from None
+            raise InvalidEntryError(_forgotten_message(rid.hex())) from None
         raise
     if inserted:
-        return AppendResult(row[0].hex(), True, as_int(inserted[0][0]))
+        return AppendResult(rid.hex(), True, as_int(inserted[0][0]))
     existing = conn.execute(
         "SELECT seq FROM journal_entries WHERE workspace_id = ? AND id = ?", (row[1], row[0])
     ).fetchall()
-    return AppendResult(row[0].hex(), False, as_int(existing[0][0]))
+    return AppendResult(rid.hex(), False, as_int(existing[0][0]))
 
 
 def refuse_forgotten(conn: Connection, workspace_pk: int, ids: Sequence[bytes]) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Final
+    from typing import Final
 
 # (column, ascending): the dedup order, best first. The id makes it total.
 DEDUP: Final = (("auto", True), ("ts_us", False), ("rich", False), ("id", True))
@@ -51,7 +51,7 @@ def beats(new: str = "NEW.", old: str = "") -> str:
     return " OR ".join(f"({c})" for c in clauses)
 
 
-def py_key(auto: Any, ts_us: Any, rich: Any, entry_id: bytes) -> tuple[int, int, int, bytes]:
+def py_key(auto: int, ts_us: int, rich: int, entry_id: bytes) -> tuple[int, int, int, bytes]:
     """The dedup order of a version as a Python sort key (smaller is better)."""
     return (int(auto), -int(ts_us), -int(rich), bytes(entry_id))
 

@@ -20,16 +20,22 @@ from __future__ import annotations
 import json
 
 from .._record import Frozen
+from ..db import as_int
 from . import codec, deferred
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-    from apsw import Connection
+    from apsw import SQLiteValue
 
     from ..context import StoreContext
+    from ..db import Executes, Row
     from .entry import JournalEntry
+
+    # Rows of journal_entries (codec.select_list) into entries, in their order.
+    Decode = Callable[[list[Row]], list[JournalEntry]]
 
 _COLUMNS = codec.select_list()
 _SEQ, _SID = codec.SELECT_INDEX["seq"], codec.SELECT_INDEX["session_id"]
@@ -114,15 +120,15 @@ class Wake(Frozen):
         self._set(versions=versions, heads=heads, rich_heads=rich_heads, complete=complete)
 
 
-def wake(ctx: StoreContext, branch: str, decode: Any) -> Wake:
+def wake(ctx: StoreContext, branch: str, decode: Decode) -> Wake:
     """The versions synapt's session start looks at (see the module docstring); `branch`
     is the current branch (its newest version is taken on a branch that is not main or
     master, as synapt does); `decode` turns rows into JournalEntries."""
     keys = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk}
 
     def look(
-        conn: Connection,
-    ) -> tuple[list[Any], list[Any], Any, dict[int, tuple[int, int]], bool]:
+        conn: Executes,
+    ) -> tuple[list[Row], list[Row], SQLiteValue, dict[int, tuple[int, int]], bool]:
         rich: list[tuple[Any, ...]] = conn.execute(_RICH, {**keys, "n": SHOWN + 1}).fetchall()
         complete = True
         if len(rich) > SHOWN and rich[SHOWN - 1][_TS] == rich[SHOWN][_TS]:
@@ -140,16 +146,16 @@ def wake(ctx: StoreContext, branch: str, decode: Any) -> Wake:
 
     with ctx.db.read() as conn:
         heads, versions, count, order, complete = deferred.hinted(conn, look)
-    by_seq = {int(r[_SEQ]): r for r in versions}
+    by_seq = {as_int(r[_SEQ]): r for r in versions}
     rows = [by_seq[s] for s in sorted(by_seq)]
     entries = decode(rows)
     of_seq = dict(zip(sorted(by_seq), entries, strict=True))
-    head_seqs = sorted({int(r[_SEQ]) for r in heads}, key=order.__getitem__)
-    return Wake(entries, [of_seq[s] for s in head_seqs], int(count), complete)
+    head_seqs = sorted({as_int(r[_SEQ]) for r in heads}, key=order.__getitem__)
+    return Wake(entries, [of_seq[s] for s in head_seqs], as_int(count), complete)
 
 
 def unclean_candidates(
-    ctx: StoreContext, session_id: str, lo_us: int, hi_us: int, decode: Any
+    ctx: StoreContext, session_id: str, lo_us: int, hi_us: int, decode: Decode
 ) -> list[tuple[JournalEntry, int]]:
     """Authored heads on which synapt's unclean-end check gives the verdict the whole
     authored list gives, for a previous transcript of `session_id` whose last activity
@@ -159,7 +165,7 @@ def unclean_candidates(
     (epoch microseconds)."""
     keys = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk}
 
-    def look(conn: Connection) -> tuple[dict[int, Any], list[int], dict[int, int]]:
+    def look(conn: Executes) -> tuple[dict[int, Row], list[int], dict[int, int]]:
         rows: list[tuple[Any, ...]] = [
             *conn.execute(_OWN, {**keys, "sid": session_id}).fetchall(),
             *conn.execute(_SESSIONLESS_NEAR, {**keys, "lo": lo_us, "hi": hi_us}).fetchall(),
@@ -186,13 +192,13 @@ def unclean_candidates(
 
 
 def _appearance(
-    conn: Connection, keys: dict[str, int], heads: list[Any]
+    conn: Executes, keys: dict[str, int], heads: list[Row]
 ) -> dict[int, tuple[int, int]]:
     """seq -> its place in synapt's dedup list: sessions where they first appear in the
     worktree, then the entries without a session, by position."""
     out: dict[int, tuple[int, int]] = {}
     for r in heads:
-        seq, sid = int(r[_SEQ]), str(r[_SID])
+        seq, sid = as_int(r[_SEQ]), str(r[_SID])
         if sid:
             first: Any = conn.execute(_FIRST_SEEN, {**keys, "sid": sid}).fetchall()[0][0]
             out[seq] = (0, int(first))

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from apsw import Connection
 
     from ..context import StoreContext
+    from ..db import Row
     from .sources import Source
 
     Progress = Callable[[int, int], None]
@@ -159,7 +160,7 @@ class Chunker:
 
     def _commit(
         self,
-        rows: dict[bytes, tuple[Any, ...]],
+        rows: dict[bytes, Row],
         fates: list[tuple[int, bytes | None, bytes | None, int | None]],
         quarantine: list[tuple[int, int, int, Bad, bytes | None]],
         line_no: int,

@@ -206,7 +206,7 @@ class Importer:
         if new < DEFER_MIN_BYTES:
             return False
         stored = db.query("SELECT coalesce(max(seq), 0) FROM journal_entries")[0][0]
-        return int(stored) <= new // LINE_BYTES
+        return as_int(stored) <= new // LINE_BYTES
 
     def _build_indexes(self) -> list[Problem]:
         try:

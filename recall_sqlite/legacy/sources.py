@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import identity
-from ..db import Database, as_int
+from ..db import Database, as_bytes, as_int
 from ..journal.codec import pre_v7_entry_id
 
 TYPE_CHECKING = False
@@ -99,26 +99,27 @@ def recorded_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
     """source key -> the key of the worktree its rows are in."""
     keys = {w.pk: w.key for w in identity.worktrees(db, workspace_pk)}
     return {
-        str(p): keys[int(w)]
+        str(p): keys[as_int(w)]
         for p, w in db.query(
             "SELECT path, worktree_id FROM import_sources"
             " WHERE workspace_id = ? AND superseded = 0",
             (workspace_pk,),
         )
-        if int(w) in keys
+        if as_int(w) in keys
     }
 
 
 def states(db: Database, workspace_pk: int, path_of: Callable[[str], Path]) -> dict[str, str]:
     """source key -> a short import state from size and mtime (no reading)."""
     out: dict[str, str] = {}
-    for key, size, mtime, complete in db.query(
+    for raw_key, raw_size, mtime, complete in db.query(
         "SELECT path, size, mtime_ns, complete FROM import_sources"
         " WHERE workspace_id = ? AND superseded = 0",
         (workspace_pk,),
     ):
+        key, size = str(raw_key), as_int(raw_size)
         try:
-            st = os.stat(path_of(str(key)))
+            st = os.stat(path_of(key))
         except OSError:
             out[key] = "imported; file gone"
             continue
@@ -136,7 +137,7 @@ def states(db: Database, workspace_pk: int, path_of: Callable[[str], Path]) -> d
 def sources_by_worktree(db: Database, workspace_pk: int) -> dict[int, int]:
     """worktrees.id -> how many imported files (current versions) are filed under it."""
     return {
-        int(w): int(n)
+        as_int(w): as_int(n)
         for w, n in db.query(
             "SELECT worktree_id, count(*) FROM import_sources WHERE workspace_id = ?"
             " AND superseded = 0 GROUP BY worktree_id",
@@ -148,7 +149,7 @@ def sources_by_worktree(db: Database, workspace_pk: int) -> dict[int, int]:
 def accounted(db: Database, workspace_pk: int) -> dict[str, int]:
     """source key -> bytes of its file that its current import record accounts for."""
     return {
-        str(k): int(n)
+        str(k): as_int(n)
         for k, n in db.query(
             "SELECT path, size FROM import_sources WHERE workspace_id = ? AND superseded = 0",
             (workspace_pk,),
@@ -171,7 +172,7 @@ def known_ids(db: Database, workspace_pk: int, ids: set[bytes]) -> set[bytes]:
             " AND id IN (SELECT unhex(value) FROM json_each(?2))",
             (workspace_pk, chunk),
         ):
-            found.add(bytes(eid))
+            found.add(as_bytes(eid))
     return found
 
 
@@ -183,8 +184,8 @@ class Tombstones:
         rows = db.query(
             "SELECT id, formula FROM journal_tombstones WHERE workspace_id = ?", (workspace_pk,)
         )
-        self._ids = {bytes(i) for i, f in rows if f == 2}
-        self._pre_v7 = {bytes(i) for i, f in rows if f == 1}
+        self._ids = {as_bytes(i) for i, f in rows if f == 2}
+        self._pre_v7 = {as_bytes(i) for i, f in rows if f == 1}
         self._uuid = workspace_uuid
 
     def forgot(self, entry_id: bytes, canon: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import identity
 from ..context import StoreContext
-from ..db import as_int
+from ..db import as_bytes, as_int
 from ..limits import MAX_LINE_BYTES
 from .find import Problem, file_size
 from .importer import CHUNK_LINES, pid_alive
@@ -32,6 +32,8 @@ from .sources import Source, Tombstones, current_in, hash_prefix
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Bindings, Connection
+
+    from ..db import Row
 
 Progress = Callable[[int, int], None]
 
@@ -137,13 +139,13 @@ class Verifier:
             ):
                 continue
             if not path.exists():
-                went = self._ctx.worktree_key_of(int(wt)) in gone
+                went = self._ctx.worktree_key_of(as_int(wt)) in gone
                 report.sources.append(
                     SourceCheck(
                         str(path),
-                        bucket,
+                        str(bucket),
                         "gone" if went else "missing",
-                        lines=int(lines),
+                        lines=as_int(lines),
                         key=str(key),
                         detail="imported earlier; the file went with its worktree, which is"
                         " gone (its history stays in the store)"
@@ -277,16 +279,17 @@ class Verifier:
                 return
             lo, hi = batch[0][0], batch[-1][0]
             with self._ctx.db.read() as conn:
-                ids: dict[Any, Any] = dict(
-                    _all(
+                ids = {
+                    line: eid
+                    for line, eid in _all(
                         conn,
                         "SELECT p.line, e.id FROM entry_provenance p JOIN journal_entries e"
                         " ON e.seq = p.entry_seq WHERE p.source_id = ? AND p.line BETWEEN ? AND ?",
                         (cur.id, lo, hi),
                     )
-                )
+                }
                 quarantined = {
-                    int(r[0]): (bytes(r[1]), str(r[2]))
+                    as_int(r[0]): (as_bytes(r[1]), str(r[2]))
                     for r in _all(
                         conn,
                         "SELECT line, raw, reason FROM quarantine WHERE source_id = ?"
@@ -332,7 +335,7 @@ class Verifier:
             check.detail = f"{check.mismatched} line(s) do not match what was recorded for them"
 
 
-def _all(conn: Connection, sql: str, params: Bindings = ()) -> list[Any]:
+def _all(conn: Connection, sql: str, params: Bindings = ()) -> list[Row]:
     return list(conn.execute(sql, params).fetchall())
 
 

@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
 
 JOURNAL_ENTRIES = """CREATE TABLE journal_entries (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -228,10 +228,11 @@ _NO_SESSION_ORDER = 1 << 62
 _BATCH = 10_000
 
 
-def entry_id(row: tuple[Any, ...]) -> bytes:
+def entry_id(row: tuple[SQLiteValue, ...]) -> bytes:
     """v7's id of a copied row (`_COPIED` order): sha256 of its canonical JSON."""
+    cols: tuple[Any, ...] = row  # v6's columns, each of its kind
     (_, _, _, sid, branch, ts, _, focus, done, decisions, nxt, files, gitlog, auto,
-     enriched, repair, griptree, agent, extra) = row[:19]  # fmt: skip
+     enriched, repair, griptree, agent, extra) = cols[:19]  # fmt: skip
     fields: dict[str, Any] = {
         "agent_id": agent,
         "auto": bool(auto),
@@ -263,7 +264,7 @@ def tie_key(session_id: str, digest: bytes) -> int:
     return _NO_SESSION_ORDER | (int.from_bytes(digest[:8], "big") >> 2)
 
 
-def summary_uid(row: tuple[Any, ...], sources: list[str]) -> bytes:
+def summary_uid(row: tuple[SQLiteValue, ...], sources: list[str]) -> bytes:
     """v7's content id of a summary (branch, kind, text, created_at, author, covers_from,
     covers_to) naming `sources` (entry ids, hex, in position order)."""
     branch, kind, text, created_at, author, cfrom, cto = row

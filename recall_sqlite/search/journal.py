@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import scope
 from ..checks import require_int
-from ..db import as_int
+from ..db import as_float, as_int
 from ..journal.deferred import hinted
 from ..journal.journal import ENTRY_COLUMNS
 from ..journal.order import READ_ORDER
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from apsw import Connection
 
+    from ..db import Row
     from ..journal.entry import JournalEntry
     from ..journal.journal import Journal
 
@@ -118,18 +119,16 @@ def search_journal(
     )
 
 
-def _ranked(
-    conn: Connection, journal: Journal, match: str, rows: list[tuple[Any, ...]]
-) -> list[EntryHit]:
+def _ranked(conn: Connection, journal: Journal, match: str, rows: list[Row]) -> list[EntryHit]:
     """Text hits in the statement's order (already the ranking: no fusion to weigh)."""
     ctx = journal.context
-    seqs = [int(r[0]) for r in rows]
+    seqs = [as_int(r[0]) for r in rows]
     entries = _entries_by_seq(conn, journal, seqs)
     hits = []
     for place, (seq, r) in enumerate(zip(seqs, rows, strict=True), 1):
         e = entries[seq]
         snippet = deferred(ctx, entry_snippet, match, seq, e)
-        hits.append(EntryHit(e, -float(r[1]) or 0.0, place, None, snippet))
+        hits.append(EntryHit(e, -as_float(r[1]) or 0.0, place, None, snippet))
     return hits
 
 
@@ -137,7 +136,7 @@ def _fused(
     conn: Connection,
     journal: Journal,
     match: str,
-    text_rows: list[tuple[Any, ...]],
+    text_rows: list[Row],
     vec_hits: list[tuple[str, float]],
     n: int,
     fusion: Fusion,
@@ -147,8 +146,8 @@ def _fused(
     ctx = journal.context
     cands: dict[int, Candidate] = {}
     for place, r in enumerate(text_rows, 1):
-        cands[int(r[0])] = Candidate(
-            int(r[0]), place, -float(r[1]), order=(-int(r[6]), int(r[7] or 0))
+        cands[as_int(r[0])] = Candidate(
+            as_int(r[0]), place, -as_float(r[1]), order=(-as_int(r[6]), as_int(r[7] or 0))
         )
     if vec_hits:
         _add_vector_entries(conn, k.workspace_pk, vec_hits, cands, k.meaningful)

@@ -31,7 +31,7 @@ from typing import Any
 from .. import derived, identity
 from .._record import Frozen
 from ..context import StoreContext
-from ..db import Database
+from ..db import Database, as_bytes, as_int
 from ..errors import PeerError, RecallError
 from ..journal import codec
 from ..journal.bulk import bulk_insert
@@ -44,6 +44,8 @@ from .merge_vectors import merge_vectors
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection
+
+    from ..db import Row
 
 # Entry versions read from the peer and written here per transaction: a pull of a large
 # union never holds the write lock for long (local writers keep working), and a killed
@@ -132,11 +134,11 @@ def _tombstones(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[st
     # Read first, write only when something is new: a pull that brings nothing writes
     # nothing (peers.py says why).
     ours = _tombstoned(ctx.db, ws)
-    if all(bytes(i) in ours for i, _ in theirs):
+    if all(as_bytes(i) in ours for i, _ in theirs):
         return
     with ctx.db.write() as conn:
         ours = _tombstoned(conn, ws)
-        new = [(bytes(i), str(at)) for i, at in theirs if bytes(i) not in ours]
+        new = [(as_bytes(i), str(at)) for i, at in theirs if as_bytes(i) not in ours]
         # Removed the way `journal forget` removes (its trigger writes the tombstone) ...
         counts["forgotten"] += remove_in(conn, ws, [i for i, _ in new])
         # ... and the ids never stored here recorded as the peer recorded them.
@@ -151,7 +153,7 @@ def _tombstones(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[st
 def _tombstoned(conn: Database | Connection, ws: int) -> set[bytes]:
     sql = "SELECT id FROM journal_tombstones WHERE workspace_id = ? AND formula = 2"
     rows = conn.query(sql, (ws,)) if isinstance(conn, Database) else conn.execute(sql, (ws,))
-    return {bytes(i) for (i,) in rows}
+    return {as_bytes(i) for (i,) in rows}
 
 
 # -- entry versions -----------------------------------------------------------------------
@@ -173,13 +175,13 @@ def _entries(
         rows = peer.query(_PEER_ROWS, (peer_ws, last, CHUNK))
         if not rows:
             return last
-        last = int(rows[-1][_SEQ])
+        last = as_int(rows[-1][_SEQ])
         _merge_chunk(ctx, rows, theirs, ours, counts)
 
 
 def _merge_chunk(
     ctx: StoreContext,
-    rows: list[tuple[Any, ...]],
+    rows: list[Row],
     theirs: dict[int, tuple[str, str]],
     ours: dict[str, int],
     counts: dict[str, int],
@@ -188,9 +190,9 @@ def _merge_chunk(
     worktree with a larger key moved (see the module docstring)."""
     ws = ctx.workspace_pk
     key_of = {pk: key for key, pk in ours.items()}
-    ids = json.dumps([bytes(r[_ID]).hex() for r in rows])
+    ids = json.dumps([as_bytes(r[_ID]).hex() for r in rows])
     here = {
-        bytes(i): (int(seq), key_of.get(int(wt), ""))
+        as_bytes(i): (as_int(seq), key_of.get(as_int(wt), ""))
         for i, seq, wt in ctx.db.query(
             "SELECT e.id, e.seq, e.worktree_id FROM json_each(?) j CROSS JOIN journal_entries e"
             " ON e.workspace_id = ? AND e.id = unhex(j.value)",
@@ -198,11 +200,13 @@ def _merge_chunk(
         )
     }
 
-    def their_key(r: tuple[Any, ...]) -> str:
-        return theirs.get(int(r[_WT]), (f"#{r[_WT]}", ""))[0]
+    def their_key(r: Row) -> str:
+        return theirs.get(as_int(r[_WT]), (f"#{r[_WT]}", ""))[0]
 
-    fresh = [r for r in rows if bytes(r[_ID]) not in here]
-    moving = [r for r in rows if bytes(r[_ID]) in here and their_key(r) < here[bytes(r[_ID])][1]]
+    fresh = [r for r in rows if as_bytes(r[_ID]) not in here]
+    moving = [
+        r for r in rows if as_bytes(r[_ID]) in here and their_key(r) < here[as_bytes(r[_ID])][1]
+    ]
     if not fresh and not moving:
         return  # all known, all where they belong: nothing to write
     entries = JournalEntry.from_rows(fresh, lambda pk: theirs.get(pk, (f"#{pk}", ""))[0])
@@ -216,19 +220,19 @@ def _merge_chunk(
             )
         }
 
-        def worktree_pk(r: tuple[Any, ...]) -> int:
+        def worktree_pk(r: Row) -> int:
             key = their_key(r)
             pk = ours.get(key)
             if pk is None:
                 # Known here only from the peer's rows: no root (as an imported worktree).
-                name = theirs.get(int(r[_WT]), (key, key))[1]
+                name = theirs.get(as_int(r[_WT]), (key, key))[1]
                 pk = ours[key] = identity.ensure_worktree(conn, ws, key, name, None)
             return pk
 
         new: list[tuple[Any, ...]] = []
         stamp = now_us()
         for r, e in zip(fresh, entries, strict=True):
-            rid = bytes(r[_ID])
+            rid = as_bytes(r[_ID])
             if rid in forgotten:
                 continue
             content = _verified(e, rid)
@@ -241,12 +245,12 @@ def _merge_chunk(
             counts["entries"] += sum(1 for s in bulk_insert(conn, new).values() if s.created)
         moves: dict[int, list[int]] = {}
         for r in moving:
-            moves.setdefault(worktree_pk(r), []).append(here[bytes(r[_ID])][0])
+            moves.setdefault(worktree_pk(r), []).append(here[as_bytes(r[_ID])][0])
         for pk, seqs in moves.items():
             counts["moved"] += derived.move_versions(conn, ws, pk, seqs)
 
 
-def _verified(e: JournalEntry, rid: bytes) -> tuple[Any, ...] | None:
+def _verified(e: JournalEntry, rid: bytes) -> Row | None:
     """The content columns of a peer's version, rebuilt here from its fields, or None when
     they are invalid or its id is not the hash of its content (a damaged or foreign row
     would otherwise break convergence on every machine that pulls it)."""
@@ -273,8 +277,8 @@ def count_ahead(ctx: StoreContext, peer: Database, sync_key: str) -> int:
         )
         if not rows:
             return missing
-        last = int(rows[-1][0])
-        ids = json.dumps([bytes(r[1]).hex() for r in rows])
+        last = as_int(rows[-1][0])
+        ids = json.dumps([as_bytes(r[1]).hex() for r in rows])
         (known,) = ctx.db.query(
             "SELECT count(*) FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM journal_entries e"
             " WHERE e.workspace_id = ? AND e.id = unhex(j.value)) OR EXISTS (SELECT 1 FROM"
@@ -282,4 +286,4 @@ def count_ahead(ctx: StoreContext, peer: Database, sync_key: str) -> int:
             " AND t.formula = 2)",
             (ids, ws, ws),
         )[0]
-        missing += len(rows) - int(known)
+        missing += len(rows) - as_int(known)

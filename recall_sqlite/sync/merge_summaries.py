@@ -6,14 +6,15 @@ through the entry versions they name (positions are local)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..context import StoreContext
-from ..db import Database, as_int
+from ..db import Database, as_bytes, as_int, as_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection
+
+    from ..db import Row
 
 _PEER_SUMMARIES = """
 SELECT s.uid, s.branch, s.kind, s.text, s.created_at, s.created_us, s.author,
@@ -37,17 +38,17 @@ def merge_summaries(
     if not removed and not theirs:
         return
     held = {
-        bytes(u)
+        as_bytes(u)
         for (u,) in ctx.db.query(
             "SELECT uid FROM summaries WHERE workspace_id = ? AND uid IS NOT NULL", (ws,)
         )
     }
     buried = {
-        bytes(u)
+        as_bytes(u)
         for (u,) in ctx.db.query("SELECT uid FROM summary_tombstones WHERE workspace_id = ?", (ws,))
     }
-    if all(bytes(r[0]) in buried for r in removed) and all(
-        bytes(r[0]) in held or bytes(r[0]) in buried for r in theirs
+    if all(as_bytes(r[0]) in buried for r in removed) and all(
+        as_bytes(r[0]) in held or as_bytes(r[0]) in buried for r in theirs
     ):
         return  # read first: a pull that brings nothing writes nothing (peers.py)
     with ctx.db.write() as conn:
@@ -67,7 +68,7 @@ def merge_summaries(
         }
         touched: set[tuple[str | None, str]] = set()
         for uid_raw, at in removed:
-            uid = bytes(uid_raw)
+            uid = as_bytes(uid_raw)
             if uid in gone:
                 continue
             gone.add(uid)
@@ -83,23 +84,23 @@ def merge_summaries(
                     (ws, uid, str(at)),
                 )
         for row in theirs:
-            uid = bytes(row[0])
+            uid = as_bytes(row[0])
             if uid in local or uid in gone:
                 continue
             _add_summary(conn, ctx, peer, peer_ws, row)
-            touched.add((row[1], str(row[2])))
+            touched.add((None if row[1] is None else str(row[1]), str(row[2])))
             counts["summaries"] += 1
         for branch, kind in sorted(touched, key=lambda t: (t[0] is None, t[0] or "", t[1])):
             _relink(conn, ws, branch, kind)
 
 
 def _add_summary(
-    conn: Connection, ctx: StoreContext, peer: Database, peer_ws: int, row: tuple[Any, ...]
+    conn: Connection, ctx: StoreContext, peer: Database, peer_ws: int, row: Row
 ) -> None:
     ws = ctx.workspace_pk
     uid, branch, kind, text, created_at, created_us, author = row[:7]
     covers_from, covers_to, covered_seq, sources_json = row[7:]
-    sources = json.loads(sources_json) if sources_json else []
+    sources = json.loads(as_str(sources_json)) if sources_json else []
     seq_of = {
         str(h): int(s)
         for h, s in conn.execute(
@@ -111,14 +112,14 @@ def _add_summary(
     seqs = sorted(seq_of[h] for h in sources if h in seq_of)
     if covers_from is not None:
         # A range of the peer's positions: here, the span of the versions it covered there.
-        span = _local_span(conn, peer, peer_ws, ws, int(covers_from), int(covers_to))
+        span = _local_span(conn, peer, peer_ws, ws, as_int(covers_from), as_int(covers_to))
         covers_from, covers_to = span if span else (None, None)
         covered = span[1] if span else 0
     elif seqs:
         covered = seqs[-1]
     else:
-        covered = _local_through(conn, peer, peer_ws, ws, int(covered_seq))
-    us = int(created_us)
+        covered = _local_through(conn, peer, peer_ws, ws, as_int(covered_seq))
+    us = as_int(created_us)
     # Two machines' summaries created at one microsecond (a clash): the later arrival moves
     # by a microsecond; its uid, and so its identity, stays.
     while conn.execute(
@@ -142,7 +143,7 @@ def _add_summary(
                 covers_to,
                 len(seqs),
                 covered,
-                bytes(uid),
+                as_bytes(uid),
             ),
         ).fetchall()[0][0]
     )
@@ -157,7 +158,7 @@ def _local_span(
     conn: Connection, peer: Database, peer_ws: int, ws: int, first: int, last: int
 ) -> tuple[int, int] | None:
     ids = [
-        bytes(i).hex()
+        as_bytes(i).hex()
         for (i,) in peer.query(
             "SELECT id FROM journal_entries WHERE workspace_id = ? AND seq BETWEEN ? AND ?",
             (peer_ws, first, last),
@@ -177,7 +178,7 @@ def _local_through(conn: Connection, peer: Database, peer_ws: int, ws: int, peer
     """This store's position of the newest version the peer had at `peer_seq` (what a
     summary of "the journal as it stood" covered there), or 0."""
     ids = [
-        bytes(i).hex()
+        as_bytes(i).hex()
         for (i,) in peer.query(
             "SELECT id FROM journal_entries WHERE workspace_id = ? AND seq <= ?"
             " ORDER BY seq DESC LIMIT 64",

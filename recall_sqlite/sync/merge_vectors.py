@@ -8,11 +8,13 @@ import json
 from typing import Any
 
 from ..context import StoreContext
-from ..db import Database, as_int, as_str
+from ..db import Database, as_bytes, as_int, as_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Bindings, Connection
+
+    from ..db import Row
 
 # A workspace's vectors with their owners' convergent ids (an entry's id, a summary's uid).
 _OWNED = """
@@ -47,7 +49,7 @@ def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[
         return
     with ctx.db.write() as conn:
 
-        def query(sql: str, params: Bindings) -> list[tuple[Any, ...]]:
+        def query(sql: str, params: Bindings) -> list[Row]:
             return list(conn.execute(sql, params))
 
         for key, won in _plan(query, ws, theirs, their_graves):
@@ -55,7 +57,7 @@ def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[
 
 
 def _plan(
-    query: Any, ws: int, theirs: list[tuple[Any, ...]], their_graves: list[tuple[Any, ...]]
+    query: Any, ws: int, theirs: list[Row], their_graves: list[Row]
 ) -> list[tuple[tuple[str, bytes, str], tuple[_Rank, Any]]]:
     """The (owner, model) pairs where a peer's put or delete wins over what is here, and
     whose owner is here."""
@@ -69,11 +71,11 @@ def _plan(
         _offer(best, (kind, bytes(owner), model), (str(at), 1, b""), ("grave-here", None))
     changed: dict[tuple[str, bytes, str], None] = {}
     for kind, owner, model, dim, at, blob in theirs:
-        key = (str(kind), bytes(owner), str(model))
-        if _offer(best, key, (str(at), 0, bytes(blob)), ("put", (int(dim), str(at)))):
+        key = (str(kind), as_bytes(owner), str(model))
+        if _offer(best, key, (str(at), 0, as_bytes(blob)), ("put", (as_int(dim), str(at)))):
             changed[key] = None
     for kind, owner, model, at in their_graves:
-        key = (str(kind), bytes(owner), str(model))
+        key = (str(kind), as_bytes(owner), str(model))
         if _offer(best, key, (str(at), 1, b""), ("grave", str(at))):
             changed[key] = None
     present = _present(query, ws, list(changed))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import identity
 from .._record import Frozen
-from ..db import Database
+from ..db import Database, as_int
 from ..errors import PeerError, SyncError, SyncSetupError
 from ..paths import idfile
 from ..paths.files import ensure_private_dir
@@ -271,7 +271,7 @@ def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
         _remove(path)
         raise
     db.close()
-    return uuid, int(entries)
+    return uuid, as_int(entries)
 
 
 def _remove(path: Path) -> None:

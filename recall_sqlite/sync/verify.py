@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..db import as_bytes, as_int
 from ..errors import RecallError
 from .merge import count_ahead, peer_workspace
 from .pull import restored_copy
@@ -99,8 +100,8 @@ def _missing_there(ctx: StoreContext, peer: Database, config: SyncConfig) -> int
         )
         if not rows:
             return missing
-        last = int(rows[-1][0])
-        ids = json.dumps([bytes(r[1]).hex() for r in rows])
+        last = as_int(rows[-1][0])
+        ids = json.dumps([as_bytes(r[1]).hex() for r in rows])
         (known,) = peer.query(
             "SELECT count(*) FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM journal_entries e"
             " WHERE e.workspace_id = ? AND e.id = unhex(j.value)) OR EXISTS (SELECT 1 FROM"
@@ -108,4 +109,4 @@ def _missing_there(ctx: StoreContext, peer: Database, config: SyncConfig) -> int
             " AND t.formula = 2)",
             (ids, peer_ws, peer_ws),
         )[0]
-        missing += len(rows) - int(known)
+        missing += len(rows) - as_int(known)

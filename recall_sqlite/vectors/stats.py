@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context import StoreContext
+from ..db import as_int
 
 # The owner of each row of `vectors v`: its entry `e` or its summary `s`, in the same
 # workspace (both NULL for an orphan). One definition for these counts and for what a
@@ -80,5 +81,5 @@ def vector_stats(ctx: StoreContext) -> VectorStats:
         (ws,),
     )
     return VectorStats(
-        ctx.workspace_uuid, [ModelStats(str(r[0]), *(int(x) for x in r[1:])) for r in rows]
+        ctx.workspace_uuid, [ModelStats(str(r[0]), *(as_int(x) for x in r[1:])) for r in rows]
     )

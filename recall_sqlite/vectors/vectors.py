@@ -104,7 +104,7 @@ class Vectors:
                 "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?",
                 (self._ctx.workspace_pk, model),
             )
-            return PutResult(model, int(rows[0][0]) if rows else None, 0, 0)
+            return PutResult(model, as_int(rows[0][0]) if rows else None, 0, 0)
         matrix = as_float32(vectors, "vectors", 2)
         if matrix.shape[0] != len(owner_list):
             raise InvalidVectorError(f"{len(owner_list)} owners but {matrix.shape[0]} vector rows")
@@ -215,7 +215,7 @@ class Vectors:
     def models(self) -> dict[str, int]:
         """Every model this workspace has stored, with its fixed dimension."""
         return {
-            str(m): int(d)
+            str(m): as_int(d)
             for m, d in self._ctx.db.query(
                 "SELECT model, dim FROM vector_models WHERE workspace_id = ? ORDER BY model",
                 (self._ctx.workspace_pk,),
