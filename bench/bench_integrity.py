@@ -19,13 +19,14 @@ from bench_summaries_cursors import _rows, build
 
 from recall_sqlite import derived
 from recall_sqlite.journal.bulk import bulk_insert
+from recall_sqlite.store import context_of
 
 SUITE = "integrity"
 
 
 def _batch(store: Any, n: int, seed: int) -> list[tuple[Any, ...]]:
     """n new rows in codec.ROW_COLUMNS order (bench_summaries_cursors yields stored_us late)."""
-    ctx = store.context
+    ctx = context_of(store)
     return [
         (*r[0:3], r[19], *r[3:19], *r[20:23])
         for r in _rows(n, ctx.workspace_pk, ctx.worktree_pk, seed=seed)
@@ -33,7 +34,7 @@ def _batch(store: Any, n: int, seed: int) -> list[tuple[Any, ...]]:
 
 
 def _rolled_back(store: Any, fn: Any) -> float:
-    conn = store.db.conn
+    conn = context_of(store).db.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
         start = time.perf_counter()
@@ -44,7 +45,7 @@ def _rolled_back(store: Any, fn: Any) -> float:
 
 
 def _via_rebuild(store: Any, rows: list[tuple[Any, ...]]) -> Any:
-    ws = store.context.workspace_pk
+    ws = context_of(store).workspace_pk
 
     def run(conn: Any) -> None:
         since = int(
@@ -90,15 +91,15 @@ def _scrub_alone(store: Any, n: int) -> dict[str, Any]:
 
     ids = [
         r[0]
-        for r in store.db.query(
+        for r in context_of(store).db.query(
             "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq LIMIT 1 OFFSET ?",
             (n // 2,),
         )
     ]
-    with store.db.write() as conn:
+    with context_of(store).db.write() as conn:
         conn.execute("DELETE FROM journal_entries WHERE id = ?", (bytes.fromhex(ids[0]),))
     start = time.perf_counter()
-    merge_fts(store.db, "journal_fts")
+    merge_fts(context_of(store).db, "journal_fts")
     return row(
         SUITE,
         "forget's index merge and checkpoint alone (one row deleted)",
@@ -111,7 +112,7 @@ def _scrub_alone(store: Any, n: int) -> dict[str, Any]:
 def _repair_lock(store: Any, n: int) -> dict[str, Any]:
     """doctor --repair on a healthy store: how long it runs, and how long it holds the
     write lock (BEGIN IMMEDIATE to COMMIT of every write it makes: none when healthy)."""
-    db = store.db
+    db = context_of(store).db
     held: list[float] = []
     real_write = db.write
 
@@ -155,7 +156,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
         try:
             t = median_time(lambda: store.doctor(), repeat=1 if not quick else 3, warmup=0)
             check = median_time(
-                lambda: store.db.conn.execute("PRAGMA integrity_check").fetchall(),
+                lambda: context_of(store).db.conn.execute("PRAGMA integrity_check").fetchall(),
                 repeat=1 if not quick else 3,
                 warmup=0,
             )
@@ -199,7 +200,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             )
             ids = [
                 r[0]
-                for r in store.db.query(
+                for r in context_of(store).db.query(
                     "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq DESC LIMIT 5"
                 )
             ]
@@ -229,11 +230,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
                     target="within 10% of before (bench journal)",
                 )
             )
-            store.db.conn.execute("PRAGMA secure_delete=OFF")
+            context_of(store).db.conn.execute("PRAGMA secure_delete=OFF")
             try:
                 bare = _append_time(store)
             finally:
-                store.db.conn.execute("PRAGMA secure_delete=ON")
+                context_of(store).db.conn.execute("PRAGMA secure_delete=ON")
             out.append(
                 row(
                     SUITE,

@@ -24,6 +24,7 @@ import apsw  # noqa: E402
 from _util import interleaved_calls, median_time, row  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
+from recall_sqlite.store import context_of
 
 BRANCHES = ("main", "feature/a", "feature/b", "release")
 WAKE = ("rich", "authored", "plain", "sessionless", "branch")
@@ -115,7 +116,7 @@ def build(root: Path, n: int, *, jsonl: bool) -> tuple[Path, Path | None]:
     with open_store(root) as s:
         for start in range(0, n, 50_000):
             s.journal.append_many(entries[start : start + 50_000])
-        s.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        context_of(s).db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db = s.workspace.db_path
     bucket = None
     if jsonl:
@@ -165,7 +166,7 @@ def bench_reads(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, An
         root = tmp / f"read{n}"
         db, bucket = build(root, n, jsonl=n <= peer_max)
         with open_store(root) as s:
-            ctx = s.context
+            ctx = context_of(s)
             ours = median_time(lambda: s.journal.read(5, branch="main"), repeat=9, min_time=0.05)
             bare, bare_decoded = _bare_read(db, (ctx.workspace_pk, ctx.worktree_pk, "main"))
             got = [e.session_id for e in s.journal.read(5, branch="main").entries]
@@ -229,14 +230,14 @@ def bench_append(tmp: Path, quick: bool) -> list[dict[str, Any]]:
         from recall_sqlite.journal import codec
         from recall_sqlite.journal.entry import JournalEntry
 
-        ctx = s.context
+        ctx = context_of(s)
         rows = []
         for i, e in enumerate(floor_entries):
             e["session_id"] = f"floor-{i}"
             eid, content = JournalEntry.from_mapping(e).encode()
             rows.append((eid, ctx.workspace_pk, ctx.worktree_pk, i, *content))
         rows_it = iter(rows)
-        conn_s = s.db.conn
+        conn_s = context_of(s).db.conn
 
         def floor_insert() -> None:
             conn_s.execute("BEGIN IMMEDIATE")
@@ -515,12 +516,12 @@ def bench_wake_indexes(root: Path, n: int) -> list[dict[str, Any]]:
     from recall_sqlite.journal.wake import wake
 
     with open_store(root) as s:
-        ctx, decode = s.context, s.journal.entries_from_rows
+        ctx, decode = context_of(s), s.journal.entries_from_rows
         branch = "feature/a"  # a branch synapt looks up: every index step is taken
         got = [e.id for e in wake(ctx, branch, decode).versions]
         with_them = median_time(lambda: wake(ctx, branch, decode), repeat=9, min_time=0.05)
         for w in WAKE:
-            s.db.conn.execute(f"DROP INDEX journal_wake_{w}")
+            context_of(s).db.conn.execute(f"DROP INDEX journal_wake_{w}")
         assert [e.id for e in wake(ctx, branch, decode).versions] == got
         without = median_time(lambda: wake(ctx, branch, decode), repeat=5, min_time=0.05)
     return [

@@ -31,6 +31,7 @@ from _util import median_time, row  # noqa: E402
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.demo import synapt_line  # noqa: E402
 from recall_sqlite.legacy import survey  # noqa: E402
+from recall_sqlite.store import context_of
 
 BUCKETS = ("proj", "server", "client", "docs", "infra", "scripts", "web", "api")
 WORDS = (
@@ -475,7 +476,7 @@ def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:
         open(root / ".synapt" / "recall" / "worktrees" / BUCKETS[0] / "journal.jsonl", "rb") as f,
         open_store(floor) as store,
     ):
-        ctx = store.context
+        ctx = context_of(store)
         for line in f:
             p = classify(line.rstrip(b"\n"), True)
             if isinstance(p, Parsed) and p.id not in seen:
@@ -485,7 +486,7 @@ def _sql_floor(tmp: Path, root: Path, unique_rows: int) -> dict[str, Any]:
                 break
         t = time.perf_counter()
         for i in range(0, len(sample), 5000):
-            with store.db.write() as conn:
+            with context_of(store).db.write() as conn:
                 list(conn.executemany(INSERT_SQL, sample[i : i + 5000]))
         per_row = (time.perf_counter() - t) / max(1, len(sample))
     return row(

@@ -27,6 +27,7 @@ import apsw  # noqa: E402
 from _util import median_time, row  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
+from recall_sqlite.store import context_of  # noqa: E402
 
 SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "do", "fe", "gu", "hi")
 RARE = ("websocket", "gateway")
@@ -127,7 +128,7 @@ def build(root: Path, n: int) -> tuple[Path, Path]:
     with open_store(root) as s:
         for start in range(0, n, 50_000):
             s.journal.append_many(entries[start : start + 50_000])
-        s.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        context_of(s).db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db = s.workspace.db_path
     bucket = root / ".synapt" / "recall" / "worktrees" / root.name / "journal.jsonl"
     bucket.parent.mkdir(parents=True, exist_ok=True)
@@ -275,7 +276,7 @@ def _import(root: Path, db: Path, *, index: bool) -> float:
     batch_sql = bulk._INDEX_SQL
     with open_store(root, db_path=db) as s:
         if not index:
-            s.db.conn.execute("DROP TRIGGER journal_fts_after_insert")
+            context_of(s).db.conn.execute("DROP TRIGGER journal_fts_after_insert")
             bulk._INDEX_SQL = "SELECT ?1, ?2 WHERE 0"
         try:
             start = time.perf_counter()

@@ -29,6 +29,7 @@ from _util import median_time, row  # noqa: E402
 from recall_sqlite import Store, open_store  # noqa: E402
 from recall_sqlite.cursors import _UNREAD_SQL  # noqa: E402
 from recall_sqlite.journal.codec import tie_key  # noqa: E402
+from recall_sqlite.store import context_of
 from recall_sqlite.summaries import CoverRange  # noqa: E402
 
 SUITE = "summaries+cursors"
@@ -181,15 +182,15 @@ def build(root: Path, n: int) -> Store:
     triggers still maintain heads and counts), then a few hundred summaries."""
     (root / ".grip").mkdir(parents=True, exist_ok=True)
     store = open_store(root)
-    ctx = store.context
+    ctx = context_of(store)
     rows = _rows(n, ctx.workspace_pk, ctx.worktree_pk)
-    with store.db.write() as conn:
+    with context_of(store).db.write() as conn:
         while True:
             chunk = list(itertools.islice(rows, CHUNK))
             if not chunk:
                 break
             conn.executemany(_INSERT, chunk)
-    store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    context_of(store).db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return store
 
 
@@ -197,8 +198,8 @@ def _setup_reads(store: Store, behind: int) -> int:
     """Put the consumer `behind` deduplicated entries behind on main and write summary
     history: 200 older summaries across scopes, then the measured one of (main, session),
     covering the `behind` entries read before the cursor, so it is stale by the unread ones."""
-    ws = store.context.workspace_pk
-    heads = store.db.query(
+    ws = context_of(store).workspace_pk
+    heads = context_of(store).db.query(
         "SELECT seq, id FROM journal_entries WHERE workspace_id = ? AND branch = 'main'"
         " AND head_ws = 1 ORDER BY seq DESC LIMIT ?",
         (ws, 2 * behind + 1),
@@ -248,8 +249,8 @@ def _decode(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
 
 def _cases(store: Store, behind: int, position: int) -> dict[str, Callable[[], Any]]:
     """The timed calls on one store, after checking ours and bare answer the same."""
-    conn = store.db.conn
-    ws = store.context.workspace_pk
+    conn = context_of(store).db.conn
+    ws = context_of(store).workspace_pk
     unread_params = (ws, "main", CONSUMER)
     latest_params = (ws, "main", "session")
     sql_params = (ws, "main", position, -1)

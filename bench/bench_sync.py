@@ -73,6 +73,7 @@ def _entry(i: int, ts: str) -> dict[str, Any]:
 _WRITER = """
 import sys, time
 from datetime import datetime, timezone
+from recall_sqlite.store import context_of
 from recall_sqlite import open_store
 s = open_store(sys.argv[1])
 i = 0
@@ -158,6 +159,7 @@ def merge_union(half: int) -> tuple[float, float]:
     import apsw
 
     from recall_sqlite import open_store
+    from recall_sqlite.store import context_of
     from recall_sqlite.sync import peers
     from recall_sqlite.sync.peers import PeerBook
     from recall_sqlite.sync.pull import merge_file
@@ -169,7 +171,7 @@ def merge_union(half: int) -> tuple[float, float]:
         for path, batch in ((a_db, rows[:half]), (b_db, rows)):
             (base / path.stem).mkdir()
             with open_store(root=base / path.stem, db_path=path) as s:
-                peers.set_sync_key(s.context, "bench")
+                peers.set_sync_key(context_of(s), "bench")
                 for i in range(0, len(batch), 5000):
                     s.journal.append_many(batch[i : i + 5000])
         shutil.copy(a_db, base / "bare.db")
@@ -185,7 +187,7 @@ def merge_union(half: int) -> tuple[float, float]:
         with open_store(root=base / "a", db_path=a_db) as s:
             book = PeerBook(base / "peers.json")
             start = time.perf_counter()
-            report = merge_file(s.context, b_db, book, machine="b" * 16)
+            report = merge_file(context_of(s), b_db, book, machine="b" * 16)
             ours = time.perf_counter() - start
             assert report.entries == half, report
     return ours, limit

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _util import median_time, row  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
+from recall_sqlite.store import context_of
 
 SUITE = "vectors"
 MODEL = "all-MiniLM-L6-v2"
@@ -351,9 +352,9 @@ def _agreement(
     branch_of: np.ndarray,
 ) -> dict[str, float]:
     """Fraction of the exact top-10 (float64 brute force) each engine returned."""
-    ids = np.array(store.db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq"))[
-        : len(unit), 0
-    ]
+    ids = np.array(
+        context_of(store).db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq")
+    )[: len(unit), 0]
     ours = theirs = 0
     for q in queries:
         exact = np.argsort(-(unit.astype(np.float64) @ q.astype(np.float64)))[:K]

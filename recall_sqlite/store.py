@@ -9,7 +9,6 @@ from . import identity
 from ._record import Frozen
 from .checks import require_bool
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
-from .db import Database
 from .errors import InvalidInputError
 from .journal.journal import Journal
 from .opening import DB_ENV, open_context, resolve_db_path
@@ -27,7 +26,15 @@ if TYPE_CHECKING:
     from .sync.sync import RestoreReport, Sync
     from .vectors.vectors import Vectors
 
-__all__ = ["DB_ENV", "Store", "WorktreeForgotten", "open_store", "resolve_db_path", "restore_store"]
+__all__ = [
+    "DB_ENV",
+    "Store",
+    "WorktreeForgotten",
+    "context_of",
+    "open_store",
+    "resolve_db_path",
+    "restore_store",
+]
 
 
 class WorktreeForgotten(Frozen):
@@ -80,14 +87,6 @@ class Store:
             paths = {k: Path(w[k]) for k in ("root", "worktree_root", "db_path")}
             self._info = WorkspaceInfo(**{**w, **paths})
         return self._info
-
-    @property
-    def db(self) -> Database:
-        return self._ctx.db
-
-    @property
-    def context(self) -> StoreContext:
-        return self._ctx
 
     @property
     def read_only(self) -> bool:
@@ -156,7 +155,7 @@ class Store:
                 counts.get(w.pk, (0, 0))[0],
                 w.pk == self._ctx.worktree_pk,
             )
-            for w in identity.worktrees(self.db, self._ctx.workspace_pk)
+            for w in identity.worktrees(self._ctx.db, self._ctx.workspace_pk)
         ]
 
     def forget_worktree(self, name: str, *, scrub_sources: bool = False) -> WorktreeForgotten:
@@ -165,7 +164,7 @@ class Store:
         in imported files are listed, and go too with `scrub_sources`), then its record
         (kept, marked gone, while an imported file is still filed under it). The worktree
         this store was opened in is refused: it would be recorded again at once."""
-        rows = identity.worktrees(self.db, self._ctx.workspace_pk)
+        rows = identity.worktrees(self._ctx.db, self._ctx.workspace_pk)
         keyed = [w for w in rows if w.key == name] or [w for w in rows if w.name == name]
         if len(keyed) != 1:
             known = ", ".join(w.key for w in rows) or "none"
@@ -179,7 +178,7 @@ class Store:
             )
         ids = [e.id or "" for e in self.journal.versions(worktree=key)]
         report = self.journal.forget(ids, scrub_sources=scrub_sources) if ids else None
-        with self.db.write() as conn:
+        with self._ctx.db.write() as conn:
             removed = identity.retire_worktree(conn, self._ctx.workspace_pk, key)
         return WorktreeForgotten(key, removed, report)
 
@@ -220,6 +219,13 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def context_of(store: Store) -> StoreContext:
+    """The connection and identity a store's families work on. For the package's own rooms
+    (the CLI's numpy-free vector stats) and white-box tests: not the public face, which
+    reaches a store only through its families."""
+    return store._ctx  # noqa: SLF001 - this module's own class
 
 
 def open_store(

@@ -198,6 +198,10 @@ def test_owner_checks() -> None:
     for bad in (0, -1, True, 1.5, "3"):
         with pytest.raises(InvalidOwnerError):
             Owner.summary(bad)  # type: ignore[arg-type]
+    assert Owner.of(("summary", 3)) == Owner.parse("summary:3") == Owner.summary(3)
+    for bad_kind in (("owner", HEX), ("Entry", HEX), (None, 3)):
+        with pytest.raises(InvalidOwnerError, match="owner kind must be one of entry, summary"):
+            Owner.of(bad_kind)  # type: ignore[arg-type]
     assert check_kinds("entry") == ("entry",)
     assert check_kinds(["summary", "entry"]) == ("entry", "summary")
     for bad in ("owner", ["entry", "x"], 3, {"entry": 1}, []):

@@ -16,6 +16,7 @@ from recall_sqlite import synapt_layout as layout
 from recall_sqlite.journal import codec
 from recall_sqlite.journal.entry import JournalEntry
 from recall_sqlite.migrations import v007_convergent as v007
+from recall_sqlite.store import context_of
 
 TEXT = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=12)
 LISTS = st.lists(TEXT, max_size=3)
@@ -116,8 +117,8 @@ def test_rows_decode_by_name(tmp_path: Any) -> None:
                 "legacy": {"k": 1},
             }
         )
-        rows = s.db.query(f"SELECT {codec.select_list()} FROM journal_entries")
-        (got,) = JournalEntry.from_rows(rows, s.context.worktree_key_of)
+        rows = context_of(s).db.query(f"SELECT {codec.select_list()} FROM journal_entries")
+        (got,) = JournalEntry.from_rows(rows, context_of(s).worktree_key_of)
         assert (got.focus, got.done, got.auto, got.extra, got.session_id) == (
             "f",
             ["d"],

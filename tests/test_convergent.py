@@ -12,6 +12,7 @@ import pytest
 from recall_sqlite import InvalidEntryError, open_store
 from recall_sqlite.demo import synapt_line
 from recall_sqlite.journal.codec import encode, pre_v7_entry_id
+from recall_sqlite.store import context_of
 from recall_sqlite.timestamps import parse_timestamp
 
 from .conftest import entry, make_workspace
@@ -49,7 +50,7 @@ def test_a_forgotten_version_is_never_stored_again(tmp_path: Path) -> None:
             s.journal.append_many([entry(f"2026-01-0{i + 2}T00:00:00Z") for i in range(3)] + [E])
         assert s.journal.read().total == 0  # the batch was refused whole
         s.journal.append(entry("2026-01-01T00:00:00Z", session_id="s", focus="changed"))
-        path = s.db.path
+        path = context_of(s).db.path
     shell = apsw.Connection(str(path))
     with pytest.raises(apsw.ConstraintError, match="forgotten"):
         shell.execute(
@@ -74,11 +75,11 @@ def test_a_pre_v7_tombstone_still_keeps_a_re_import_out(tmp_path: Path) -> None:
             [], [], [], [], [], False, False, "", "", False, None,
         )  # fmt: skip
         old = pre_v7_entry_id(s.workspace.id, canon)
-        with s.db.write() as conn:
+        with context_of(s).db.write() as conn:
             conn.execute(
                 "INSERT INTO journal_tombstones (workspace_id, id, formula, forgotten_at)"
                 " VALUES (?, ?, 1, 'x')",
-                (s.context.workspace_pk, old),
+                (context_of(s).workspace_pk, old),
             )
         report = s.legacy.import_paths()
         assert report.ok

@@ -20,6 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
 from recall_sqlite.cursors import _UNREAD_SQL
 from recall_sqlite.errors import UnknownEntryError
+from recall_sqlite.store import context_of
 
 from .conftest import entry, make_workspace
 from .helpers import cli_here
@@ -39,7 +40,7 @@ def _ids(result: Any) -> list[str]:
 
 def _table_counts(store: Store) -> tuple[int, ...]:
     return tuple(
-        store.db.query(f"SELECT count(*) FROM {t}")[0][0]
+        context_of(store).db.query(f"SELECT count(*) FROM {t}")[0][0]
         for t in ("cursors", "summaries", "summary_sources")
     )
 
@@ -294,7 +295,8 @@ def test_unknown_entry_error_is_both_input_and_lookup_error() -> None:
 
 def test_unread_walks_branch_seq_index_and_session_index(store: Store) -> None:
     plan = " | ".join(
-        r[3] for r in store.db.query("EXPLAIN QUERY PLAN " + _UNREAD_SQL, (1, "main", 0, 5))
+        r[3]
+        for r in context_of(store).db.query("EXPLAIN QUERY PLAN " + _UNREAD_SQL, (1, "main", 0, 5))
     )
     assert "journal_by_branch_seq (workspace_id=? AND branch=? AND seq>?)" in plan
     assert "journal_by_session (workspace_id=? AND session_id=? AND rowid<?)" in plan
@@ -550,7 +552,9 @@ class CursorMachine(RuleBasedStateMachine):
 
     @invariant()
     def cursor_never_beyond_journal(self) -> None:
-        end = self.store.db.query("SELECT coalesce(max(seq), 0) FROM journal_entries")[0][0]
+        end = context_of(self.store).db.query("SELECT coalesce(max(seq), 0) FROM journal_entries")[
+            0
+        ][0]
         for c in self.store.cursors.list():
             assert 0 <= c.position <= end
 

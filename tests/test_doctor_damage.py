@@ -20,6 +20,7 @@ import pytest
 from recall_sqlite import ALL_BRANCHES, Store, open_store
 from recall_sqlite.doctor.schema import differences
 from recall_sqlite.journal import deferred
+from recall_sqlite.store import context_of
 from recall_sqlite.vectors import Owner
 
 from .conftest import make_workspace
@@ -277,11 +278,11 @@ def test_damaged_table_pages_are_reported_with_the_way_out(tmp_path: Path) -> No
     _build(root)
     with open_store(root) as s:
         db = s.workspace.db_path
-        (pageno,) = s.db.query(
+        (pageno,) = context_of(s).db.query(
             "SELECT pageno FROM dbstat WHERE name = 'journal_entries' AND pagetype = 'leaf'"
             " ORDER BY pageno LIMIT 1"
         )[0]
-        size = s.db.query("PRAGMA page_size")[0][0]
+        size = context_of(s).db.query("PRAGMA page_size")[0][0]
     data = bytearray(db.read_bytes())
     data[(pageno - 1) * size] = 0x01  # not a page type: the page cannot be read at all
     db.write_bytes(bytes(data))
@@ -303,8 +304,9 @@ def test_damaged_table_pages_are_reported_with_the_way_out(tmp_path: Path) -> No
 WRITER = (
     "import sys\n"
     "from recall_sqlite import open_store\n"
+    "from recall_sqlite.store import context_of\n"
     "with open_store(sys.argv[1]) as s:\n"
-    "    s.db.conn.set_busy_timeout(200)\n"
+    "    context_of(s).db.conn.set_busy_timeout(200)\n"
     "    s.journal.append({'timestamp': '2026-03-01T00:00:00Z', 'focus': sys.argv[2]})\n"
 )
 
@@ -446,7 +448,7 @@ def test_head_indexes_an_import_left_unbuilt_change_no_answer_and_doctor_says_so
     with open_store(root) as s:
         clean, woken = answers(s), _woken(s)
         assert woken[0] and woken[4], "the session-start reads found nothing to compare"
-        with s.db.write() as conn:
+        with context_of(s).db.write() as conn:
             deferred.drop(conn)
         assert answers(s) == clean
         assert _woken(s) == woken
@@ -454,7 +456,7 @@ def test_head_indexes_an_import_left_unbuilt_change_no_answer_and_doctor_says_so
         assert (finding.kind, finding.severity, finding.repairable) == ("schema", "warning", True)
         assert "5 of the journal's head indexes are missing (journal_heads_wt," in (finding.message)
         assert s.doctor(repair=True).repaired
-        with s.db.read() as conn:
+        with context_of(s).db.read() as conn:
             assert not deferred.missing(conn)
             assert not differences(conn)
         assert s.doctor(deep=True).ok

@@ -27,18 +27,19 @@ from recall_sqlite import (
 )
 from recall_sqlite.db import APPLICATION_ID
 from recall_sqlite.migrations import SCHEMA_VERSION
+from recall_sqlite.store import context_of
 
 from .conftest import entry, make_workspace
 
 
 def _count(path: Path) -> int:
     with open_store(path.parent, db_path=path) as s:
-        return int(s.db.query("SELECT count(*) FROM journal_entries")[0][0])
+        return int(context_of(s).db.query("SELECT count(*) FROM journal_entries")[0][0])
 
 
 def test_pragmas_and_identity(store: object) -> None:
     s = store
-    conn = s.db.conn  # type: ignore[attr-defined]
+    conn = context_of(s).db.conn  # type: ignore[attr-defined]
     assert conn.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
     assert conn.execute("PRAGMA synchronous").fetchall()[0][0] == 1  # NORMAL
     assert conn.execute("PRAGMA foreign_keys").fetchall()[0][0] == 1
@@ -156,7 +157,7 @@ def test_bad_entries_are_typed_errors_and_write_nothing(
             s.journal.append(bad)  # type: ignore[arg-type]
         with pytest.raises(InvalidEntryError):
             s.journal.append_many([entry(session_id="fine", focus="x"), bad])  # type: ignore[list-item]
-        assert s.db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
+        assert context_of(s).db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
 
 
 def test_null_fields_are_normalised_to_empty(store: object) -> None:
@@ -170,7 +171,7 @@ def test_entries_are_immutable_in_sql(store: object) -> None:
     s = store
     s.journal.append(entry(session_id="a", focus="x"))  # type: ignore[attr-defined]
     with pytest.raises(Exception, match="immutable"):
-        s.db.query("UPDATE journal_entries SET focus = 'edited'")  # type: ignore[attr-defined]
+        context_of(s).db.query("UPDATE journal_entries SET focus = 'edited'")  # type: ignore[attr-defined]
 
 
 def test_sqlite3_shell_and_stdlib_reader_see_the_same_rows(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import apsw
 import pytest
 
 from recall_sqlite import InvalidEntryError, UnknownEntryError, derived, open_store
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -43,12 +44,12 @@ def test_no_byte_of_a_forgotten_entry_is_left_in_any_file(tmp_path: Path) -> Non
                 "extra": {"note": SECRET},
             }
         ).id
-        data = store.db.path.parent
+        data = context_of(store).db.path.parent
         assert any(SECRET.encode() in b for b in _store_bytes(data).values())
         report = store.journal.forget(eid)
         assert report.entries == (eid,)
         assert report.wal_emptied
-        with store.db.read() as conn:
+        with context_of(store).db.read() as conn:
             assert derived.check(conn) == []
         assert store.journal.get(eid) is None
     for name, content in _store_bytes(data).items():
@@ -106,7 +107,7 @@ def test_a_reimport_does_not_bring_a_forgotten_entry_back(tmp_path: Path) -> Non
         assert leaked
         report = store.journal.forget(leaked[0].id or "")
         assert report.provenance == 1
-        with store.db.read() as conn:
+        with context_of(store).db.read() as conn:
             assert derived.check(conn) == []
             assert conn.execute("SELECT reason, length(raw) FROM quarantine").fetchall() == [
                 ("forgotten", 0)
@@ -158,7 +159,7 @@ def test_cli_forget(tmp_path: Path) -> None:
 def test_a_shell_delete_is_tombstoned_too(tmp_path: Path) -> None:
     with open_store(make_workspace(tmp_path)) as store:
         store.journal.append({"timestamp": "2026-01-01T00:00:00Z", "focus": "x"})
-        shell = apsw.Connection(str(store.db.path))
+        shell = apsw.Connection(str(context_of(store).db.path))
         shell.execute("DELETE FROM journal_entries")
         assert shell.execute("SELECT count(*) FROM journal_tombstones").fetchall() == [(1,)]
         shell.close()

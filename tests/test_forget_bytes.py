@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from recall_sqlite import Store, derived, open_store
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -141,7 +142,7 @@ def test_no_byte_of_a_forgotten_entry_is_left(tmp_path: Path, name: str) -> None
         assert _leaks(store) == []
         assert store.journal.search(SECRET, all_worktrees=True).total == 0
         assert store.journal.search("gateway").total >= 0  # the index still answers
-        with store.db.read() as conn:
+        with context_of(store).db.read() as conn:
             assert derived.check(conn) == []
         assert store.doctor().ok, store.doctor().to_dict()
     finally:

@@ -16,6 +16,7 @@ from recall_sqlite import open_store
 from recall_sqlite.doctor.schema import differences
 from recall_sqlite.journal import deferred
 from recall_sqlite.legacy import importer
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 from .test_legacy_kill import _clone, _corpus, _snapshot
@@ -45,7 +46,7 @@ def _import(root: Path, defer: bool | None) -> list[list[str]]:
         finally:
             other.close()
         assert report.ok, report.to_dict()
-        with store.db.read() as conn:
+        with context_of(store).db.read() as conn:
             assert not differences(conn)
         assert store.doctor().ok
     return seen
@@ -73,7 +74,7 @@ def test_a_load_defers_only_when_it_is_large_against_what_is_stored(
 
     def schema_version() -> int:
         with open_store(root, root=root) as store:
-            return int(store.db.query("PRAGMA schema_version")[0][0])
+            return int(context_of(store).db.query("PRAGMA schema_version")[0][0])
 
     before = schema_version()
     assert not any(_import(root, None)), "an unchanged re-run drops nothing"
@@ -99,9 +100,9 @@ def test_a_stopped_load_builds_the_head_indexes_on_its_way_out(base: Path, tmp_p
     with open_store(root, root=root) as store:
         with pytest.raises(KeyboardInterrupt):
             store.legacy.import_paths([root], chunk_lines=100, progress=stop, defer_indexes=True)
-        with store.db.read() as conn:
+        with context_of(store).db.read() as conn:
             assert not deferred.missing(conn)
-        assert store.db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
+        assert context_of(store).db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
         assert store.journal.read(5).entries, "the stop came after some rows were in"
 
 
@@ -137,7 +138,7 @@ def test_a_terminated_cli_import_builds_the_head_indexes_before_it_exits(
     assert (done.returncode, done.stderr) == (130, "recall-sqlite: interrupted\n")
     assert done.stdout.splitlines()[0] == "missing: " + " ".join(deferred.DEFERRED)
     with open_store(root, root=root) as store:
-        with store.db.read() as conn:
+        with context_of(store).db.read() as conn:
             assert not deferred.missing(conn)
-        assert store.db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
+        assert context_of(store).db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
         assert store.journal.read(5, all_worktrees=True).entries

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from recall_sqlite import derived, open_store
 from recall_sqlite.errors import InvalidEntryError
 from recall_sqlite.journal.journal import BULK_MIN_ROWS
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -70,7 +71,7 @@ def _unless_forgotten() -> Iterator[None]:
 
 
 def _check(store: Any) -> list[Any]:
-    with store.db.read() as conn:
+    with context_of(store).db.read() as conn:
         return derived.check(conn)
 
 
@@ -86,7 +87,7 @@ def test_any_sequence_of_writes_and_removals_matches_the_definition(
     open_store(root / "desk").close()
     counter = 0
     with open_store(root) as store:
-        db_path = store.db.path
+        db_path = context_of(store).db.path
         for op in sequence:
             if op[0] == "append":
                 counter += 1
@@ -100,11 +101,15 @@ def test_any_sequence_of_writes_and_removals_matches_the_definition(
                 with _unless_forgotten():
                     store.journal.append_many(batch, worktree=op[1])
             elif op[0] == "forget":
-                rows = store.db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq")
+                rows = context_of(store).db.query(
+                    "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq"
+                )
                 if rows:
                     store.journal.forget(rows[op[1] % len(rows)][0])
             elif op[0] == "forget_session":
-                if store.db.query("SELECT 1 FROM journal_entries WHERE session_id = ?", (op[1],)):
+                if context_of(store).db.query(
+                    "SELECT 1 FROM journal_entries WHERE session_id = ?", (op[1],)
+                ):
                     store.journal.forget(session_id=op[1])
             else:
                 # A person at the sqlite3 prompt: another connection, foreign keys off.
@@ -146,7 +151,7 @@ def test_a_shell_tamper_of_each_derived_column_is_found_and_repaired(
 ) -> None:
     store = _populated(tmp_path)
     before = store.journal.read(50, all_worktrees=True).to_dict()
-    shell = apsw.Connection(str(store.db.path))
+    shell = apsw.Connection(str(context_of(store).db.path))
     shell.execute(TAMPERS[name])
     shell.close()
     found = store.doctor()
@@ -162,13 +167,15 @@ def test_a_shell_tamper_of_each_derived_column_is_found_and_repaired(
 def test_vector_tampers_are_found_and_repaired(tmp_path: Path) -> None:
     pytest.importorskip("numpy")
     store = _populated(tmp_path)
-    rows = store.db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq LIMIT 3")
+    rows = context_of(store).db.query(
+        "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq LIMIT 3"
+    )
     from recall_sqlite.vectors import Owner
 
     store.vectors.put_many(
         [Owner.entry(r[0]) for r in rows], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], model="m"
     )
-    shell = apsw.Connection(str(store.db.path))
+    shell = apsw.Connection(str(context_of(store).db.path))
     shell.execute("UPDATE vector_generations SET vectors = 7")
     shell.execute("PRAGMA foreign_keys=OFF")
     shell.execute("DROP TRIGGER vectors_follow_entry_delete")  # an old or foreign writer
@@ -193,8 +200,8 @@ def test_the_definition_equals_what_the_triggers_maintain_on_mixed_rows(tmp_path
     store.journal.append_many(batch)
     assert _check(store) == []
     # and the rebuild of only a batch's sessions is a no-op on a right store
-    with store.db.write() as conn:
-        r = derived.rebuild(conn, store.context.workspace_pk, sessions=["a", "b"], since_seq=0)
+    with context_of(store).db.write() as conn:
+        r = derived.rebuild(conn, context_of(store).workspace_pk, sessions=["a", "b"], since_seq=0)
     assert not r.changed
     store.close()
 
@@ -202,7 +209,7 @@ def test_the_definition_equals_what_the_triggers_maintain_on_mixed_rows(tmp_path
 def test_a_shell_delete_keeps_reads_honest(tmp_path: Path) -> None:
     store = _populated(tmp_path)
     total = store.journal.read(50).total
-    shell = apsw.Connection(str(store.db.path))
+    shell = apsw.Connection(str(context_of(store).db.path))
     shell.execute("DELETE FROM journal_entries WHERE session_id = ''")
     shell.close()
     r = store.journal.read(50)
@@ -226,7 +233,7 @@ def test_removing_a_head_promotes_the_next_version_in_both_scopes(tmp_path: Path
             assert _check(store) == []
             r = store.journal.read(5, all_worktrees=True)
             assert r.total == 1 and r.entries[0].id != eid
-        shell = apsw.Connection(str(store.db.path))
+        shell = apsw.Connection(str(context_of(store).db.path))
         store.journal.append(_entry(9, "s", 9, False, 3, "main"))
         shell.execute(
             "DELETE FROM journal_entries WHERE seq = (SELECT max(seq) FROM journal_entries)"
@@ -242,7 +249,7 @@ def test_doctor_finds_and_repairs_a_tampered_search_index(tmp_path: Path) -> Non
     (root / ".grip").mkdir(parents=True)
     with open_store(root) as store:
         store.journal.append({"timestamp": "2026-01-01T00:00:00Z", "focus": "gateway plan"})
-        with store.db.write() as conn:  # as a person at the prompt could
+        with context_of(store).db.write() as conn:  # as a person at the prompt could
             conn.execute("INSERT INTO journal_fts (journal_fts) VALUES ('delete-all')")
         assert store.journal.search("gateway").total == 0
         assert "search_index" in {f.kind for f in store.doctor().findings}
@@ -269,10 +276,10 @@ def test_doctor_names_synapt_stores_not_yet_imported(tmp_path: Path) -> None:
 def test_doctor_finds_and_empties_a_left_rehome_guard(tmp_path: Path) -> None:
     root = make_workspace(tmp_path)
     with open_store(root) as store:
-        with store.db.write() as conn:  # what a person at the prompt could commit
+        with context_of(store).db.write() as conn:  # what a person at the prompt could commit
             conn.execute(
                 "INSERT INTO journal_rehome (workspace_id) VALUES (?)",
-                (store.context.workspace_pk,),
+                (context_of(store).workspace_pk,),
             )
         assert "rehome_guard" in {f.kind for f in store.doctor().findings}
         fixed = store.doctor(repair=True)
@@ -294,7 +301,7 @@ def test_the_tie_order_is_content_a_shell_cannot_change(tmp_path: Path) -> None:
     content column it is immutable, so there is no derived tie order to go wrong."""
     store = _populated(tmp_path)
     try:
-        shell = apsw.Connection(str(store.db.path))
+        shell = apsw.Connection(str(context_of(store).db.path))
         with pytest.raises(apsw.ConstraintError, match="immutable"):
             shell.execute("UPDATE journal_entries SET sid_order = 999 WHERE seq = 3")
         shell.close()

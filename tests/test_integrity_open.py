@@ -22,6 +22,7 @@ from recall_sqlite.errors import (
     StoreGoneError,
     WorkspaceError,
 )
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 from .helpers import run_cli
@@ -84,7 +85,7 @@ def test_read_only_bind_mount(tmp_path: Path) -> None:
     root = make_workspace(tmp_path / "src")
     _write(root)
     with open_store(root) as s:  # a clean close checkpoints the WAL away
-        path = s.db.path
+        path = context_of(s).db.path
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     ro = tmp_path / "ro"

@@ -17,6 +17,7 @@ from recall_sqlite import (
     Store,
     open_store,
 )
+from recall_sqlite.store import context_of
 
 from .conftest import entry, make_workspace
 
@@ -26,7 +27,7 @@ def test_identical_append_stores_one_row(store: Store) -> None:
     again = store.journal.append(entry(session_id="s", focus="f"))
     assert first.created and not again.created
     assert first.id == again.id and first.seq == again.seq
-    rows = store.db.query("SELECT count(*) FROM journal_entries")
+    rows = context_of(store).db.query("SELECT count(*) FROM journal_entries")
     assert rows[0][0] == 1
 
 
@@ -40,7 +41,7 @@ def test_distinct_versions_are_kept_and_read_shows_the_richest(store: Store) -> 
     newer_auto = store.journal.append(
         entry("2026-01-01T11:00:00Z", session_id="s", auto=True, focus="later auto")
     )
-    assert store.db.query("SELECT count(*) FROM journal_entries")[0][0] == 3
+    assert context_of(store).db.query("SELECT count(*) FROM journal_entries")[0][0] == 3
     result = store.journal.read(n=10)
     # non-auto beats auto even when the auto versions are newer
     assert [e.id for e in result.entries] == [manual.id]
@@ -147,7 +148,7 @@ def test_write_refuses_collapsed_markup_and_empty_entries(store: Store) -> None:
         store.journal.write(focus='x</focus><parameter name="done">y</done>')
     with pytest.raises(InvalidEntryError):
         store.journal.write()
-    assert store.db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
+    assert context_of(store).db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
 
 
 def test_write_defaults_branch_to_the_worktree_branch(tmp_path: Path) -> None:
@@ -186,7 +187,7 @@ def test_append_many_is_all_or_nothing(store: Store) -> None:
         store.journal.append_many(
             [entry(session_id="ok", focus="a"), entry(ts="not a time", session_id="bad")]
         )
-    assert store.db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
+    assert context_of(store).db.query("SELECT count(*) FROM journal_entries")[0][0] == 0
 
 
 def test_unknown_fields_are_kept(store: Store) -> None:
@@ -260,7 +261,7 @@ def test_append_read_round_trip(tmp_path: Path, batch: list[JournalEntry]) -> No
             assert got.synapt_dict() == e.synapt_dict() and got.extra == e.extra
         # appending the same batch again changes nothing
         assert [s.journal.append(e).created for e in batch] == [False] * len(batch)
-        stored = s.db.query("SELECT count(*) FROM journal_entries")[0][0]
+        stored = context_of(s).db.query("SELECT count(*) FROM journal_entries")[0][0]
         assert stored == len(set(ids))
         # every session appears once; no-session entries are each their own
         shown = s.journal.read(n=100).entries

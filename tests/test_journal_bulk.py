@@ -19,6 +19,7 @@ from recall_sqlite import Store
 from recall_sqlite.journal.bulk import bulk_insert
 from recall_sqlite.journal.codec import INSERT_SQL, tie_key
 from recall_sqlite.migrations import schema_sql
+from recall_sqlite.store import context_of
 
 from .conftest import entry
 
@@ -357,10 +358,10 @@ def test_append_many_large_batch_equals_single_appends(two: tuple[Store, Store])
     assert [(g.created, g.seq) for g in got] == [(w.created, w.seq) for w in want]
     cols = "seq, session_id, ts_us, auto, rich, sid_order, head_wt, head_ws, meaningful"
     sql = f"SELECT {cols} FROM journal_entries ORDER BY seq"
-    assert a.db.query(sql) == b.db.query(sql)
+    assert context_of(a).db.query(sql) == context_of(b).db.query(sql)
     for t in ("journal_counts_ws", "journal_counts_wt", "sqlite_sequence"):
         q = f"SELECT * FROM {t} ORDER BY 1, 2"
-        assert a.db.query(q) == b.db.query(q)
+        assert context_of(a).db.query(q) == context_of(b).db.query(q)
     assert a.journal.read(n=50).total == b.journal.read(n=50).total
 
 

@@ -16,6 +16,7 @@ from recall_sqlite import Store, open_store
 from recall_sqlite.cli.import_ import format_import
 from recall_sqlite.demo import synapt_line
 from recall_sqlite.legacy import discover, parse_mapping, survey
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 from .helpers import run_cli
@@ -37,12 +38,12 @@ def line(ts: str, sid: str = "", **fields: Any) -> str:
 
 
 def count(store: Store, table: str) -> int:
-    return int(store.db.query(f"SELECT count(*) FROM {table}")[0][0])
+    return int(context_of(store).db.query(f"SELECT count(*) FROM {table}")[0][0])
 
 
 def snapshot(store: Store) -> dict[str, Any]:
     """Everything an import decides, without the clocks."""
-    q = store.db.query
+    q = context_of(store).db.query
     return {
         "entries": q(
             "SELECT seq, hex(id), worktree_id, session_id, timestamp, head_wt, head_ws,"
@@ -122,9 +123,9 @@ def test_every_corpus_line_gets_its_expected_fate(
     report = store.legacy.import_paths([src], max_line=limit)
     assert report.ok
     fates: dict[int, str] = {}
-    for ln, status in store.db.query("SELECT line, status FROM entry_provenance"):
+    for ln, status in context_of(store).db.query("SELECT line, status FROM entry_provenance"):
         fates[ln] = status
-    for ln, raw, reason, length in store.db.query(
+    for ln, raw, reason, length in context_of(store).db.query(
         "SELECT line, raw, reason, raw_length FROM quarantine"
     ):
         assert ln not in fates
@@ -134,7 +135,7 @@ def test_every_corpus_line_gets_its_expected_fate(
     assert [fates.get(i + 1) for i in range(len(raw_lines))] == expected["lines"]
     assert src.read_bytes() == before  # never modified
     # unknown fields are kept, nulls read as empty
-    kept = store.db.query("SELECT extra FROM journal_entries WHERE session_id = 's2'")
+    kept = context_of(store).db.query("SELECT extra FROM journal_entries WHERE session_id = 's2'")
     assert json.loads(kept[0][0]) == {"future_field": {"x": [1, 2]}, "model": "m-1"}
     got = store.journal.read(n=50, all_worktrees=True).entries
     s3 = next(e for e in got if e.session_id == "s3")
@@ -153,7 +154,7 @@ def test_enormous_line_is_quarantined_whole(store: Store, tmp_path: Path) -> Non
     src = bucket(tmp_path, "b", [line("09:00", "a"), big, line("11:00", "c")])
     report = store.legacy.import_paths([src], max_line=1000, chunk_lines=1)
     assert (report.to_dict()["imported"], report.to_dict()["quarantined"]) == (2, 1)
-    raw, reason = store.db.query("SELECT raw, reason FROM quarantine")[0]
+    raw, reason = context_of(store).db.query("SELECT raw, reason FROM quarantine")[0]
     assert (raw, reason) == (big.encode(), "too-long")
 
 
@@ -225,7 +226,7 @@ def test_touched_file_is_unchanged_and_appended_lines_are_resumed(
     assert (more["lines_total"], more["imported"]) == (1, 1)
     key = a.relative_to(workspace_root).as_posix()  # bookkeeping is root-relative
     assert (
-        store.db.query(
+        context_of(store).db.query(
             "SELECT max(line) FROM entry_provenance p JOIN import_sources s"
             " ON s.id = p.source_id WHERE s.path = ?",
             (key,),
@@ -257,7 +258,7 @@ def test_rewritten_file_becomes_a_new_version(store: Store, workspace_root: Path
     r = store.legacy.import_paths([a]).to_dict()
     assert r["sources"][0]["action"] == "changed"
     assert (r["imported"], r["duplicates"]) == (0, 3)
-    versions = store.db.query(
+    versions = context_of(store).db.query(
         "SELECT version, superseded FROM import_sources WHERE path = ? ORDER BY version",
         (a.relative_to(workspace_root).as_posix(),),
     )
@@ -268,7 +269,7 @@ def test_rewritten_file_becomes_a_new_version(store: Store, workspace_root: Path
 def test_deep_verify_catches_a_tampered_record(store: Store, workspace_root: Path) -> None:
     overlapping(workspace_root)
     store.legacy.import_paths([workspace_root])
-    store.db.query("UPDATE quarantine SET reason = 'blank'")
+    context_of(store).db.query("UPDATE quarantine SET reason = 'blank'")
     v = store.legacy.verify([workspace_root], deep=True)
     assert not v.ok and any(s.status == "inconsistent" for s in v.sources)
 
@@ -365,7 +366,7 @@ def test_verify_deep_accepts_a_forgotten_entry_and_nothing_comes_back(
     assert forgotten is not None
     store.journal.forget(forgotten)
     # all four lines that carried it: quarantined 'forgotten', no byte kept
-    assert store.db.query(
+    assert context_of(store).db.query(
         "SELECT count(*), sum(length(raw)), min(offset) FROM quarantine WHERE reason = 'forgotten'"
     ) == [(4, 0, -1)]
     v = store.legacy.verify(deep=True)
@@ -383,7 +384,7 @@ def test_verify_deep_accepts_a_forgotten_entry_and_nothing_comes_back(
     # forged by hand, the counters kept consistent so only the deep check can tell)
     import apsw
 
-    conn = apsw.Connection(str(store.db.path))
+    conn = apsw.Connection(str(context_of(store).db.path))
     src = "(SELECT id FROM import_sources WHERE bucket = 'alpha')"
     conn.execute(f"DELETE FROM entry_provenance WHERE line = 2 AND source_id = {src}")
     conn.execute(

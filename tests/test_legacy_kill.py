@@ -19,6 +19,7 @@ import pytest
 from recall_sqlite import open_store
 from recall_sqlite.demo import synapt_line
 from recall_sqlite.doctor.schema import differences
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -68,7 +69,7 @@ def _clone(src: Path, dst: Path) -> Path:
 
 def _snapshot(root: Path) -> dict[str, Any]:
     with open_store(root, root=root) as store:
-        q = store.db.query
+        q = context_of(store).db.query
         prefix = len(str(root))
         return {
             "entries": q(
@@ -148,9 +149,9 @@ def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(
         assert _snapshot(victim) == want
         with open_store(victim, root=victim) as store:
             assert store.legacy.verify([victim], deep=True).ok
-            with store.db.read() as conn:
+            with context_of(store).db.read() as conn:
                 assert not differences(conn)
-            runs = store.db.query("SELECT status FROM import_runs ORDER BY id")
+            runs = context_of(store).db.query("SELECT status FROM import_runs ORDER BY id")
         # killed runs are found dead and marked by the run after them
         assert [s for (s,) in runs][-1] == "done"
     assert interrupted >= 1, "no kill landed mid-import: the test proved nothing"

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from recall_sqlite import open_store
 from recall_sqlite.demo import synapt_line
 from recall_sqlite.legacy.lines import Bad, classify, inspect
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -174,7 +175,7 @@ def test_two_imports_at_once_both_succeed(tmp_path: Path) -> None:
     assert sorted(r["waited"] for r in reports) == [False, True]
     with open_store(root) as store:
         assert store.legacy.verify(deep=True).ok
-        assert store.db.query("SELECT count(*) FROM entry_provenance") == [(12000,)]
+        assert context_of(store).db.query("SELECT count(*) FROM entry_provenance") == [(12000,)]
 
 
 def test_survey_of_a_missing_path_prints_no_table(tmp_path: Path) -> None:

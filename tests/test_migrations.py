@@ -19,6 +19,7 @@ import recall_sqlite.db as db_mod
 from recall_sqlite import SchemaTooNewError, open_store
 from recall_sqlite import migrations as migrations_mod
 from recall_sqlite.migrations import SCHEMA_VERSION
+from recall_sqlite.store import context_of
 
 from .stores.make_store import answers
 
@@ -240,7 +241,7 @@ def test_migrated_store_is_searchable(frozen: Path, tmp_path: Path) -> None:
     root, db, _ = _migrated(frozen, tmp_path)
     for where in (root, root / "desk"):
         with open_store(where, db_path=db) as s:
-            with s.db.read() as conn:
+            with context_of(s).db.read() as conn:
                 assert check_index(conn).ok
             for kw in ({}, {"all_worktrees": True}, {"branch": "main"}):
                 read = s.journal.read(1000, **kw)  # type: ignore[arg-type]
@@ -328,7 +329,7 @@ def test_v3_rekeys_linked_worktrees_and_makes_bookkeeping_relative(tmp_path: Pat
     with open_store(root, db_path=db) as s:
         v = s.legacy.verify([bucket], deep=True)
         assert v.ok, v.to_dict()
-        before = s.db.query("SELECT count(*) FROM quarantine")
+        before = context_of(s).db.query("SELECT count(*) FROM quarantine")
         again = s.legacy.import_paths([bucket]).to_dict()
         assert again["lines_total"] == 0 and again["quarantined"] == 0
-        assert s.db.query("SELECT count(*) FROM quarantine") == before
+        assert context_of(s).db.query("SELECT count(*) FROM quarantine") == before

@@ -16,6 +16,7 @@ from recall_sqlite.journal import order
 from recall_sqlite.journal.codec import session_tie
 from recall_sqlite.journal.journal import BULK_MIN_ROWS
 from recall_sqlite.migrations import schema_sql
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -78,10 +79,12 @@ def test_triggers_bulk_and_definition_pick_the_heads_py_key_picks(
             seqs = [r.seq for r in got]
             shown = {
                 int(seq)
-                for (seq,) in s.db.query("SELECT seq FROM journal_entries WHERE head_ws = 1")
+                for (seq,) in context_of(s).db.query(
+                    "SELECT seq FROM journal_entries WHERE head_ws = 1"
+                )
             }
             assert shown == {seqs[i] for i in want}, bulk
-            with s.db.read() as conn:
+            with context_of(s).db.read() as conn:
                 assert check(conn) == [], bulk
 
 

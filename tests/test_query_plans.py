@@ -12,12 +12,15 @@ import pytest
 from recall_sqlite import Store
 from recall_sqlite.journal.journal import ENTRY_COLUMNS, _walk_sql
 from recall_sqlite.scope import Keys
+from recall_sqlite.store import context_of
 
 from .conftest import entry
 
 
 def _plan(store: Store, sql: str, params: object) -> str:
-    return " | ".join(str(r[3]) for r in store.db.query("EXPLAIN QUERY PLAN " + sql, params))
+    return " | ".join(
+        str(r[3]) for r in context_of(store).db.query("EXPLAIN QUERY PLAN " + sql, params)
+    )
 
 
 @pytest.fixture
@@ -46,7 +49,7 @@ def test_newest_n_walks_its_head_index(
     filled: Store, analyzed: bool, all_worktrees: bool, by_branch: bool, meaningful: bool
 ) -> None:
     if analyzed:
-        filled.db.query("ANALYZE")
+        context_of(filled).db.query("ANALYZE")
     k = Keys(1, None if all_worktrees else 1, "main" if by_branch else None, meaningful)
     plan = _plan(filled, _walk_sql(k.shown_sql("")), {**k.params(), "n": 5})
     index = "journal_heads_" + ("ws" if all_worktrees else "wt") + ("_branch" if by_branch else "")
@@ -88,7 +91,7 @@ def test_the_session_start_branch_lookup_walks_its_partial_index(filled: Store) 
     from recall_sqlite.migrations import schema_sql
 
     assert f"WHERE {wake._LOOKED_UP};" in schema_sql()
-    ctx = filled.context
+    ctx = context_of(filled)
     params = {"ws": ctx.workspace_pk, "wt": ctx.worktree_pk, "br": "feat"}
     plan = _plan(filled, wake._BRANCH_TOP, params)
     assert "journal_wake_branch" in plan and "TEMP B-TREE" not in plan, plan
@@ -104,7 +107,7 @@ def test_search_probes_the_narrow_head_index_per_match(
     from recall_sqlite.search.journal import _sql as search_sql
 
     if analyzed:
-        filled.db.query("ANALYZE")
+        context_of(filled).db.query("ANALYZE")
     k = Keys(1, None if all_worktrees else 1, "main" if by_branch else None, meaningful)
     sql = search_sql(k.shape, k.category_sql("e.worktree_id", "e.branch"), k.basis_sql("e"))
     plan = _plan(filled, sql, {**k.params(), "match": "f1", "limit": 10})

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import InvalidEntryError, InvalidInputError, Store, derived, open_store
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -81,7 +82,7 @@ def worktree_of(store: Store) -> dict[str, str]:
     """session/focus -> worktree key of every stored version."""
     return {
         f"{s}/{f}": str(k)
-        for s, f, k in store.db.query(
+        for s, f, k in context_of(store).db.query(
             "SELECT e.session_id, e.focus, t.key FROM journal_entries e"
             " JOIN worktrees t ON t.id = e.worktree_id"
         )
@@ -89,7 +90,7 @@ def worktree_of(store: Store) -> dict[str, str]:
 
 
 def no_differences(store: Store) -> None:
-    with store.db.read() as conn:
+    with context_of(store).db.read() as conn:
         assert derived.check(conn) == []
 
 
@@ -118,8 +119,13 @@ def imported(tmp_path: Path) -> tuple[Path, Store]:
     s = open_store(root)
     first = s.legacy.import_paths(mapping={"alpha": ".", "beta": "."})
     assert first.ok and first.to_dict()["imported"] == 6
-    seqs = [int(r[0]) for r in s.db.query("SELECT seq FROM journal_entries ORDER BY seq")]
-    ids = [str(r[0]) for r in s.db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq")]
+    seqs = [
+        int(r[0]) for r in context_of(s).db.query("SELECT seq FROM journal_entries ORDER BY seq")
+    ]
+    ids = [
+        str(r[0])
+        for r in context_of(s).db.query("SELECT lower(hex(id)) FROM journal_entries ORDER BY seq")
+    ]
     from recall_sqlite.vectors import Owner
 
     for i, entry_id in enumerate(ids):
@@ -131,7 +137,7 @@ def imported(tmp_path: Path) -> tuple[Path, Store]:
 def test_rehome_moves_the_rows_and_derived_state_follows(imported: tuple[Path, Store]) -> None:
     root, s = imported
     before_all = _without_worktree(s.journal.read(50, all_worktrees=True).to_dict())
-    gen0 = s.db.query("SELECT generation FROM vector_generations")[0][0]
+    gen0 = context_of(s).db.query("SELECT generation FROM vector_generations")[0][0]
     report = s.legacy.import_paths(mapping={"alpha": "desk"})
     assert report.ok, report.to_dict()
     a = source(report, "alpha")
@@ -151,12 +157,12 @@ def test_rehome_moves_the_rows_and_derived_state_follows(imported: tuple[Path, S
     no_differences(s)
     assert s.doctor().ok
     # vectors carry their owner's new worktree, and search caches learn of it
-    assert s.db.query(
+    assert context_of(s).db.query(
         "SELECT count(*) FROM vectors v JOIN journal_entries e"
         " ON e.seq = v.entry_seq WHERE v.worktree_id IS NOT e.worktree_id"
     ) == [(0,)]
-    assert s.db.query("SELECT generation FROM vector_generations")[0][0] > gen0
-    assert s.db.query("SELECT count(*) FROM journal_rehome") == [(0,)]
+    assert context_of(s).db.query("SELECT generation FROM vector_generations")[0][0] > gen0
+    assert context_of(s).db.query("SELECT count(*) FROM journal_rehome") == [(0,)]
     # the workspace as a whole reads as before; each worktree reads its own history
     assert _without_worktree(s.journal.read(50, all_worktrees=True).to_dict()) == before_all
     here = s.journal.read(50)
@@ -167,7 +173,7 @@ def test_rehome_moves_the_rows_and_derived_state_follows(imported: tuple[Path, S
         assert [e.focus for e in got.entries] == ["no session", "a2", "a1 enriched"]
         assert (got.total, got.elsewhere.other_worktrees) == (3, 2)
         assert list(d.journal.pending_next_steps().pending) == ["ship"]
-    assert s.db.query(
+    assert context_of(s).db.query(
         "SELECT t.key FROM import_sources s JOIN worktrees t"
         " ON t.id = s.worktree_id WHERE s.bucket = 'alpha'"
     ) == [("desk",)]
@@ -182,19 +188,19 @@ def _without_worktree(read: dict[str, Any]) -> dict[str, Any]:
 def test_a_rerun_moves_nothing(imported: tuple[Path, Store]) -> None:
     _, s = imported
     s.legacy.import_paths(mapping={"alpha": "desk"})
-    before = s.db.query(
+    before = context_of(s).db.query(
         "SELECT seq, worktree_id, head_wt, head_ws, sid_order FROM journal_entries ORDER BY seq"
     )
-    gens = s.db.query("SELECT * FROM vector_generations")
+    gens = context_of(s).db.query("SELECT * FROM vector_generations")
     again = s.legacy.import_paths(mapping={"alpha": "desk"})
     assert {(x.action, x.moved, x.stayed) for x in again.sources} == {("unchanged", 0, 0)}
     assert (
-        s.db.query(
+        context_of(s).db.query(
             "SELECT seq, worktree_id, head_wt, head_ws, sid_order FROM journal_entries ORDER BY seq"
         )
         == before
     )
-    assert s.db.query("SELECT * FROM vector_generations") == gens
+    assert context_of(s).db.query("SELECT * FROM vector_generations") == gens
 
 
 def test_rehoming_the_other_source_too_moves_what_stayed(imported: tuple[Path, Store]) -> None:
@@ -237,7 +243,7 @@ def test_rehome_to_a_new_worktree_then_appended_lines_follow(imported: tuple[Pat
     assert (a.action, a.moved, a.imported) == ("appended", 4, 1)
     assert "re-homed from worktree '.'" in a.note
     assert worktree_of(s)["a3/appended later"] == "elsewhere"
-    assert s.db.query("SELECT key, root FROM worktrees WHERE key = 'elsewhere'") == [
+    assert context_of(s).db.query("SELECT key, root FROM worktrees WHERE key = 'elsewhere'") == [
         ("elsewhere", None)
     ]
     no_differences(s)
@@ -249,7 +255,7 @@ def test_a_rewritten_file_moves_every_version(imported: tuple[Path, Store]) -> N
     assert source(s.legacy.import_paths(), "alpha").action == "changed"
     a = source(s.legacy.import_paths(mapping={"alpha": "desk"}), "alpha")
     assert (a.moved, a.stayed) == (5, 1)
-    assert s.db.query(
+    assert context_of(s).db.query(
         "SELECT DISTINCT t.key FROM import_sources s JOIN worktrees t"
         " ON t.id = s.worktree_id WHERE s.bucket = 'alpha'"
     ) == [("desk",)]
@@ -259,7 +265,7 @@ def test_a_rewritten_file_moves_every_version(imported: tuple[Path, Store]) -> N
 def test_the_schema_refuses_any_other_move(imported: tuple[Path, Store]) -> None:
     _, s = imported
     s.close()
-    conn = apsw.Connection(str(s.db.path))
+    conn = apsw.Connection(str(context_of(s).db.path))
     desk = conn.execute("SELECT id FROM worktrees WHERE key = 'desk'").fetchall()
     if not desk:
         conn.execute(
@@ -294,7 +300,11 @@ def test_the_stock_shell_is_refused_too(imported: tuple[Path, Store]) -> None:
     _, s = imported
     s.close()
     r = subprocess.run(
-        ["sqlite3", str(s.db.path), "UPDATE journal_entries SET worktree_id = worktree_id + 1;"],
+        [
+            "sqlite3",
+            str(context_of(s).db.path),
+            "UPDATE journal_entries SET worktree_id = worktree_id + 1;",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -355,7 +365,7 @@ def test_derived_state_and_homes_hold_after_any_sequence(steps: list[Any]) -> No
                         assert "forgotten" in str(exc)
                         continue
                 elif op == "forget":
-                    oldest = s.db.query(
+                    oldest = context_of(s).db.query(
                         "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq LIMIT 1"
                     )
                     if oldest:
@@ -371,7 +381,7 @@ def test_derived_state_and_homes_hold_after_any_sequence(steps: list[Any]) -> No
                 # a vector on the newest version, so moves must carry vector copies too
                 from recall_sqlite.vectors import Owner
 
-                newest = s.db.query(
+                newest = context_of(s).db.query(
                     "SELECT lower(hex(id)) FROM journal_entries ORDER BY seq DESC LIMIT 1"
                 )
                 if newest:
@@ -384,7 +394,7 @@ def test_derived_state_and_homes_hold_after_any_sequence(steps: list[Any]) -> No
 def _homes_hold(s: Store) -> None:
     """Every version an import created lies in the worktree of a source that supplied it;
     every source is filed where its bucket was last mapped (or first assigned)."""
-    stray = s.db.query("""
+    stray = context_of(s).db.query("""
         SELECT e.seq FROM journal_entries e
          WHERE EXISTS (SELECT 1 FROM entry_provenance p
                         WHERE p.entry_seq = e.seq AND p.status = 'imported')
@@ -392,7 +402,7 @@ def _homes_hold(s: Store) -> None:
                              JOIN import_sources src ON src.id = p.source_id
                             WHERE p.entry_seq = e.seq AND src.worktree_id = e.worktree_id)""")
     assert stray == []
-    assert s.db.query(
+    assert context_of(s).db.query(
         "SELECT count(*) FROM (SELECT path FROM import_sources"
         " GROUP BY path HAVING count(DISTINCT worktree_id) > 1)"
     ) == [(0,)]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from recall_sqlite import RecallError, Store, open_store
 from recall_sqlite.search.index import check_index, rebuild_index
 from recall_sqlite.search.query import parse_query
+from recall_sqlite.store import context_of
 
 from .conftest import entry, make_workspace
 
@@ -192,7 +193,7 @@ def test_delete_removes_the_hit(store: Store) -> None:
         entry("2026-01-02T00:00:00Z", session_id="b", focus="gateway forgotten")
     )
     assert store.journal.search("gateway").total == 2
-    with store.db.write() as conn:
+    with context_of(store).db.write() as conn:
         conn.execute("DELETE FROM journal_entries WHERE id = ?", (bytes.fromhex(gone.id),))
         assert check_index(conn).ok
     assert [e.id for e in store.journal.search("gateway").entries] == [keep.id]
@@ -213,7 +214,7 @@ def test_forget_removes_the_hit_and_promotes_the_next_version(store: Store) -> N
     store.journal.forget(session_id="b")
     assert [e.id for e in store.journal.search("gateway").entries] != [other.id]
     assert store.journal.search("other").total == 0
-    with store.db.read() as conn:
+    with context_of(store).db.read() as conn:
         assert check_index(conn).ok
 
 
@@ -292,7 +293,7 @@ def test_shell_written_rows_are_found_and_recipe_runs(tmp_path: Path) -> None:
 def test_check_and_rebuild(store: Store) -> None:
     store.journal.append(entry(session_id="a", focus="gateway"))
     store.summaries.add("gateway")
-    with store.db.write() as conn:
+    with context_of(store).db.write() as conn:
         assert check_index(conn).ok
         conn.execute("INSERT INTO journal_fts (journal_fts) VALUES ('delete-all')")
         conn.execute("INSERT INTO summaries_fts (rowid, text) VALUES (999, 'ghost')")

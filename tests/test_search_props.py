@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import open_store
+from recall_sqlite.store import context_of
 
 from .conftest import make_workspace
 
@@ -103,13 +104,13 @@ def test_search_equals_the_oracle(
 
             got = s.journal.search(query, 1000, **scope)
 
-            wt = s.context.worktree_pk
+            wt = context_of(s).worktree_pk
             all_wt, branch = scope["all_worktrees"], scope["branch"]
             flag = "head_ws" if all_wt else "head_wt"
             # The oracle: a scan of the rows with the head flags reads walk.
             want: set[str] = set()
             other_wt = other_br = 0
-            for rid, w, b, focus, *lists in s.db.query(
+            for rid, w, b, focus, *lists in context_of(s).db.query(
                 "SELECT lower(hex(id)), worktree_id, branch, focus, done, decisions,"
                 f" next_steps, files_modified FROM journal_entries WHERE {flag} = 1"
                 + (" AND meaningful = 1" if scope["meaningful"] else "")
@@ -134,7 +135,7 @@ def test_search_equals_the_oracle(
             if branch is None:  # then nothing falls between the scope and elsewhere
                 everywhere = sum(
                     1
-                    for rid, *cols in s.db.query(
+                    for rid, *cols in context_of(s).db.query(
                         "SELECT lower(hex(id)), focus, done, decisions, next_steps, files_modified"
                         f" FROM journal_entries WHERE {flag} = 1"
                         + (" AND meaningful = 1" if scope["meaningful"] else "")

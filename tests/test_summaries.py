@@ -16,6 +16,7 @@ import pytest
 import recall_sqlite.summaries as summaries_mod
 from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
 from recall_sqlite.errors import UnknownEntryError
+from recall_sqlite.store import context_of
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange
 from recall_sqlite.timestamps import parse_timestamp
 
@@ -47,7 +48,7 @@ def _increasing(values: list[Any]) -> bool:
 
 def _counts(store: Store) -> tuple[int, ...]:
     return tuple(
-        store.db.query(f"SELECT count(*) FROM {t}")[0][0]
+        context_of(store).db.query(f"SELECT count(*) FROM {t}")[0][0]
         for t in ("summaries", "summary_sources", "cursors", "journal_entries")
     )
 
@@ -147,7 +148,7 @@ def test_created_at_strictly_increasing_across_four_processes(store: Store, tmp_
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    rows = store.db.query("SELECT created_us, created_at FROM summaries ORDER BY id")
+    rows = context_of(store).db.query("SELECT created_us, created_at FROM summaries ORDER BY id")
     assert len(rows) == 60
     assert _increasing([r[0] for r in rows]), "created_us not strictly increasing"
     assert _increasing([r[1] for r in rows]), "created_at not strictly increasing"
@@ -294,7 +295,9 @@ def _vector_for(store: Store, summary_id: int, branch: str | None) -> None:
     from recall_sqlite.vectors import Owner
 
     store.vectors.put(Owner.summary(summary_id), [1.0, 0.5], model="m")
-    rows = store.db.query("SELECT branch FROM vectors WHERE summary_id = ?", (summary_id,))
+    rows = context_of(store).db.query(
+        "SELECT branch FROM vectors WHERE summary_id = ?", (summary_id,)
+    )
     assert rows == [(branch,)]
 
 
@@ -306,7 +309,7 @@ def test_remove_deletes_links_and_vectors_but_never_entries(store: Store) -> Non
     _vector_for(store, keep.id, "dev")
     gone = store.summaries.remove(s.id)
     assert gone.id == s.id and gone.entry_ids == (a.id, b.id)
-    q = store.db.query
+    q = context_of(store).db.query
     assert q("SELECT count(*) FROM summary_sources WHERE summary_id = ?", (s.id,))[0][0] == 0
     assert q("SELECT count(*) FROM vectors WHERE summary_id = ?", (s.id,))[0][0] == 0
     assert q("SELECT count(*) FROM vectors WHERE summary_id = ?", (keep.id,))[0][0] == 1
@@ -442,7 +445,7 @@ def test_cli_summary_errors_are_one_line(store: Store, capsys: pytest.CaptureFix
     assert code == 2 and "not in this workspace" in err
     code, _, err = cli_here(capsys, store, "summary", "latest", "--branch", "b", "--all-branches")
     assert code == 2 and "not both" in err
-    assert store.db.query("SELECT count(*) FROM summaries")[0][0] == 0
+    assert context_of(store).db.query("SELECT count(*) FROM summaries")[0][0] == 0
 
 
 # -- the SQL stays an index walk from what the summary covers ----------------------------------
@@ -451,7 +454,7 @@ def test_cli_summary_errors_are_one_line(store: Store, capsys: pytest.CaptureFix
 @pytest.mark.parametrize("select", ["_SELECT", "_SELECT_WORKSPACE_WIDE", "_SELECT_ONE_BRANCH"])
 def test_staleness_and_sources_are_index_walks(store: Store, select: str) -> None:
     sql = getattr(summaries_mod, select) + " WHERE s.workspace_id = ? AND s.kind = ?"
-    plan = [r[3] for r in store.db.query("EXPLAIN QUERY PLAN " + sql, (1, "k"))]
+    plan = [r[3] for r in context_of(store).db.query("EXPLAIN QUERY PLAN " + sql, (1, "k"))]
     journal_steps = [p for p in plan if " e " in f" {p} "]
     assert journal_steps and not any(
         p.startswith("SCAN") or "journal_heads" in p for p in journal_steps

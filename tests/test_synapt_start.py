@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from recall_sqlite import open_store
+from recall_sqlite.store import context_of
 
 from .helpers import git
 
@@ -79,7 +80,7 @@ def test_a_start_with_nothing_new_skips_the_importer_and_misses_nothing(repo: Pa
     out, loaded = listed(repo)
     assert "two" in out and not loaded, res
     with open_store(repo) as store:
-        sources = store.db.query("SELECT size FROM import_sources WHERE superseded = 0")
+        sources = context_of(store).db.query("SELECT size FROM import_sources WHERE superseded = 0")
     bucket = repo / ".synapt/recall/worktrees/repo/journal.jsonl"
     assert sources and sources[0][0] == bucket.stat().st_size
     # Stock synapt appends to the same bucket: imported before the next answer.

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from recall_sqlite import ALL_BRANCHES, InvalidEntryError, derived, identity, open_store
 from recall_sqlite.context import StoreContext
 from recall_sqlite.journal.journal import Journal
-from recall_sqlite.store import Store
+from recall_sqlite.store import Store, context_of
 from recall_sqlite.sync import peers
 from recall_sqlite.sync.peers import PeerBook
 from recall_sqlite.sync.pull import merge_file
@@ -35,9 +35,9 @@ class Machine:
         self.root = tmp / name
         self.root.mkdir()
         self.store = open_store(root=self.root, db_path=self.root / "recall.db")
-        peers.set_sync_key(self.store.context, KEY)
-        ctx = self.store.context
-        with self.store.db.write() as conn:
+        peers.set_sync_key(context_of(self.store), KEY)
+        ctx = context_of(self.store)
+        with context_of(self.store).db.write() as conn:
             self.worktrees = {
                 key: identity.ensure_worktree(conn, ctx.workspace_pk, key, key, None)
                 for key in WORKTREES
@@ -53,14 +53,16 @@ class Machine:
         self.book = PeerBook(self.root / "peers.json")
 
     def pull(self, other: Machine, tmp: Path) -> Any:
-        return merge_file(self.store.context, other.snapshot(tmp), self.book, machine=other.name)
+        return merge_file(
+            context_of(self.store), other.snapshot(tmp), self.book, machine=other.name
+        )
 
     def snapshot(self, into: Path) -> Path:
         """A consistent copy of this machine's file, as a restore would give."""
         self.copies += 1
         path = into / f"{self.name}-{self.copies}.db"
         dst = apsw.Connection(str(path))
-        with dst.backup("main", self.store.db.conn, "main") as b:
+        with dst.backup("main", context_of(self.store).db.conn, "main") as b:
             b.step(-1)
         dst.close()
         return path
@@ -142,9 +144,9 @@ def _id_of(store: Store, data: dict[str, Any]) -> str | None:
     from recall_sqlite.journal.entry import JournalEntry
 
     eid = JournalEntry.from_mapping(data).encode()[0]
-    rows = store.db.query(
+    rows = context_of(store).db.query(
         "SELECT 1 FROM journal_entries WHERE workspace_id = ? AND id = ?",
-        (store.context.workspace_pk, eid),
+        (context_of(store).workspace_pk, eid),
     )
     return eid.hex() if rows else None
 
@@ -180,10 +182,10 @@ def answers(machine: Machine) -> dict[str, Any]:
                     s.total,
                     s.elsewhere.to_dict(),
                 )
-    ws = store.context.workspace_pk
+    ws = context_of(store).workspace_pk
     out["versions"] = sorted(
         (bytes(i).hex(), k, hws, hwt)
-        for i, k, hws, hwt in store.db.query(
+        for i, k, hws, hwt in context_of(store).db.query(
             "SELECT e.id, t.key, e.head_ws, e.head_wt FROM journal_entries e"
             " JOIN worktrees t ON t.id = e.worktree_id WHERE e.workspace_id = ?",
             (ws,),
@@ -191,7 +193,7 @@ def answers(machine: Machine) -> dict[str, Any]:
     )
     out["tombstones"] = sorted(
         bytes(i).hex()
-        for (i,) in store.db.query(
+        for (i,) in context_of(store).db.query(
             "SELECT id FROM journal_tombstones WHERE workspace_id = ? AND formula = 2", (ws,)
         )
     )
@@ -201,7 +203,7 @@ def answers(machine: Machine) -> dict[str, Any]:
     ]
     out["vectors"] = sorted(
         (bytes(o).hex(), m, bytes(b).hex())
-        for o, m, b in store.db.query(
+        for o, m, b in context_of(store).db.query(
             "SELECT e.id, v.model, v.embedding FROM vectors v"
             " JOIN journal_entries e ON e.seq = v.entry_seq WHERE v.workspace_id = ?",
             (ws,),
@@ -236,13 +238,13 @@ def test_three_machines_converge(tmp_path_factory: pytest.TempPathFactory, steps
         # The union minus the forgotten, exactly.
         assert {v[0] for v in first["versions"]} == remaining
         for m in machines:
-            with m.store.db.read() as conn:
-                assert derived.check(conn, m.store.context.workspace_pk) == []
+            with context_of(m.store).db.read() as conn:
+                assert derived.check(conn, context_of(m.store).workspace_pk) == []
         # Idempotent: a second round changes nothing, writes nothing (or two idle machines
         # would replicate each other's bookkeeping for ever) and answers the same.
-        before = [m.store.db.conn.total_changes() for m in machines]
+        before = [context_of(m.store).db.conn.total_changes() for m in machines]
         assert not any(pull_all(machines, tmp))
-        assert [m.store.db.conn.total_changes() for m in machines] == before
+        assert [context_of(m.store).db.conn.total_changes() for m in machines] == before
         assert answers(machines[1]) == first
     finally:
         for m in machines:
@@ -284,7 +286,7 @@ def test_a_row_whose_id_is_not_its_content_is_refused(trio: list[Machine], tmp_p
         "UPDATE journal_entries SET focus = 'tampered' WHERE id = ?", (bytes.fromhex(got.id),)
     )
     conn.close()
-    report = merge_file(b.store.context, copy, b.book, machine="m0")
+    report = merge_file(context_of(b.store), copy, b.book, machine="m0")
     assert report.rejected == 1 and report.entries == 0
     assert b.store.journal.get(got.id) is None
 

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import Elsewhere, InvalidInputError, NotFoundError, Store, open_store
+from recall_sqlite.store import context_of
 from recall_sqlite.vectors import (
     InvalidOwnerError,
     InvalidVectorError,
@@ -47,28 +48,28 @@ def add_summary(
 ) -> int:
     """Summaries are written by another module; the vector table only needs the row."""
     us = 1_800_000_000_000_000 + next(_created)
-    with store.db.write() as conn:
+    with context_of(store).db.write() as conn:
         rows = conn.execute(
             "INSERT INTO summaries (workspace_id, branch, kind, text, created_at, created_us,"
             " superseded_by) VALUES (?, ?, ?, 'text', '2027-01-15T08:00:00+00:00', ?, ?)"
             " RETURNING id",
-            (store.context.workspace_pk, branch, kind, us, superseded_by),
+            (context_of(store).workspace_pk, branch, kind, us, superseded_by),
         ).fetchall()
     return int(rows[0][0])
 
 
 def set_superseded(store: Store, summary_id: int, by: int | None) -> None:
-    with store.db.write() as conn:
+    with context_of(store).db.write() as conn:
         conn.execute("UPDATE summaries SET superseded_by = ? WHERE id = ?", (by, summary_id))
 
 
 def vector_rows(store: Store) -> list[tuple[Any, ...]]:
     """Everything the vector tables hold, to prove a rejected write left no trace."""
     return (
-        store.db.query("SELECT * FROM vectors ORDER BY id")
-        + store.db.query("SELECT * FROM vector_models ORDER BY 1, 2")
-        + store.db.query("SELECT * FROM vector_generations ORDER BY 1, 2")
-        + store.db.query("SELECT * FROM vector_changes ORDER BY 1, 2, 3, 4")
+        context_of(store).db.query("SELECT * FROM vectors ORDER BY id")
+        + context_of(store).db.query("SELECT * FROM vector_models ORDER BY 1, 2")
+        + context_of(store).db.query("SELECT * FROM vector_generations ORDER BY 1, 2")
+        + context_of(store).db.query("SELECT * FROM vector_changes ORDER BY 1, 2, 3, 4")
     )
 
 
@@ -98,7 +99,7 @@ def test_vector_is_stored_as_little_endian_float32_and_read_back(ws: Store) -> N
     v = [0.5, -1.25, 3.0, 1e-3]
     res = ws.vectors.put(("entry", eid), v, model=M)
     assert (res.added, res.replaced, res.dim) == (1, 0, 4)
-    blob, dim, kind = ws.db.query("SELECT embedding, dim, owner_kind FROM vectors")[0]
+    blob, dim, kind = context_of(ws).db.query("SELECT embedding, dim, owner_kind FROM vectors")[0]
     assert blob == np.asarray(v, dtype="<f4").tobytes() and dim == 4 and kind == "entry"
     got = ws.vectors.get(Owner.entry(eid.upper()), model=M)
     assert got is not None and got.dtype == np.float32 and got.tolist() == list(np.float32(v))
@@ -111,7 +112,7 @@ def test_replacing_a_vector_keeps_one_row_and_identical_replace_writes_nothing(w
     ws.vectors.put(("entry", eid), [1, 0], model=M)
     res = ws.vectors.put(("entry", eid), [0, 1], model=M)
     assert (res.added, res.replaced) == (0, 1)
-    assert ws.db.query("SELECT count(*) FROM vectors")[0][0] == 1
+    assert context_of(ws).db.query("SELECT count(*) FROM vectors")[0][0] == 1
     got = ws.vectors.get(("entry", eid), model=M)
     assert got is not None and got.tolist() == [0.0, 1.0]
     before = vector_rows(ws)
@@ -760,7 +761,7 @@ def test_deleting_an_owner_deletes_its_vectors_with_or_without_foreign_keys(ws: 
         model=M,
     )
     assert len(ws.vectors.search([1, 0], 10, model=M).hits) == 4  # cache warm
-    with ws.db.write() as conn:  # the store's connection: foreign keys on
+    with context_of(ws).db.write() as conn:  # the store's connection: foreign keys on
         conn.execute("DELETE FROM journal_entries WHERE id = ?", (bytes.fromhex(e1),))
     shell = apsw.Connection(str(ws.workspace.db_path))  # like the sqlite3 shell: keys off
     try:
@@ -770,7 +771,7 @@ def test_deleting_an_owner_deletes_its_vectors_with_or_without_foreign_keys(ws: 
     finally:
         shell.close()
     assert ids(ws.vectors.search([1, 0], 10, model=M)) == [f"entry:{e3}"]
-    assert ws.db.query("SELECT count(*) FROM vectors")[0][0] == 1
+    assert context_of(ws).db.query("SELECT count(*) FROM vectors")[0][0] == 1
     assert ws.vectors.stats().models[0].orphans == 0
 
 
@@ -807,25 +808,29 @@ def test_triggers_hold_rows_written_from_a_shell_to_the_same_rules(ws: Store) ->
     )
     ws.vectors.put(("entry", eid), [1, 0], model=M)
     assert ids(ws.vectors.search([0, 1], 5, model=M)) == [f"entry:{eid}"]  # cache warm
-    (seq, wt), (seq2, _) = ws.db.query("SELECT seq, worktree_id FROM journal_entries ORDER BY seq")
-    pk = ws.context.workspace_pk
+    (seq, wt), (seq2, _) = context_of(ws).db.query(
+        "SELECT seq, worktree_id FROM journal_entries ORDER BY seq"
+    )
+    pk = context_of(ws).workspace_pk
     insert = (
         "INSERT INTO vectors (workspace_id, model, dim, entry_seq, owner_kind, branch,"
         " worktree_id, embedding, created_at) VALUES (?, ?, ?, ?, 'entry', ?, ?, ?, 'now')"
     )
     with pytest.raises(apsw.ConstraintError, match="dimension differs"):
-        ws.db.conn.execute(insert, (pk, M, 3, seq2, "main", wt, b"\0" * 12))
+        context_of(ws).db.conn.execute(insert, (pk, M, 3, seq2, "main", wt, b"\0" * 12))
     with pytest.raises(apsw.ConstraintError, match="not declared in vector_models"):
-        ws.db.conn.execute(insert, (pk, "m2", 2, seq2, "main", wt, b"\0" * 8))
+        context_of(ws).db.conn.execute(insert, (pk, "m2", 2, seq2, "main", wt, b"\0" * 8))
     with pytest.raises(apsw.ConstraintError, match="branch/worktree_id differ"):
-        ws.db.conn.execute(insert, (pk, M, 2, seq2, "dev", wt, b"\0" * 8))
+        context_of(ws).db.conn.execute(insert, (pk, M, 2, seq2, "dev", wt, b"\0" * 8))
     with pytest.raises(apsw.ConstraintError, match="cannot change"):
-        ws.db.conn.execute("UPDATE vectors SET model = 'm2'")
+        context_of(ws).db.conn.execute("UPDATE vectors SET model = 'm2'")
     with pytest.raises(apsw.ConstraintError, match="UNIQUE"):
-        ws.db.conn.execute(insert, (pk, M, 2, seq, "main", wt, b"\0" * 8))
+        context_of(ws).db.conn.execute(insert, (pk, M, 2, seq, "main", wt, b"\0" * 8))
     assert ws.vectors.models() == {M: 2}
     # A row the shell writes correctly is searched, and the warm cache notices it.
-    ws.db.conn.execute(insert, (pk, M, 2, seq2, "main", wt, np.array([0, 1], "<f4").tobytes()))
+    context_of(ws).db.conn.execute(
+        insert, (pk, M, 2, seq2, "main", wt, np.array([0, 1], "<f4").tobytes())
+    )
     assert ids(ws.vectors.search([0, 1], 5, model=M)) == [f"entry:{e2}", f"entry:{eid}"]
 
 
@@ -891,7 +896,7 @@ def test_a_cache_too_far_behind_the_pruned_log_rebuilds(
     ws.vectors.search([1, 0, 0], model=M)
     for i in range(30):  # replacements: each one is logged
         ws.vectors.put(owners[i % 12], rng.standard_normal(3), model=M)
-    assert ws.db.query("SELECT count(*) FROM vector_changes")[0][0] <= 2 * 4
+    assert context_of(ws).db.query("SELECT count(*) FROM vector_changes")[0][0] <= 2 * 4
     got = ws.vectors.search([1, 0, 0], 12, model=M)
     assert ws.vectors.cache_info().builds == 2
     ws.vectors.clear_cache()

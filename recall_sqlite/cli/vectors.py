@@ -26,13 +26,14 @@ def _model(store: Store, given: str | None) -> str:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from ..store import context_of
     from ..vectors.stats import vector_stats  # SQL only: stats work without numpy
 
     store = cli.open_for_read(args)
     if store is None:
         return cli.no_store(args, models=[])
     with store:
-        stats = vector_stats(store.context)
+        stats = vector_stats(context_of(store))
     data = stats.to_dict()
     if not stats.models:
         cli.emit(args, data, f"No vectors in workspace {stats.workspace_id}.")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_sqlite import ALL_BRANCHES, open_store
+from recall_sqlite.store import context_of
 
 SYNAPT_LINE = (
     '{{"timestamp": "{ts}", "session_id": "{sid}", "branch": "main", "focus": "{focus}", '
@@ -81,7 +82,7 @@ def answers(root: Path, db: Path) -> dict[str, Any]:
             got[name] = [(h.owner.to_dict(), round(h.score, 6)) for h in hits.hits]
         got["accounting"] = [
             list(r)
-            for r in s.db.query(
+            for r in context_of(s).db.query(
                 "SELECT bucket, worktree, lines, imported, duplicates, quarantined, complete"
                 " FROM import_accounting ORDER BY bucket"
             )
