@@ -59,11 +59,9 @@ class Owner:
 
     @classmethod
     def _check(cls, kind: object, ident: object) -> Owner:
-        if kind == "entry":
+        if require_choice("owner kind", kind, KINDS, error=InvalidOwnerError) == "entry":
             return cls.entry(ident)  # type: ignore[arg-type]
-        if kind == "summary":
-            return cls.summary(ident)  # type: ignore[arg-type]
-        raise InvalidOwnerError(f"owner kind must be 'entry' or 'summary', got {kind!r}")
+        return cls.summary(ident)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.id}"
