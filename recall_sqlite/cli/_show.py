@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from ..store import Store
+
     # A parsed command line: argparse's Namespace, or cli/__init__.py's Options.
     Args = Any
 
@@ -27,7 +29,7 @@ class Options:
         self.__dict__.update(values)
 
 
-def open_from_args(args: Args, *, read_only: bool = False) -> Any:
+def open_from_args(args: Args, *, read_only: bool = False) -> Store:
     """The store for a command that writes (read_only=False, unless --read-only was given,
     which makes the write fail with ReadOnlyStoreError instead of creating anything)."""
     from ..store import open_store
@@ -40,7 +42,7 @@ def open_from_args(args: Args, *, read_only: bool = False) -> Any:
     )
 
 
-def open_for_read(args: Args) -> Any:
+def open_for_read(args: Args) -> Store | None:
     """The store for a command that only reads: never creates or writes anything and never
     waits on the write lock. None when there is no store yet (the command says so: see
     `no_store`); a damaged store is an error, never "no store yet". A store that still

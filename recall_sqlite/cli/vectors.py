@@ -11,6 +11,7 @@ from . import _common as cli
 
 if TYPE_CHECKING:
     from ..store import Store
+    from ..vectors.owners import OwnerKind
 
 
 def _model(store: Store, given: str | None) -> str:
@@ -65,7 +66,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from ..vectors import Owner
 
     owner = Owner.entry(args.like)
-    kinds = ["entry", "summary"] if args.summaries else ["entry"]
+    kinds: tuple[OwnerKind, ...] = ("entry", "summary") if args.summaries else ("entry",)
     store = cli.open_for_read(args)
     if store is None:
         return cli.no_store(args, hits=[])
@@ -87,12 +88,13 @@ def cmd_search(args: argparse.Namespace) -> int:
             hit["timestamp"] = entry.timestamp if entry else None
             hit["focus"] = entry.focus if entry else None
             hits.append(hit)
+    scope, elsewhere = result.scope.to_dict(), result.elsewhere.to_dict()
     data = {
         "like": owner.id,
         "hits": hits,
-        "scope": result.scope.to_dict(),
+        "scope": scope,
         "searched": result.searched,
-        "elsewhere": result.elsewhere.to_dict(),
+        "elsewhere": elsewhere,
     }
     lines = [f"Nearest to entry {owner.id} ({result.scope.describe()}):"]
     for rank, hit in enumerate(hits, 1):
@@ -110,9 +112,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             )
     if not hits:
         lines.append("  (nothing else in scope)")
-    lines.append(
-        cli.describe_elsewhere(data["scope"], result.searched, len(hits), data["elsewhere"])
-    )
+    lines.append(cli.describe_elsewhere(scope, result.searched, len(hits), elsewhere))
     cli.emit(args, data, "\n".join(lines))
     return 0
 
