@@ -696,6 +696,7 @@ def test_a_search_reports_the_scope_and_elsewhere_a_journal_read_reports(tmp_pat
         gone = a.vectors.search([1, 0], model=M, branch="", kinds="entry")
         assert gone.searched == 0  # its vector gone, the entry still read
         a.vectors.put(s3, [2.0, 1.0], model=M)
+        a.vectors.put(s3, [3.0, 1.0], model=M)  # a vector new since the cache, then replaced
         add(a, "", "s8")
         same_as_reads()  # caught up from the change log
         assert a.vectors.cache_info().refreshes > before

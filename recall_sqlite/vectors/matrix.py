@@ -296,13 +296,15 @@ def _refresh_outside(
     if mat.outside is None:
         return
     sql, params = flt.outside_sql(ws, index=" NOT INDEXED", narrow=" AND v.id > :high")
-    current = conn.execute(sql, {**params, "high": mat.high}).fetchall()
+    rows = conn.execute(sql, {**params, "high": mat.high}).fetchall()
     if logged:
         sql, params = flt.outside_sql(
             ws, narrow=" AND v.id IN (SELECT value FROM json_each(:logged))"
         )
-        current += conn.execute(sql, {**params, "logged": json.dumps(logged)}).fetchall()
-    mat.outside.apply(logged, current)
+        rows += conn.execute(sql, {**params, "logged": json.dumps(logged)}).fetchall()
+    # By id: a row added since and changed again is in the log too.
+    current = {as_int(vid): as_int(category) for vid, category in rows}
+    mat.outside.apply(logged, list(current.items()))
 
 
 @dataclass
