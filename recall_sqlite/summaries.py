@@ -43,14 +43,73 @@ from .journal.positions import journal_end, resolve_position
 from .timestamps import datetime_us, iso_utc, now_us, parse_timestamp
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+    from typing import Protocol
 
     from apsw import Connection, SQLiteValue
 
     from .db import Row
+    from .journal.results import FoundQuery, FoundSnippet
+    from .scope import Elsewhere
+
+    # What `Summaries.search` returns, as the family knows it (search/ is composed in,
+    # never imported: see journal/results.py's EntrySearch); search/summaries.py has mypy
+    # check that search/results.py's classes meet it.
+
+    class SummaryFound(Protocol):
+        """One summary hit (search/results.py SummaryHit)."""
+
+        @property
+        def summary(self) -> Summary: ...
+        @property
+        def score(self) -> float: ...
+        @property
+        def text_rank(self) -> int | None: ...
+        @property
+        def vector_rank(self) -> int | None: ...
+        @property
+        def snippet(self) -> FoundSnippet: ...
+        def to_dict(self) -> dict[str, Any]: ...
+
+    class SummarySearchScope(Protocol):
+        """What a summary search covered (search/results.py SummaryScope)."""
+
+        @property
+        def workspace_id(self) -> str: ...
+        @property
+        def branch(self) -> str | None: ...
+        @property
+        def all_branches(self) -> bool: ...
+        @property
+        def kind(self) -> str | None: ...
+        @property
+        def include_superseded(self) -> bool: ...
+        def describe(self) -> str: ...
+        def to_dict(self) -> dict[str, Any]: ...
+
+    class SummarySearch(Protocol):
+        """A summary search's answer (search/results.py SummarySearchResult)."""
+
+        @property
+        def hits(self) -> Sequence[SummaryFound]: ...
+        @property
+        def scope(self) -> SummarySearchScope: ...
+        @property
+        def total(self) -> int: ...
+        @property
+        def elsewhere(self) -> Elsewhere: ...
+        @property
+        def query(self) -> FoundQuery: ...
+        @property
+        def mode(self) -> str: ...
+        @property
+        def fusion(self) -> str | None: ...
+        @property
+        def summaries(self) -> list[Summary]: ...
+        def to_dict(self) -> dict[str, Any]: ...
 
     # What the store composes in for `search` (search/ depends on this family).
-    Searcher = Callable[..., Any]
+    Searcher = Callable[..., SummarySearch]
 
 DEFAULT_KIND = "summary"
 DEFAULT_LIMIT = 20
@@ -415,7 +474,7 @@ class Summaries:
         vector: object = None,
         model: str | None = None,
         fusion: str = "rrf",
-    ) -> Any:
+    ) -> SummarySearch:
         """Full-text search of summaries, best first (a SummarySearchResult): every scope
         by default, or one `branch` (None: the workspace-wide ones) with the matches
         elsewhere counted; current summaries only unless `include_superseded` (see

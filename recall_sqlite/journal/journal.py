@@ -33,11 +33,12 @@ if TYPE_CHECKING:
 
     from ..db import Row
     from .forget import FilesHook, ForgetReport
+    from .results import EntrySearch
     from .wake import Wake
 
     # What the store composes in for `search` (search/ depends on this family, never the
     # reverse): called with the journal, the query and search's own arguments.
-    Searcher = Callable[..., Any]
+    Searcher = Callable[..., EntrySearch]
 
 ENTRY_COLUMNS = codec.select_list()
 # The scalar columns version_rows may be asked for (a whitelist: they go into SQL text).
@@ -402,7 +403,7 @@ class Journal:
         vector: object = None,
         model: str | None = None,
         fusion: str = "rrf",
-    ) -> Any:
+    ) -> EntrySearch:
         """Full-text search, best first, scoped as `read` (an EntrySearchResult: hits,
         scope, total, elsewhere); with `vector` and `model`, fused with the vector ranking
         of the same scope (see search/journal.py)."""

@@ -9,10 +9,83 @@ from ..scope import Elsewhere, Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Sequence
+    from typing import Any, Protocol
 
     from .carry import CarryReport
     from .entry import JournalEntry
+
+    # What `Journal.search` returns, as the family knows it: search/ sits above the
+    # families and is composed in (ARCHITECTURE.md, "Search is composed"), so the family
+    # names the contract and search/results.py's classes meet it (search/journal.py has
+    # mypy check that they do).
+
+    class FoundSnippet(Protocol):
+        """A hit's snippet: the text and its matched spans (search/snippets.py)."""
+
+        @property
+        def text(self) -> str: ...
+        @property
+        def highlights(self) -> tuple[tuple[int, int], ...]: ...
+        def marked(
+            self,
+            open_: str = ...,
+            close: str = ...,
+            escape: Callable[[str], str] | None = ...,
+        ) -> str: ...
+        def to_dict(self) -> dict[str, Any]: ...
+
+    class FoundQuery(Protocol):
+        """A typed query as the search read it (search/query.py)."""
+
+        @property
+        def text(self) -> str: ...
+        @property
+        def terms(self) -> Sequence[object]: ...
+        @property
+        def truncated(self) -> bool: ...
+        def to_dict(self) -> dict[str, Any]: ...
+
+    class EntryFound(Protocol):
+        """One entry hit (search/results.py EntryHit)."""
+
+        @property
+        def entry(self) -> JournalEntry: ...
+        @property
+        def score(self) -> float: ...
+        @property
+        def text_rank(self) -> int | None: ...
+        @property
+        def vector_rank(self) -> int | None: ...
+        @property
+        def field(self) -> str | None: ...
+        @property
+        def fields(self) -> tuple[str, ...]: ...
+        @property
+        def snippet(self) -> FoundSnippet: ...
+        def to_dict(self) -> dict[str, Any]: ...
+
+    class EntrySearch(Protocol):
+        """A journal search's answer (search/results.py EntrySearchResult): its hits best
+        first, the scope searched, how many matched in it and elsewhere."""
+
+        @property
+        def hits(self) -> Sequence[EntryFound]: ...
+        @property
+        def scope(self) -> Scope: ...
+        @property
+        def total(self) -> int: ...
+        @property
+        def elsewhere(self) -> Elsewhere: ...
+        @property
+        def query(self) -> FoundQuery: ...
+        @property
+        def mode(self) -> str: ...
+        @property
+        def fusion(self) -> str | None: ...
+        @property
+        def entries(self) -> list[JournalEntry]: ...
+        def to_dict(self) -> dict[str, Any]: ...
 
 
 class ReadResult(Frozen):
