@@ -42,7 +42,10 @@ def require_int(
     """An int within SQLite's range (and >= `minimum`). With `index`, any integer type
     counts (numpy's, anything with `__index__`), given back as an int; a bool never does."""
     if index and not isinstance(value, (bool, int)) and hasattr(type(value), "__index__"):
-        value = value.__index__()  # type: ignore[attr-defined]
+        try:
+            value = value.__index__()  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            pass  # refused below as what it is
     if not is_int(value):
         raise error(f"{name} must be an integer, got {value!r}")
     assert isinstance(value, int)

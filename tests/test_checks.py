@@ -87,7 +87,12 @@ def test_require_int_with_index_takes_any_integer_type() -> None:
     assert type(checks.require_int("id", np.int64(7), index=True)) is int
     with pytest.raises(InvalidInputError):
         checks.require_int("id", np.int64(7))  # without index: an int only
-    for bad in (True, np.bool_(True), 7.0, np.float64(7)):
+
+    class Refuses:
+        def __index__(self) -> int:
+            raise TypeError("not today")
+
+    for bad in (True, np.bool_(True), 7.0, np.float64(7), Refuses()):
         with pytest.raises(InvalidInputError):
             checks.require_int("id", bad, index=True)
 
