@@ -15,17 +15,15 @@ from .errors import (
     DiskFullError,
     ForeignDatabaseError,
     NeedsMigrationError,
-    NoStoreError,
     NotAStoreError,
     ReadOnlyStoreError,
     RecallError,
     SchemaTooNewError,
     StoreError,
     StoreGoneError,
-    WorkspaceError,
 )
 from .migrations import SCHEMA_VERSION
-from .paths import datadir, storefile
+from .paths import storefile
 from .paths.files import pure
 
 TYPE_CHECKING = False
@@ -215,22 +213,35 @@ class Database:
 
     A write open of a file this process may not write (read-only media, another user's
     store) opens it read-only instead: reads work, and a write says why it cannot.
-    `force` starts a new store where the file is damaged (see paths/storefile.py), moving
-    the damaged files aside first; without it damage is an error, never a fresh store."""
+    `force` starts a new store where the file is damaged, moving the damaged files aside
+    first; without it damage is an error, never a fresh store (paths/storefile.py)."""
 
     def __init__(self, path: StrPath, *, read_only: bool = False, force: bool = False) -> None:
         # The store file as text: the engine never builds a pathlib.Path (see paths/files.py).
         self.file = pure(path)
-        self.read_only = read_only
-        # Why a write is refused (a read-only open, or a file this process cannot write).
-        self.read_only_reason = "it is open read-only"
+        # The file's life through this open (refused, created, moved aside, read-only and
+        # why) is paths/storefile.py's; this engine hands it the steps that need SQLite.
+        self._life = storefile.StoreFile(self.file, read_only=read_only, force=force)
         # Public so the journal's hot read path can hold it without a context manager.
         self.lock = RLock()
         self.immutable = False
-        self.moved_aside: str | None = None  # where force put a damaged store
-        self.conn = self._connect(force)
+        self.conn = self._life.open(self._session, self._build)
         # Which file this connection writes: a write first checks the path still names it.
-        self._identity = _file_identity(self.file)
+        self._identity = storefile.file_identity(self.file)
+
+    @property
+    def read_only(self) -> bool:
+        return self._life.read_only
+
+    @property
+    def read_only_reason(self) -> str:
+        """Why a write is refused (a read-only open, or a file this process cannot write)."""
+        return self._life.read_only_reason
+
+    @property
+    def moved_aside(self) -> str | None:
+        """Where `force` put a damaged store (None: nothing was moved)."""
+        return self._life.moved_aside
 
     @property
     def path(self) -> Path:
@@ -239,36 +250,7 @@ class Database:
 
         return Path(self.file)
 
-    # -- opening --------------------------------------------------------------------
-
-    def _connect(self, force: bool) -> Connection:
-        path = self.file
-        if os.path.isdir(path):
-            raise WorkspaceError(
-                f"{path} is a directory: a store is a file"
-                f" (e.g. {os.path.join(path, datadir.DB_FILE)})"
-            )
-        what = storefile.damage(path)
-        if what is not None:
-            if self.read_only or not force:
-                raise storefile.damaged_error(what)
-            self._move_aside()
-        if not os.path.lexists(path) or (os.path.islink(path) and not os.path.exists(path)):
-            if self.read_only:
-                raise NoStoreError(f"{path} does not exist (no store yet; nothing was created)")
-            self._create()
-        elif not self.read_only and not os.access(path, os.W_OK):
-            self._downgrade(f"{path} is not writable")
-        try:
-            return self._session()
-        except (NotAStoreError, CorruptStoreError):
-            if self.read_only or not force or self.moved_aside is not None:
-                raise
-        # A file SQLite cannot read as a store (another file under its name, a damaged
-        # header): forced, it goes aside like an empty one.
-        self._move_aside()
-        self._create()
-        return self._session()
+    # -- opening: the engine's steps of the file's life -----------------------------
 
     def _session(self) -> Connection:
         """The connection, configured and checked, the schema brought up to date."""
@@ -280,7 +262,7 @@ class Database:
                 if self.read_only:
                     raise
                 # The directory (or the medium) cannot take the -wal/-shm files a writer needs.
-                self._downgrade(f"{path} lies where this process cannot write")
+                self._life.downgrade(f"{path} lies where this process cannot write")
                 return self._configured(self._open(path))
         except apsw.Error as exc:
             raise translate(exc, path) from None
@@ -324,37 +306,11 @@ class Database:
                 f"{SCHEMA_VERSION}: open it once without read-only"
             )
 
-    def _downgrade(self, why: str) -> None:
-        self.read_only = True
-        self.read_only_reason = f"{why} (opened read-only)"
-
-    def _move_aside(self) -> None:
-        import time
-
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        self.moved_aside = storefile.move_aside(self.file, stamp)
-
-    def _create(self) -> None:
-        """A new store, built under a private temporary name and published whole: its own
-        name never shows an empty or half-made file (storefile.damage relies on that).
-        Nothing is created through a dangling symlink (SQLite would create its target with
-        the umask's mode, wherever it points) or in a directory that does not exist."""
-        path = self.file
-        if os.path.islink(path):
-            raise StoreError(f"{path} is a dangling symlink; refusing to create a store through it")
-        directory, name = os.path.split(path)
-        if not os.path.isdir(directory or "."):
-            # The store makes its own data directory before opening; a directory named by
-            # hand (--db) must exist: a typo must not create a tree somewhere.
-            raise WorkspaceError(
-                f"cannot create {path}: the directory {directory or '.'} does not exist"
-            )
-        built = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.new")
+    def _build(self, built: str) -> None:
+        """A new store's schema written into the empty file `built` (StoreFile.create
+        publishes it under the store's name)."""
         try:
-            # 0600 before SQLite sees it, so it (and the -wal/-shm files SQLite derives from
-            # its mode) is never readable by other users.
-            os.close(os.open(built, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            conn = apsw.Connection(str(built), flags=apsw.SQLITE_OPEN_READWRITE)
+            conn = apsw.Connection(built, flags=apsw.SQLITE_OPEN_READWRITE)
             try:
                 harden(conn)
                 conn.execute("PRAGMA journal_mode=MEMORY")
@@ -362,17 +318,8 @@ class Database:
                 conn.execute("PRAGMA journal_mode=WAL")
             finally:
                 conn.close()
-            storefile.publish(built, path)
         except apsw.Error as exc:
-            raise translate(exc, path) from None
-        except OSError as exc:
-            raise _os_error(path, exc) from None
-        finally:
-            for suffix in ("", "-journal", "-wal", "-shm"):
-                try:
-                    os.unlink(f"{built}{suffix}")
-                except OSError:
-                    pass
+            raise translate(exc, self.file) from None
 
     def _open(self, path: str) -> Connection:
         if not self.read_only:
@@ -498,7 +445,7 @@ class Database:
         """Refuse to write when the path no longer names the file this connection has open
         (deleted by `git clean`, replaced by a restore): SQLite would acknowledge every
         write into an unlinked file that nobody will read again."""
-        if _file_identity(self.file) != self._identity:
+        if storefile.file_identity(self.file) != self._identity:
             raise StoreGoneError(
                 f"{self.file} was deleted or replaced while this process had it open; "
                 "nothing was written: open the store again"
@@ -645,19 +592,3 @@ class _Write:
                 raise translate(failed, db.file) from None
         finally:
             db.lock.release()
-
-
-def _os_error(path: str, exc: OSError) -> StoreError:
-    import errno
-
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return DiskFullError(f"cannot create {path}: the disk is full; nothing was created")
-    return StoreError(f"cannot create {path}: {exc.strerror or exc}")
-
-
-def _file_identity(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
