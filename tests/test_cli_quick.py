@@ -13,8 +13,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recall_sqlite.cli import quick_read
-from recall_sqlite.cli import build_parser
+from recall_sqlite.cli import build_parser, quick_read
 
 # Tokens a command line is made of: every option of `journal read` and the global ones,
 # spelled exactly and otherwise (abbreviated, attached, `=`), values good and bad.

@@ -15,8 +15,7 @@ import pytest
 
 import recall_sqlite
 from recall_sqlite import dist
-from recall_sqlite.cli import COMMANDS
-from recall_sqlite.cli import build_parser
+from recall_sqlite.cli import COMMANDS, build_parser
 
 from .helpers import run_cli
 

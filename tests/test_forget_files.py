@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from recall_sqlite import open_store
 from recall_sqlite import synapt_layout as layout
 from recall_sqlite.journal.forget import ForgetTarget
+from recall_sqlite.legacy.copies import _cut_copies, _Matcher
 from recall_sqlite.legacy.lines import Bad, classify
-from recall_sqlite.legacy.copies import _Matcher, _cut_copies
 
 from .helpers import new_repo, run_cli, stock_synapt, stock_write, user_env
 
