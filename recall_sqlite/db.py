@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
     # A row as apsw hands it back (and as an INSERT takes it): any SQLite value per column.
     Row = tuple[SQLiteValue, ...]
+    # What keeps replication still around a checkpoint (sync/pause.py): entered, it is
+    # true when the hold was taken (and may carry `notes`).
+    Hold = Callable[[], AbstractContextManager[object]]
 
     class Executes(Protocol):
         """What runs a statement: a connection, or one that rewrites its statements first
@@ -170,7 +173,7 @@ def merge_fts(
     db: Database,
     index: str,
     *,
-    hold: Callable[[], AbstractContextManager[object]] | None = None,
+    hold: Hold | None = None,
     notes: list[str] | None = None,
 ) -> bool:
     """After rows left the full-text `index` (journal_fts or summaries_fts): merge its

@@ -253,12 +253,11 @@ def gone_worktrees(db: Database, workspace_pk: int) -> dict[str, str]:
 # -- the sync key (sync/) ------------------------------------------------------------------
 
 
-def _query(db: Any, sql: str, params: Bindings) -> list[Row]:
+def _query(db: Database | Connection, sql: str, params: Bindings) -> list[Row]:
     """Rows from a Database or a bare apsw connection (a peer read through a VFS)."""
     if isinstance(db, Database):
         return db.query(sql, params)
-    rows: list[tuple[Any, ...]] = db.execute(sql, params).fetchall()
-    return rows
+    return db.execute(sql, params).fetchall()
 
 
 def sync_key(db: Database, workspace_pk: int) -> str | None:
@@ -274,7 +273,7 @@ def set_sync_key(db: Database, workspace_pk: int, key: str) -> None:
         conn.execute("UPDATE workspaces SET sync_key = ? WHERE id = ?", (key, workspace_pk))
 
 
-def synced_workspaces(db: Any, key: str) -> list[tuple[int, str]]:
+def synced_workspaces(db: Database | Connection, key: str) -> list[tuple[int, str]]:
     """(pk, uuid) of the workspaces of a file that sync as `key`, most recently seen first."""
     return [
         (as_int(pk), str(uuid))
@@ -298,7 +297,7 @@ def workspaces_last_seen(db: Database) -> list[tuple[str, str]]:
     ]
 
 
-def worktree_names(db: Any, workspace_pk: int) -> dict[int, tuple[str, str]]:
+def worktree_names(db: Database | Connection, workspace_pk: int) -> dict[int, tuple[str, str]]:
     """worktrees.id -> (key, name) of a workspace's worktrees."""
     return {
         as_int(pk): (str(k), str(n))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from .. import derived
 from .. import synapt_layout as layout
@@ -31,6 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Bindings, Connection, SQLiteValue
 
+    from ..db import Database
     from ..db import Row as DbRow
 
 TIE = "recall_doctor_tie"
@@ -282,7 +282,7 @@ def _rows(conn: Connection, seqs: list[int]) -> list[Row]:
     ]
 
 
-def repair_entries(db: Any, seqs: list[int]) -> list[str]:
+def repair_entries(db: Database, seqs: list[int]) -> list[str]:
     """Restore the entries `seqs` from what their ids prove, one short write each, and
     write their derived-at-write columns again; the heads and counts of their sessions
     follow. Rows no id can vouch for are left and said."""
@@ -463,7 +463,7 @@ def _decodes(raw: dict[str, bytes | None]) -> bool:
     return True
 
 
-def repair_summaries(db: Any, ids: list[int]) -> list[str]:
+def repair_summaries(db: Database, ids: list[int]) -> list[str]:
     done: list[str] = []
     for sid in ids:
         with db.read() as conn:

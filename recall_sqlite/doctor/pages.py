@@ -7,7 +7,6 @@ synapt's buckets, or a backup."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import apsw
 
@@ -18,6 +17,8 @@ from .report import Finding
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection
+
+    from ..db import Database
 
 _INDEX = re.compile(
     r"(?:missing from index|wrong # of entries in index|non-unique entry in index) (\S+)"
@@ -141,7 +142,7 @@ def _damaged(tables: dict[str, list[str]], other: list[str], path: str) -> Findi
     )
 
 
-def reindex(db: Any, name: str) -> str:
+def reindex(db: Database, name: str) -> str:
     """Rebuild one index from its table, in its own short write."""
     quoted = '"' + name.replace('"', '""') + '"'
     try:

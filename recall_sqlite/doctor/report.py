@@ -25,8 +25,8 @@ class Finding(Frozen):
         severity: str,
         message: str,
         repairable: bool = False,
-        data: dict[str, Any] | None = None,
-        fix: Any = None,
+        data: dict[str, object] | None = None,
+        fix: object = None,
     ) -> None:
         self._set(
             kind=kind,

@@ -24,9 +24,14 @@ from .report import Finding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import ParamSpec
+
     from apsw import Connection
 
     from ..context import StoreContext
+    from ..db import Database
+
+    P = ParamSpec("P")
 
 _JSON_OK = (
     "json_valid(done) AND json_valid(decisions) AND json_valid(next_steps)"
@@ -48,7 +53,7 @@ class _Beside(threading.Thread):
     integrity_check alone. `findings` is None when the second connection could not be
     opened (the check then runs on the store's connection, after the others)."""
 
-    def __init__(self, db: Any, step: Callable[[Any], list[Finding]]) -> None:
+    def __init__(self, db: Database, step: Callable[[Connection], list[Finding]]) -> None:
         super().__init__(name="recall-sqlite doctor: integrity_check", daemon=True)
         self.db, self.step = db, step
         self.findings: list[Finding] | None = None
@@ -110,7 +115,7 @@ def _size(path: str) -> int:
     return total
 
 
-def _in_read(db: Any, step: Callable[[Any], list[Finding]]) -> list[Finding]:
+def _in_read(db: Database, step: Callable[[Connection], list[Finding]]) -> list[Finding]:
     found: list[Finding] = []
     try:
         with db.read() as conn:
@@ -122,9 +127,11 @@ def _in_read(db: Any, step: Callable[[Any], list[Finding]]) -> list[Finding]:
     return found
 
 
-def guarded(name: str, step: Callable[..., list[Finding]], *args: Any) -> list[Finding]:
+def guarded(
+    name: str, step: Callable[P, list[Finding]], *args: P.args, **kwargs: P.kwargs
+) -> list[Finding]:
     try:
-        return step(*args)
+        return step(*args, **kwargs)
     except (RecallError, apsw.Error, ValueError, TypeError) as exc:
         # (What damage hands a check: SQLite's errors, values of the wrong type.)
         return [
@@ -160,7 +167,7 @@ def _derived(conn: Connection) -> list[Finding]:
     ]
 
 
-def _index(db: Any, deep: bool) -> list[Finding]:
+def _index(db: Database, deep: bool) -> list[Finding]:
     with db.scratch() if deep else db.read() as conn:
         index = check_index(conn, deep=deep)
     if index.ok:

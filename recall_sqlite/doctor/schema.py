@@ -9,7 +9,6 @@ changed table holds rows no rebuild may touch: it is reported with the way out."
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..journal import deferred
 from ..migrations import schema_objects
@@ -20,6 +19,8 @@ from .report import Finding
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection
+
+    from ..db import Database
 
 # The full-text indexes: virtual tables whose every row is derived, with their shadows.
 _FTS = ("journal_fts", "summaries_fts")
@@ -107,7 +108,7 @@ def check(conn: Connection, path: str) -> list[Finding]:
     ]
 
 
-def repair(db: Any, wrong: list[tuple[str, str]]) -> list[str]:
+def repair(db: Database, wrong: list[tuple[str, str]]) -> list[str]:
     """Make the changed triggers, views and indexes again from schema.sql, and the
     full-text indexes again and refilled, in one write (a schema is changed whole), in
     schema.sql's order."""

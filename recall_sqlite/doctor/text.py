@@ -13,7 +13,7 @@ from .report import Finding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
 
     from ..db import Row
 
@@ -23,7 +23,7 @@ _SKIP_PREFIXES = ("sqlite_", "journal_fts", "summaries_fts")
 FUNCTION = "recall_doctor_bad_utf8"
 
 
-def _bad_utf8(*values: Any) -> int | None:
+def _bad_utf8(*values: SQLiteValue) -> int | None:
     """The index of the first value whose bytes are not UTF-8, or None."""
     for i, v in enumerate(values):
         if isinstance(v, bytes):

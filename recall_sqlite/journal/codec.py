@@ -16,8 +16,7 @@ from .order import NO_SESSION_ORDER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import Any
+    from collections.abc import Callable, Mapping, Sequence
 
     from ..db import Row
 
@@ -49,7 +48,7 @@ def is_meaningful(
 # encoder is built on first use, so a read never imports json (see jsontext), and once:
 # json.dumps with non-default options constructs a new encoder on every call.
 @memo
-def _canonical() -> Callable[[Any], str]:
+def _canonical() -> Callable[[object], str]:
     import json
 
     return json.JSONEncoder(
@@ -57,7 +56,7 @@ def _canonical() -> Callable[[Any], str]:
     ).encode
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     return _canonical()(value)
 
 
@@ -152,7 +151,7 @@ def encode(
     griptree: str,
     agent_id: str,
     repair: bool,
-    extra: dict[str, Any] | None,
+    extra: Mapping[str, object] | None,
 ) -> tuple[bytes, Row, str]:
     """(the entry id, the CONTENT_COLUMNS values, the canonical JSON) of validated field
     values.

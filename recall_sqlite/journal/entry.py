@@ -90,7 +90,7 @@ class JournalEntry(Record):
         griptree: str = "",
         agent_id: str = "",
         repair: bool = False,
-        extra: dict[str, Any] | None = None,
+        extra: dict[str, object] | None = None,
         id: str | None = None,  # noqa: A002
         worktree: str | None = None,
     ) -> None:
@@ -141,13 +141,16 @@ class JournalEntry(Record):
         return d
 
     def copy(self) -> JournalEntry:
+        fields: dict[str, Any] = {name: _copy(getattr(self, name)) for name in synapt.FIELDS}
         return JournalEntry(
-            **{name: _copy(getattr(self, name)) for name in synapt.FIELDS},
+            **fields,
             extra=dict(self.extra) if isinstance(self.extra, dict) else self.extra,
         )
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], *, allow_collapsed: bool = True) -> JournalEntry:
+    def from_mapping(
+        cls, data: Mapping[str, object], *, allow_collapsed: bool = True
+    ) -> JournalEntry:
         """Validate a mapping with synapt's field names. Keys synapt does not know go to
         `extra`. Documented normalisation: null for a text/list/bool field means empty.
         Anything else of the wrong type raises InvalidEntryError (each mistake its own
@@ -332,7 +335,7 @@ class JournalEntry(Record):
         ]
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: object) -> object:
     return list(value) if isinstance(value, list) else value
 
 

@@ -32,10 +32,11 @@ from ..errors import InvalidInputError, UnknownEntryError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from contextlib import AbstractContextManager
     from typing import Any
 
     from apsw import Connection
+
+    from ..db import Hold
 
     # The hook the store composes in: (the forgotten versions, scrub_sources) -> outcome.
     FilesHook = Callable[[tuple["ForgetTarget", ...], bool], "FileOutcome"]
@@ -211,7 +212,7 @@ def forget(
     *,
     files: FilesHook | None = None,
     scrub_sources: bool = False,
-    hold: Callable[[], AbstractContextManager[Any]] | None = None,
+    hold: Hold | None = None,
 ) -> ForgetReport:
     """See Journal.forget. `hold` keeps replication still (and purges this machine's
     replica history) around the checkpoint: while Litestream reads the store, the WAL

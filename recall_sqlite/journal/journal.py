@@ -26,12 +26,11 @@ from .results import AppendResult, PendingResult, ReadResult, WriteResult
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
-    from contextlib import AbstractContextManager
     from typing import Any
 
     from apsw import Connection, SQLiteValue
 
-    from ..db import Row
+    from ..db import Hold, Row
     from .forget import FilesHook, ForgetReport
     from .results import EntrySearch
     from .wake import Wake
@@ -57,7 +56,7 @@ class Journal:
         searcher: Searcher | None = None,
         files: FilesHook | None = None,
         others: Callable[[], int] | None = None,
-        hold: Callable[[], AbstractContextManager[Any]] | None = None,
+        hold: Hold | None = None,
     ) -> None:
         self._ctx = ctx
         self._searcher = searcher
@@ -78,7 +77,7 @@ class Journal:
 
     def append(
         self,
-        entry: JournalEntry | Mapping[str, Any],
+        entry: JournalEntry | Mapping[str, object],
         *,
         worktree: str | None = None,
         allow_collapsed: bool = False,
@@ -93,7 +92,10 @@ class Journal:
             return _insert(conn, row)
 
     def append_many(
-        self, entries: Iterable[JournalEntry | Mapping[str, Any]], *, worktree: str | None = None
+        self,
+        entries: Iterable[JournalEntry | Mapping[str, object]],
+        *,
+        worktree: str | None = None,
     ) -> list[AppendResult]:
         """All or nothing: one invalid entry rejects the batch before anything is written."""
         worktree_pk = self._worktree_pk(worktree)
@@ -509,7 +511,7 @@ def _list(name: str, value: object) -> list[str]:
     return require_list(name, value, iterable=True, what="a list of strings", error=FieldTypeError)
 
 
-def _prepare(entry: JournalEntry | Mapping[str, Any], *, allow_collapsed: bool) -> JournalEntry:
+def _prepare(entry: JournalEntry | Mapping[str, object], *, allow_collapsed: bool) -> JournalEntry:
     if isinstance(entry, JournalEntry):
         e = entry.copy()
         e.validate(allow_collapsed=allow_collapsed)

@@ -19,7 +19,8 @@ from .sources import Tombstones, blocks
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, Protocol
+    from hashlib import _Hash
+    from typing import Any, BinaryIO, Protocol
 
     from apsw import Connection
 
@@ -77,7 +78,7 @@ class Chunker:
         self.ctx, self.src, self.state, self.result = ctx, src, state, result
         self.path, self.chunk_lines, self.max_line = path, max(1, chunk_lines), max_line
 
-    def run(self, fh: Any, start: int, hasher: Any, tail_fix: bool) -> None:
+    def run(self, fh: BinaryIO, start: int, hasher: _Hash, tail_fix: bool) -> None:
         ctx, state, src = self.ctx, self.state, self.src
         ws_pk, wt_pk = ctx.workspace_pk, src.worktree_id
         cache = state.raw

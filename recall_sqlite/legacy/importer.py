@@ -43,6 +43,9 @@ from .sources import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hashlib import _Hash
+    from typing import BinaryIO
+
     from apsw import Connection
 
 Progress = Callable[[int, int], None]
@@ -280,7 +283,7 @@ class Importer:
         try:
             st = os.fstat(fh.fileno())
             cur = cur0
-            hasher: Any = hashlib.sha256()
+            hasher: _Hash = hashlib.sha256()
             start, tail_fix = 0, False
             if cur is not None:
                 result.worktree = self._ctx.worktree_key_of(cur.worktree_id)
@@ -379,13 +382,15 @@ class Importer:
         return identity.ensure_worktree(conn, self._ctx.workspace_pk, w.key, w.name, w.root)
 
 
-def _resume_point(fh: Any, cur: Source, size: int, result: SourceResult) -> tuple[int, bool, Any]:
+def _resume_point(
+    fh: BinaryIO, cur: Source, size: int, result: SourceResult
+) -> tuple[int, bool, _Hash]:
     """Where to go on reading a file imported before: after its recorded prefix when that
     prefix is byte for byte what was imported (appended, or resumed after a kill), else
     from the start as a new version (rewritten). (offset, the cut-off last line got its
     newline, the hasher of what is read so far.)"""
     same = size >= cur.size
-    hasher: Any = hashlib.sha256()
+    hasher: _Hash = hashlib.sha256()
     tail_fix = False
     if same:
         hasher = hash_prefix(fh, cur.size)

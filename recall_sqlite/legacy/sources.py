@@ -8,7 +8,6 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .. import identity
 from ..db import Database, as_bytes, as_int
@@ -16,7 +15,12 @@ from ..journal.codec import pre_v7_entry_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hashlib import _Hash
+    from typing import BinaryIO
+
     from apsw import Connection
+
+    from ..context import StoreContext
 
 
 @dataclass
@@ -38,7 +42,7 @@ SOURCE_COLS = "id, version, worktree_id, size, sha256, mtime_ns, lines, tail_ope
 EMPTY_SHA = hashlib.sha256().hexdigest()
 
 
-def blocks(fh: Any, size: int) -> Iterator[bytes]:
+def blocks(fh: BinaryIO, size: int) -> Iterator[bytes]:
     """The next `size` bytes of a file (fewer at its end), a MiB at a time."""
     left = size
     while left:
@@ -49,7 +53,7 @@ def blocks(fh: Any, size: int) -> Iterator[bytes]:
         left -= len(block)
 
 
-def hash_prefix(fh: Any, size: int) -> Any:
+def hash_prefix(fh: BinaryIO, size: int) -> _Hash:
     h = hashlib.sha256()
     for block in blocks(fh, size):
         h.update(block)
@@ -84,7 +88,7 @@ def current_in(db: Database, workspace_pk: int, path: str) -> Source | None:
         return current(conn, workspace_pk, path)
 
 
-def recorded_keys(ctx: Any) -> set[str]:
+def recorded_keys(ctx: StoreContext) -> set[str]:
     """The keys of every source of the workspace with a current import record."""
     return {
         str(k)

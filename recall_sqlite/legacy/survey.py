@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .. import synapt_layout as layout
 from ..errors import WorkspaceError
@@ -285,7 +285,7 @@ class _Scan:
         return _pack(self._branch(branch), sid_utf8, ts_us, auto, enriched)
 
     def bucket(
-        self, s: BucketSurvey, fh: Any, bucket_bit: int, progress: Callable[[int], None] | None
+        self, s: BucketSurvey, fh: BinaryIO, bucket_bit: int, progress: Callable[[int], None] | None
     ) -> None:
         reader = LineReader(fh, max_line=self.max_line, hashed=False)
         # lines by class (_pack), the duplicates and the earliest and latest instant
@@ -418,7 +418,7 @@ class _PendingScan:
         self.ids: set[bytes] = set()
         self.lines = self.valid = self.bad = 0
 
-    def rest(self, fh: Any, offset: int, max_line: int) -> None:
+    def rest(self, fh: BinaryIO, offset: int, max_line: int) -> None:
         try:
             size = os.fstat(fh.fileno()).st_size
             if offset >= size:

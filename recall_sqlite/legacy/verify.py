@@ -31,6 +31,8 @@ from .sources import Source, Tombstones, current_in, hash_prefix
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from apsw import Bindings, Connection
 
     from ..db import Row
@@ -270,7 +272,7 @@ class Verifier:
             check.status = "inconsistent"
             check.detail = "the source's counters disagree with its line records"
 
-    def _deep_check(self, fh: Any, cur: Source, check: SourceCheck) -> None:
+    def _deep_check(self, fh: BinaryIO, cur: Source, check: SourceCheck) -> None:
         batch: list[tuple[int, Parsed | Bad, bytes | None]] = []
         tombstones = Tombstones(self._ctx.db, self._ctx.workspace_pk, self._ctx.workspace_uuid)
 
@@ -339,7 +341,7 @@ def _all(conn: Connection, sql: str, params: Bindings = ()) -> list[Row]:
     return list(conn.execute(sql, params).fetchall())
 
 
-def _count_rest(fh: Any, tail_open: bool) -> tuple[int, int]:
+def _count_rest(fh: BinaryIO, tail_open: bool) -> tuple[int, int]:
     """(lines, bytes) after the current position: what was added since the import."""
     lines = nbytes = 0
     last = b"\n"

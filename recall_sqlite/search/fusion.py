@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..checks import require_choice
 from ..errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from ..vectors.owners import OwnerKind
+    from ..vectors.vectors import Vectors
 
 # Candidates each ranking contributes to a fusion: deep enough that an item ranked low by
 # one side and high by the other still meets itself.
@@ -83,9 +87,26 @@ def rank(cands: dict[int, Candidate], n: int, fusion: str | None) -> list[Candid
 
 
 def vector_ranking(
-    vectors: Callable[[], Any], vector: object, model: str, n: int, **scope: Any
-) -> list[tuple[Any, float]]:
+    vectors: Callable[[], Vectors],
+    vector: object,
+    model: str,
+    n: int,
+    *,
+    kinds: OwnerKind,
+    branch: str | None = None,
+    all_worktrees: bool = False,
+    include_hidden: bool = False,
+) -> list[tuple[str | int, float]]:
     """(owner id, score) of the vector ranking a fusion meets the text ranking with: deep
-    enough (FUSION_DEPTH) for either side's low ranks to find the other's."""
-    found = vectors().search(vector, max(n, FUSION_DEPTH), model=model, **scope)
+    enough (FUSION_DEPTH) for either side's low ranks to find the other's; the owners of
+    `kinds`, in the scope the other arguments give (as Vectors.search takes them)."""
+    found = vectors().search(
+        vector,
+        max(n, FUSION_DEPTH),
+        model=model,
+        branch=branch,
+        kinds=kinds,
+        all_worktrees=all_worktrees,
+        include_hidden=include_hidden,
+    )
     return [(h.owner.id, h.score) for h in found.hits]

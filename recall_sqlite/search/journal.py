@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..journal.entry import JournalEntry
     from ..journal.journal import Journal
     from ..journal.results import EntrySearch
+    from ..vectors.vectors import Vectors
 
     def _meets_the_contract(found: EntrySearchResult) -> EntrySearch:
         """For mypy: what this module returns is what Journal.search promises."""
@@ -76,7 +77,7 @@ def search_journal(
     vector: object = None,
     model: str | None = None,
     fusion: Fusion = "rrf",
-    vectors: Callable[[], Any] | None = None,
+    vectors: Callable[[], Vectors] | None = None,
 ) -> EntrySearchResult:
     """Entries matching `query`, best first, in the scope `journal.read` would cover.
     `vectors` gives the store's vector family for a hybrid search (its matrix cache)."""
@@ -90,9 +91,12 @@ def search_journal(
     vec_hits: list[tuple[str, float]] = []
     if hybrid:
         assert model is not None and vectors is not None
-        vec_hits = vector_ranking(
-            vectors, vector, model, n, branch=branch, kinds="entry", all_worktrees=all_worktrees
-        )
+        vec_hits = [
+            (str(i), score)
+            for i, score in vector_ranking(
+                vectors, vector, model, n, kinds="entry", branch=branch, all_worktrees=all_worktrees
+            )
+        ]
     depth = max(n, FUSION_DEPTH) if hybrid else n
     params = k.params()
     # LIMIT 0 would also lose the counts every row carries.

@@ -9,10 +9,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from typing import Concatenate, ParamSpec, TypeVar
+
     from apsw import Connection
 
     from ..context import StoreContext
     from ..journal.entry import JournalEntry
+
+    P = ParamSpec("P")
+    T = TypeVar("T")
 
 # Tokens of context a snippet shows.
 SNIPPET_TOKENS = 12
@@ -81,13 +86,18 @@ def plain_snippet(text: str, limit: int = 100) -> Snippet:
     return Snippet(flat if len(flat) <= limit else flat[:limit].rstrip() + "…")
 
 
-def deferred(ctx: StoreContext, fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+def deferred(
+    ctx: StoreContext,
+    fn: Callable[Concatenate[Connection, P], T],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> Callable[[], T]:
     """`fn(conn, *args)` in a read of its own, when a hit is first asked for it (the store
     must still be open then)."""
 
-    def run() -> Any:
+    def run() -> T:
         with ctx.db.read() as conn:
-            return fn(conn, *args)
+            return fn(conn, *args, **kwargs)
 
     return run
 

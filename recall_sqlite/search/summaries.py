@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from ..context import StoreContext
     from ..summaries import BranchFilter, Summaries, SummarySearch
+    from ..vectors.vectors import Vectors
 
     def _meets_the_contract(found: SummarySearchResult) -> SummarySearch:
         """For mypy: what this module returns is what Summaries.search promises."""
@@ -60,7 +61,7 @@ def search_summaries(
     vector: object = None,
     model: str | None = None,
     fusion: Fusion = "rrf",
-    vectors: Callable[[], Any] | None = None,
+    vectors: Callable[[], Vectors] | None = None,
 ) -> SummarySearchResult:
     """Summaries matching `query`, best first: every scope (ALL_BRANCHES), one branch, or
     the workspace-wide ones (None), with the current matches elsewhere counted; current
@@ -83,15 +84,18 @@ def search_summaries(
     vec_hits: list[tuple[int, float]] = []
     if hybrid:
         assert model is not None and vectors is not None
-        vec_hits = vector_ranking(
-            vectors,
-            vector,
-            model,
-            n,
-            branch=branch_name,
-            kinds="summary",
-            include_hidden=bool(include_superseded),
-        )
+        vec_hits = [
+            (int(i), score)
+            for i, score in vector_ranking(
+                vectors,
+                vector,
+                model,
+                n,
+                kinds="summary",
+                branch=branch_name,
+                include_hidden=bool(include_superseded),
+            )
+        ]
     depth = max(n, FUSION_DEPTH) if hybrid else n
     total = other = 0
     with ctx.db.read() as conn:

@@ -81,7 +81,7 @@ class MergeReport(Frozen):
     vector_conflicts: int  # peer vectors of a model whose dimension differs here
     peer_seq: int  # the peer's highest journal seq now merged (the next merge starts after)
 
-    def __init__(self, **values: Any) -> None:
+    def __init__(self, **values: int) -> None:
         self._set(**values)
 
     @property

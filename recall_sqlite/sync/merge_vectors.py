@@ -5,16 +5,20 @@ then the larger embedding bytes. So every machine keeps the same embedding, or n
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..context import StoreContext
 from ..db import Database, as_bytes, as_int, as_str
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from apsw import Bindings, Connection
 
     from ..db import Row
+
+    # A statement's rows, on the store's or the write's connection.
+    Query = Callable[[str, Bindings], list[Row]]
 
 # A workspace's vectors with their owners' convergent ids (an entry's id, a summary's uid).
 _OWNED = """
@@ -32,6 +36,9 @@ _LOCAL_VECTORS = (
 
 # A candidate's rank: later wins; at one instant a delete (1) beats a put (0); then bytes.
 _Rank = tuple[str, int, bytes]
+# What holds a (owner, model) pair: "here" (a vector), "grave-here" (a tombstone), or the
+# peer's "put" or "grave"; with the put's dimension and the put's or grave's instant.
+_What = tuple[str, int, str]
 
 
 def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]) -> None:
@@ -57,36 +64,40 @@ def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[
 
 
 def _plan(
-    query: Any, ws: int, theirs: list[Row], their_graves: list[Row]
-) -> list[tuple[tuple[str, bytes, str], tuple[_Rank, Any]]]:
+    query: Query, ws: int, theirs: list[Row], their_graves: list[Row]
+) -> list[tuple[tuple[str, bytes, str], tuple[_Rank, _What]]]:
     """The (owner, model) pairs where a peer's put or delete wins over what is here, and
     whose owner is here."""
-    best: dict[tuple[str, bytes, str], tuple[_Rank, Any]] = {}
-    for kind, owner, model, at, blob, vid in query(_LOCAL_VECTORS, (ws,)):
-        best[(kind, bytes(owner), model)] = ((str(at), 0, bytes(blob)), ("here", vid))
+    best: dict[tuple[str, bytes, str], tuple[_Rank, _What]] = {}
+    for kind, owner, model, at, blob, _ in query(_LOCAL_VECTORS, (ws,)):
+        best[(str(kind), as_bytes(owner), str(model))] = (
+            (str(at), 0, as_bytes(blob)),
+            ("here", 0, ""),
+        )
     for kind, owner, model, at in query(
         "SELECT owner_kind, owner, model, deleted_at FROM vector_tombstones WHERE workspace_id = ?",
         (ws,),
     ):
-        _offer(best, (kind, bytes(owner), model), (str(at), 1, b""), ("grave-here", None))
+        here = (str(kind), as_bytes(owner), str(model))
+        _offer(best, here, (str(at), 1, b""), ("grave-here", 0, ""))
     changed: dict[tuple[str, bytes, str], None] = {}
     for kind, owner, model, dim, at, blob in theirs:
         key = (str(kind), as_bytes(owner), str(model))
-        if _offer(best, key, (str(at), 0, as_bytes(blob)), ("put", (as_int(dim), str(at)))):
+        if _offer(best, key, (str(at), 0, as_bytes(blob)), ("put", as_int(dim), str(at))):
             changed[key] = None
     for kind, owner, model, at in their_graves:
         key = (str(kind), as_bytes(owner), str(model))
-        if _offer(best, key, (str(at), 1, b""), ("grave", str(at))):
+        if _offer(best, key, (str(at), 1, b""), ("grave", 0, str(at))):
             changed[key] = None
     present = _present(query, ws, list(changed))
     return [(key, best[key]) for key in changed if (key[0], key[1]) in present]
 
 
-def _present(query: Any, ws: int, keys: list[tuple[str, bytes, str]]) -> set[tuple[str, bytes]]:
+def _present(query: Query, ws: int, keys: list[tuple[str, bytes, str]]) -> set[tuple[str, bytes]]:
     entries = json.dumps(sorted({k[1].hex() for k in keys if k[0] == "entry"}))
     summaries = json.dumps(sorted({k[1].hex() for k in keys if k[0] == "summary"}))
     found = {
-        ("entry", bytes(i))
+        ("entry", as_bytes(i))
         for (i,) in query(
             "SELECT e.id FROM json_each(?) j CROSS JOIN journal_entries e"
             " ON e.workspace_id = ? AND e.id = unhex(j.value)",
@@ -94,7 +105,7 @@ def _present(query: Any, ws: int, keys: list[tuple[str, bytes, str]]) -> set[tup
         )
     }
     found |= {
-        ("summary", bytes(u))
+        ("summary", as_bytes(u))
         for (u,) in query(
             "SELECT s.uid FROM json_each(?) j CROSS JOIN summaries s"
             " ON s.workspace_id = ? AND s.uid = unhex(j.value)",
@@ -105,10 +116,10 @@ def _present(query: Any, ws: int, keys: list[tuple[str, bytes, str]]) -> set[tup
 
 
 def _offer(
-    best: dict[tuple[str, bytes, str], tuple[_Rank, Any]],
+    best: dict[tuple[str, bytes, str], tuple[_Rank, _What]],
     key: tuple[str, bytes, str],
     rank: _Rank,
-    what: Any,
+    what: _What,
 ) -> bool:
     held = best.get(key)
     if held is not None and held[0] >= rank:
@@ -121,11 +132,11 @@ def _apply_vector(
     conn: Connection,
     ws: int,
     key: tuple[str, bytes, str],
-    won: tuple[_Rank, Any],
+    won: tuple[_Rank, _What],
     counts: dict[str, int],
 ) -> None:
     kind, owner, model = key
-    (at, _, blob), (what, detail) = won
+    (at, _, blob), (what, dim, when) = won
     column, ref, branch, worktree = _vector_owner(conn, ws, kind, owner)
     if column is None:
         return  # the owner is not here (forgotten, removed, or not pulled)
@@ -138,11 +149,10 @@ def _apply_vector(
         conn.execute(
             "INSERT INTO vector_tombstones (workspace_id, owner_kind, owner, model, deleted_at)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET deleted_at = excluded.deleted_at",
-            (ws, kind, owner, model, detail),
+            (ws, kind, owner, model, when),
         )
         counts["vectors_deleted"] += len(gone)
         return
-    dim = int(detail[0])
     fixed = conn.execute(
         "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?", (ws, model)
     ).fetchall()

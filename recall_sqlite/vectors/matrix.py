@@ -15,7 +15,6 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,7 +58,7 @@ class Filter:
     worktree_pk: int | None  # None: all worktrees
     include_hidden: bool
 
-    def where(self, workspace_pk: int) -> tuple[str, dict[str, Any]]:
+    def where(self, workspace_pk: int) -> tuple[str, dict[str, SQLiteValue]]:
         """The WHERE clause over `vectors v` with JOINS that chooses this filter's rows,
         and its parameters. Entries are chosen as the journal's scope shows them
         (scope.py: the same head flags reads walk, unless hidden versions are asked for);
@@ -91,7 +90,7 @@ class Filter:
 
     def outside_sql(
         self, workspace_pk: int, *, index: str = "", narrow: str = ""
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[str, dict[str, SQLiteValue]]:
         """(vector id, category) of every row of the scope's basis that it leaves out
         (scope.py's categories OTHER_WORKTREE and OTHER_BRANCH, so a search counts elsewhere
         as a read does), and its parameters: a SELECT over `vectors v` with JOINS (`index`
