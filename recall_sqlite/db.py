@@ -1,5 +1,7 @@
 """The engine: one apsw connection per store, its pragmas, the schema and its migrations,
-and the read/write transaction discipline every table module uses."""
+the read/write transaction discipline every table module uses, the errors apsw's become,
+the store-wide FTS merge and WAL checkpoint, and the types of rows and their values. The
+store file's life (created, moved aside, read-only and why) is paths/storefile.py's."""
 
 from __future__ import annotations
 
