@@ -62,6 +62,7 @@ WORKING_STATE = {
     "synapt.lazy.Versions": "the list synapt's reader gets (a list it mutates), tagged",
     "synapt.startup.Served": "the list a served session start returns, tagged with its view",
     "synapt.startup.View": "what one served session start knows, filled in as synapt reads",
+    "paths.storefile.StoreFile": "the store file through one open: moved aside, read-only",
 }
 
 # Mutable dataclasses: a report or a plan being filled in, and what fills it.
