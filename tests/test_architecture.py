@@ -21,7 +21,7 @@ ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
 
 # The rooms from the bottom up: a room imports only rooms of lower layers.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "_record", "limits", "dist", "jsontext", "memo", "synapt_fields"),
+    ("errors", "_record", "limits", "dist", "jsontext", "memo", "synapt_fields", "answers"),
     ("checks", "timestamps"),
     ("paths",),
     ("synapt_layout",),

@@ -1,0 +1,435 @@
+"""The JSON shape of every answer, written once: a JSON Schema (draft 2020-12) per call a
+host makes of the store, named by the call (`ANSWERS["journal_read"]`), each a whole
+document (its `$defs` hold the shared shapes it uses: an entry, a scope, elsewhere, a
+summary, a cursor...). The library's `to_dict()` of the call's result, the CLI's `--json`
+and (next) the MCP server's structured answers are this shape; tests/test_answers.py holds
+all three to it.
+
+Strict where strictness catches drift: every key the code always emits is required, the
+objects the project owns admit no other key, integers are integers and null is allowed
+only where it occurs. A read command where no store exists yet answers its empty answer
+beside `"store": null` (nothing was created): each read's schema admits that too.
+
+Pure data, importing nothing (not even `typing` at run time): a `journal read` never loads
+it (the start-up budget of tests/test_architecture.py); the CLI does not need it either."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _obj(
+    properties: dict[str, Any],
+    *,
+    optional: tuple[str, ...] = (),
+    closed: bool = True,
+    description: str = "",
+) -> dict[str, Any]:
+    """An object whose keys are all required but `optional`; `closed`: no other key (an open
+    one is a base that closed shapes extend with unevaluatedProperties)."""
+    schema: dict[str, Any] = {"type": "object"}
+    if description:
+        schema["description"] = description
+    schema["properties"] = properties
+    schema["required"] = [k for k in properties if k not in optional]
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def _extends(base: str, properties: dict[str, Any], description: str) -> dict[str, Any]:
+    """`base`'s keys and these, and no other (unevaluatedProperties sees through the $ref)."""
+    return {
+        "description": description,
+        "$ref": f"#/$defs/{base}",
+        "properties": properties,
+        "required": list(properties),
+        "unevaluatedProperties": False,
+    }
+
+
+def _array(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
+def _nullable(kind: str, **more: Any) -> dict[str, Any]:
+    return {"type": [kind, "null"], **more}
+
+
+TEXT: Final = {"type": "string"}
+TEXTS: Final = _array(TEXT)
+FLAG: Final = {"type": "boolean"}
+COUNT: Final = {"type": "integer", "minimum": 0}
+# The store's own instants (summaries' created_at, cursors' updated_at): timestamps.iso_utc.
+INSTANT: Final = {
+    "type": "string",
+    "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$",
+}
+NO_STORE: Final = {
+    "const": None,
+    "description": "no store exists here yet: nothing was read, and nothing was created",
+}
+
+
+# -- the shared shapes ---------------------------------------------------------------------
+
+DEFS: Final[dict[str, dict[str, Any]]] = {
+    "workspace_id": {
+        "description": "the workspace's id (a UUID minted once: paths/idfile.py)",
+        "type": "string",
+        "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+    },
+    "entry_id": {
+        "description": "an entry version's content-addressed id (journal/codec.py)",
+        "type": "string",
+        "pattern": "^[0-9a-f]{32}$",
+    },
+    "position": {
+        "description": "a journal position: an insertion seq (journal/positions.py)",
+        "type": "integer",
+        "minimum": 0,
+    },
+    "scope": _obj(
+        {
+            "workspace_id": _ref("workspace_id"),
+            "worktree": _nullable("string", description="a worktree's key; null: every one"),
+            "branch": _nullable("string", description="null: every branch"),
+            "meaningful": FLAG,
+        },
+        description="what the answer covers (scope.py)",
+    ),
+    "elsewhere": _obj(
+        {"other_worktrees": COUNT, "other_branches": COUNT, "other_machines": COUNT},
+        description="what matches outside the scope: never a silent partial answer",
+    ),
+    # synapt 0.30.0's fields (synapt_fields.py; the tests hold the two to one list), the
+    # store's id and worktree, and `extra` only when a legacy line carried unknown keys.
+    "entry_fields": _obj(
+        {
+            "timestamp": {"type": "string", "minLength": 1},
+            "session_id": TEXT,
+            "branch": TEXT,
+            "focus": TEXT,
+            "done": TEXTS,
+            "decisions": TEXTS,
+            "next_steps": TEXTS,
+            "files_modified": TEXTS,
+            "git_log": TEXTS,
+            "auto": FLAG,
+            "enriched": FLAG,
+            "griptree": TEXT,
+            "agent_id": TEXT,
+            "repair": FLAG,
+            "id": _ref("entry_id"),
+            "worktree": TEXT,
+            "extra": {"type": "object", "minProperties": 1},
+        },
+        optional=("extra",),
+        closed=False,
+        description="an entry version's fields (the base of entry, hit and unread entry)",
+    ),
+    "entry": {
+        "description": "one entry version (journal/entry.py JournalEntry)",
+        "$ref": "#/$defs/entry_fields",
+        "unevaluatedProperties": False,
+    },
+    "query": _obj(
+        {"text": TEXT, "terms": TEXTS, "match": TEXT, "truncated": FLAG},
+        description="the typed query as the search read it (search/query.py)",
+    ),
+    "entry_hit": _extends(
+        "entry_fields",
+        {
+            "score": {"type": "number"},
+            "field": _nullable("string", description="the best matched field; null: a vector"),
+            "fields": TEXTS,
+            "snippet": TEXT,
+            "highlights": _array(
+                {
+                    "type": "array",
+                    "prefixItems": [COUNT, COUNT],
+                    "minItems": 2,
+                    "maxItems": 2,
+                }
+            ),
+            "snippet_text": TEXT,
+            "text_rank": _nullable("integer", minimum=1),
+            "vector_rank": _nullable("integer", minimum=1),
+        },
+        "an entry found, with why and where it matched (search/results.py EntryHit)",
+    ),
+    "carry": _obj(
+        {
+            "carried": COUNT,
+            "retired_by_done": COUNT,
+            "retired_earlier": COUNT,
+            "withheld": COUNT,
+            "oldest_since": _nullable("string"),
+        },
+        description="what a write carried forward of the previous next steps (journal/carry.py)",
+    ),
+    "file_copy": _obj(
+        {
+            "path": TEXT,
+            "line": {"type": "integer", "minimum": 0, "description": "0: the whole file"},
+            "entry": _ref("entry_id"),
+            "removed": FLAG,
+            "kind": {"enum": ["bucket", "cache", "other"]},
+        },
+        description="a line of a file that held a forgotten version (journal/forget.py)",
+    ),
+    "summary": _obj(
+        {
+            "id": {"type": "integer", "minimum": 1},
+            "workspace_id": _ref("workspace_id"),
+            "branch": _nullable("string", description="null: a workspace-wide summary"),
+            "kind": {"type": "string", "minLength": 1},
+            "text": {"type": "string", "minLength": 1},
+            "created_at": INSTANT,
+            "created_us": {"type": "integer"},
+            "author": _nullable("string", minLength=1),
+            "entry_ids": _array(_ref("entry_id")),
+            "covers_range": {
+                "description": "[first, last] positions, when it covers a range; else null",
+                "type": ["array", "null"],
+                "prefixItems": [_ref("position"), _ref("position")],
+                "minItems": 2,
+                "maxItems": 2,
+            },
+            "covered_through": _ref("position"),
+            "current": FLAG,
+            "superseded_by": _nullable("integer", minimum=1),
+            "stale": FLAG,
+            "newer_entries": COUNT,
+        },
+        description="a summary (summaries.py Summary)",
+    ),
+    "cursor_fields": _obj(
+        {
+            "workspace_id": _ref("workspace_id"),
+            "branch": TEXT,
+            "consumer": {"type": "string", "minLength": 1},
+            "position": _ref("position"),
+            "updated_at": {"anyOf": [INSTANT, {"type": "null"}]},
+            "end": _ref("position"),
+            "caught_up": FLAG,
+        },
+        closed=False,
+        description="where a consumer stands on a branch (cursors.py Cursor)",
+    ),
+    "unread_entry": _extends(
+        "entry_fields",
+        {"position": _ref("position"), "revision": FLAG},
+        "an entry a consumer has not read, at its position (cursors.py UnreadEntry)",
+    ),
+    "finding": _obj(
+        {
+            "kind": {"type": "string", "minLength": 1},
+            "severity": {"enum": ["error", "warning"]},
+            "message": TEXT,
+            "repairable": FLAG,
+            "data": {"type": "object", "minProperties": 1},
+        },
+        optional=("data",),
+        description="one thing doctor found (doctor/report.py Finding)",
+    ),
+    # -- the answers' bodies (where two calls answer alike, one body) -------------------
+    "read": _obj(
+        {
+            "entries": _array(_ref("entry")),
+            "scope": _ref("scope"),
+            "total": COUNT,
+            "elsewhere": _ref("elsewhere"),
+        },
+        description="the newest entries, one per session (journal/results.py ReadResult)",
+    ),
+    "pending": _obj(
+        {
+            "pending": TEXTS,
+            "scope": _ref("scope"),
+            "sessions_considered": COUNT,
+            "elsewhere": _ref("elsewhere"),
+        },
+        description="unresolved next steps (journal/results.py PendingResult)",
+    ),
+    "search": _obj(
+        {
+            "entries": _array(_ref("entry_hit")),
+            "scope": _ref("scope"),
+            "total": COUNT,
+            "elsewhere": _ref("elsewhere"),
+            "query": _ref("query"),
+            "mode": {"enum": ["text", "hybrid"]},
+            "fusion": _nullable("string", description="the fusion of a hybrid search"),
+        },
+        description="entries found, best first (search/results.py EntrySearchResult)",
+    ),
+    "write": _obj(
+        {
+            "id": _ref("entry_id"),
+            "created": {"type": "boolean", "description": "false: identical content was stored"},
+            "entry": _ref("entry"),
+            "carry": _ref("carry"),
+            "explicit_next_steps": TEXTS,
+        },
+        description="an entry written (journal/results.py WriteResult)",
+    ),
+    "forget": _obj(
+        {
+            "entries": _array(_ref("entry_id")),
+            "sessions": TEXTS,
+            "vectors": COUNT,
+            "provenance": COUNT,
+            "summary_links": COUNT,
+            "quarantine_blanked": COUNT,
+            "summaries": _array({"type": "integer", "minimum": 1}),
+            "wal_emptied": FLAG,
+            "copies_removed": _array(_ref("file_copy")),
+            "copies_left": _array(_ref("file_copy")),
+            "file_errors": TEXTS,
+            "replicas": TEXTS,
+        },
+        description="entry versions forgotten (journal/forget.py ForgetReport)",
+    ),
+    "unread": _obj(
+        {
+            "workspace_id": _ref("workspace_id"),
+            "branch": TEXT,
+            "consumer": {"type": "string", "minLength": 1},
+            "position": _ref("position"),
+            "next_position": _ref("position"),
+            "more": FLAG,
+            "entries": _array(_ref("unread_entry")),
+        },
+        description="what a consumer has not read, oldest first (cursors.py UnreadResult)",
+    ),
+    "cursor_move": _extends(
+        "cursor_fields",
+        {"previous": _ref("position"), "requested": _ref("position"), "moved": FLAG},
+        "what an advance did: where the cursor is now (cursors.py CursorMove)",
+    ),
+    "where": _obj(
+        {
+            "workspace_id": {
+                "description": "null: no store yet (the first write mints the id)",
+                "anyOf": [_ref("workspace_id"), {"type": "null"}],
+            },
+            "workspace_root": TEXT,
+            "resolved_by": {"type": "string", "minLength": 1},
+            "weak": FLAG,
+            "worktree": TEXT,
+            "worktree_name": TEXT,
+            "worktree_root": TEXT,
+            "branch": TEXT,
+            "db_path": TEXT,
+            "warnings": TEXTS,
+        },
+        description="the resolved workspace and database (context.py WorkspaceInfo)",
+    ),
+    "doctor": _obj(
+        {
+            "ok": FLAG,
+            "database": _nullable("string", description="null: no store, or none that opens"),
+            "findings": _array(_ref("finding")),
+            "repaired": TEXTS,
+        },
+        description="every check of the store (doctor/report.py DoctorReport)",
+    ),
+    # -- where no store exists yet ---------------------------------------------------------
+    "no_store_entries": _obj(
+        {"entries": {"type": "array", "maxItems": 0}, "total": {"const": 0}, "store": NO_STORE}
+    ),
+    "no_store_pending": _obj({"pending": {"type": "array", "maxItems": 0}, "store": NO_STORE}),
+    "no_store_unread": _obj({"entries": {"type": "array", "maxItems": 0}, "store": NO_STORE}),
+    "no_store_summary": _obj({"summary": {"type": "null"}, "store": NO_STORE}),
+}
+
+
+def _refs(node: object, found: set[str]) -> None:
+    """The $defs names `node` refers to, directly."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            found.add(ref[len("#/$defs/") :])
+        for value in node.values():
+            _refs(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _refs(value, found)
+
+
+def _copied(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _copied(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_copied(v) for v in node]
+    return node
+
+
+def _document(title: str, description: str, root: dict[str, Any]) -> dict[str, Any]:
+    """A whole schema: `root` and the definitions it reaches, each document its own copy
+    (a host may change one without changing the others)."""
+    names: set[str] = set()
+    todo = [root]
+    while todo:
+        found: set[str] = set()
+        _refs(todo.pop(), found)
+        for name in sorted(found - names):
+            names.add(name)
+            todo.append(DEFS[name])
+    document: dict[str, Any] = _copied(
+        {
+            "$schema": DRAFT,
+            "title": title,
+            "description": description,
+            **root,
+            "$defs": {name: DEFS[name] for name in sorted(names)},
+        }
+    )
+    return document
+
+
+def _found_or(body: str, empty: str | None) -> dict[str, Any]:
+    """An object answer: `body`, or (a read where no store exists) `empty`."""
+    if empty is None:
+        return {"type": "object", **_ref(body)}
+    return {"type": "object", "anyOf": [_ref(body), _ref(empty)]}
+
+
+# call -> (its answer's body in DEFS, its answer where no store exists, what it is). The
+# names are the MCP tools' (issue 34) and say the library call: journal_read is
+# store.journal.read, journal_pending store.journal.pending_next_steps, where
+# store.workspace, doctor store.doctor.
+_CALLS: Final = {
+    "journal_read": ("read", "no_store_entries", "the newest entries, one per session"),
+    "journal_latest": ("read", "no_store_entries", "the newest entry (a read of one)"),
+    "journal_pending": ("pending", "no_store_pending", "unresolved next steps"),
+    "journal_search": ("search", "no_store_entries", "a full-text search, best first"),
+    "journal_write": ("write", None, "an entry written, next steps carried forward"),
+    "journal_forget": ("forget", None, "entry versions removed for good"),
+    "summary_add": ("summary", None, "the summary stored"),
+    "cursor_unread": ("unread", "no_store_unread", "what a consumer has not read"),
+    "cursor_advance": ("cursor_move", None, "a cursor moved forward"),
+    "where": ("where", None, "the resolved workspace, worktree, branch and database"),
+    "doctor": ("doctor", None, "every check of the store"),
+}
+
+ANSWERS: Final[dict[str, dict[str, Any]]] = {
+    call: _document(call, what, _found_or(body, empty))
+    for call, (body, empty, what) in _CALLS.items()
+}
+# The newest summary of a scope, or null where there is none: the one answer that is not
+# an object (summaries.py Summaries.latest returns Summary | None).
+ANSWERS["summary_latest"] = _document(
+    "summary_latest",
+    "the newest summary of a scope; null: none",
+    {"anyOf": [_ref("summary"), {"type": "null"}, _ref("no_store_summary")]},
+)
