@@ -40,6 +40,7 @@ def _no_store(args: argparse.Namespace) -> int:
         "resolved_by": r.resolved_by,
         "weak": r.weak,
         "worktree": r.worktree,
+        "worktree_name": r.worktree_name,
         "worktree_root": str(r.worktree_root),
         "branch": r.branch,
         "db_path": str(db),
