@@ -141,7 +141,7 @@ def wake(ctx: StoreContext, branch: str, decode: Decode) -> Wake:
         versions = list(heads)
         if branch and branch not in TRUNKS:
             versions += conn.execute(_BRANCH_TOP, {**keys, "br": branch}).fetchall()
-        count: Any = conn.execute(_RICH_COUNT, keys).fetchall()[0][0]
+        count = conn.execute(_RICH_COUNT, keys).fetchall()[0][0]
         return heads, versions, count, _appearance(conn, keys, heads), complete
 
     with ctx.db.read() as conn:
@@ -200,8 +200,8 @@ def _appearance(
     for r in heads:
         seq, sid = as_int(r[_SEQ]), str(r[_SID])
         if sid:
-            first: Any = conn.execute(_FIRST_SEEN, {**keys, "sid": sid}).fetchall()[0][0]
-            out[seq] = (0, int(first))
+            first = conn.execute(_FIRST_SEEN, {**keys, "sid": sid}).fetchall()[0][0]
+            out[seq] = (0, as_int(first))
         else:
             out[seq] = (1, seq)
     return out
