@@ -17,11 +17,11 @@ from ..limits import MAX_LINE_BYTES
 from ..paths import idfile
 from .admit import refuse_strangers
 from .assign import KnownWorktree
+from .copies import forget_copies
 from .export import BucketsReport, ExportFormat, ExportReport, export, to_buckets
 from .importer import CHUNK_LINES, Importer, ImportReport
 from .mirror import OnLocked, append_own
 from .plan import Plan, as_mapping, as_paths, make_plan
-from .copies import forget_copies
 from .sources import (
     accounted,
     known_ids,
