@@ -79,7 +79,9 @@ def _open(
     if not explicit:
         datadir.check_data_dir(ws_root, trusted=resolved.resolved_by == "SYNAPT_RECALL_ROOT")
     else:
-        _check_named_path(path, read_only)
+        # A database named by hand (--db, $RECALL_SQLITE_DB) is checked before anything
+        # is minted: a typo creates nothing anywhere.
+        storefile.check_store_path(path, creating=not read_only)
     uuid = _workspace_id(ws_root, path, warnings, read_only, force, explicit)
     if not read_only and not explicit:
         ensure_private_dir(os.path.dirname(path))
@@ -134,18 +136,6 @@ def _open(
         "warnings": tuple(warnings),
     }
     return ctx, where
-
-
-def _check_named_path(path: str, read_only: bool) -> None:
-    """A database named by hand (--db, $RECALL_SQLITE_DB): a file, in a directory that
-    exists, checked before anything is minted (a typo creates nothing anywhere)."""
-    if is_dir(path):
-        raise WorkspaceError(
-            f"{path} is a directory: a store is a file (e.g. {os.path.join(path, datadir.DB_FILE)})"
-        )
-    directory = os.path.dirname(path) or "."
-    if not read_only and not is_dir(directory):
-        raise WorkspaceError(f"cannot create {path}: the directory {directory} does not exist")
 
 
 def _workspace_id(
