@@ -3,7 +3,7 @@ host makes of the store, named by the call (`ANSWERS["journal_read"]`), each a w
 document (its `$defs` hold the shared shapes it uses: an entry, a scope, elsewhere, a
 summary, a cursor...). The library's `to_dict()` of the call's result, the CLI's `--json`
 and (next) the MCP server's structured answers are this shape; tests/test_answers.py holds
-all three to it.
+the library and the CLI to it, and to each other.
 
 Strict where strictness catches drift: every key the code always emits is required, the
 objects the project owns admit no other key, integers are integers and null is allowed
@@ -406,8 +406,9 @@ def _found_or(body: str, empty: str | None) -> dict[str, Any]:
 
 # call -> (its answer's body in DEFS, its answer where no store exists, what it is). The
 # names are the MCP tools' (issue 34) and say the library call: journal_read is
-# store.journal.read, journal_pending store.journal.pending_next_steps, where
-# store.workspace, doctor store.doctor.
+# store.journal.read, journal_latest store.journal.latest (`journal read -n 1` on the
+# command line), journal_pending store.journal.pending_next_steps, where store.workspace,
+# doctor store.doctor.
 _CALLS: Final = {
     "journal_read": ("read", "no_store_entries", "the newest entries, one per session"),
     "journal_latest": ("read", "no_store_entries", "the newest entry (a read of one)"),
@@ -427,7 +428,8 @@ ANSWERS: Final[dict[str, dict[str, Any]]] = {
     for call, (body, empty, what) in _CALLS.items()
 }
 # The newest summary of a scope, or null where there is none: the one answer that is not
-# an object (summaries.py Summaries.latest returns Summary | None).
+# an object (summaries.py Summaries.latest returns Summary | None), so not yet an MCP
+# tool's structured answer, which must be one.
 ANSWERS["summary_latest"] = _document(
     "summary_latest",
     "the newest summary of a scope; null: none",
