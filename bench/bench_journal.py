@@ -513,10 +513,10 @@ def bench_wake_indexes(root: Path, n: int) -> list[dict[str, Any]]:
     (journal/wake.py) on a store of `n`, with them and then without them (the same store,
     afterwards; the same versions). Why the floor keeps them: bench_append's
     `floor_no_fulltext_no_wake_indexes` is the floor without them."""
-    from recall_sqlite.journal.wake import wake
+    from recall_sqlite.journal.host.wake import wake
 
     with open_store(root) as s:
-        ctx, decode = context_of(s), s.journal.entries_from_rows
+        ctx, decode = context_of(s), s.journal.host.entries
         branch = "feature/a"  # a branch synapt looks up: every index step is taken
         got = [e.id for e in wake(ctx, branch, decode).versions]
         with_them = median_time(lambda: wake(ctx, branch, decode), repeat=9, min_time=0.05)

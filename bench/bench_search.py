@@ -50,7 +50,7 @@ def _bare_with_entries(store: Any, conn: Any, match: str) -> list[Any]:
     """The bare query, then what any search that returns entries must add: the ten rows
     it names, fetched by seq and decoded into JournalEntries (no scope, no heads)."""
     seqs = [s for (s,) in conn.execute(BARE, (match,)).fetchall()]
-    entries: list[Any] = store.journal.entries_from_rows(_rows_by_seq(conn, seqs))
+    entries: list[Any] = store.journal.host.entries(_rows_by_seq(conn, seqs))
     return entries
 
 
@@ -75,7 +75,7 @@ def _scoped_floor(store: Any, conn: Any, match: str, ws: int, wt: int) -> list[A
     finally:
         conn.execute("COMMIT")
     # The IN list comes back in seq order; the answer is in the ranking's.
-    by_seq = dict(zip((r[0] for r in rows), store.journal.entries_from_rows(rows), strict=True))
+    by_seq = dict(zip((r[0] for r in rows), store.journal.host.entries(rows), strict=True))
     return [by_seq[s] for s in seqs]
 
 

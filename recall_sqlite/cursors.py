@@ -346,7 +346,7 @@ class Cursors:
             # Nothing unread remains up to the branch's end: the skipped tail versions (if
             # any) are passed too, so they are not walked again.
             next_position = max(position, self._branch_end(conn, branch))
-        entries = self._journal.entries_from_rows(rows)
+        entries = JournalEntry.from_rows(rows, self._ctx.worktree_key_of)
         items = [UnreadEntry(int(r[0]), e, bool(r[-1])) for r, e in zip(rows, entries, strict=True)]
         return UnreadResult(
             self._ctx.workspace_uuid, branch, consumer, position, items, next_position, more

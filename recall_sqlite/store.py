@@ -144,7 +144,7 @@ class Store:
     def worktrees(self) -> list[WorktreeInfo]:
         """Every worktree the workspace records, with its entries and whether its root
         still exists on disk (a worktree whose directory is gone keeps its history)."""
-        counts = self.journal.counts_by_worktree()
+        counts = self.journal.host.counts_by_worktree()
         return [
             WorktreeInfo(
                 w.key,
@@ -192,10 +192,10 @@ class Store:
         require_bool("deep", deep)
         return doctor(self._ctx, self.workspace, self.legacy, repair=repair, deep=deep)
 
-    def _search_journal(self, journal: Journal, query: str, n: int, **options: Any) -> Any:
+    def _search_journal(self, query: str, n: int, **options: Any) -> Any:
         from .search.journal import search_journal
 
-        found = search_journal(journal, query, n, vectors=lambda: self.vectors, **options)
+        found = search_journal(self._ctx, query, n, vectors=lambda: self.vectors, **options)
         if self._others is not None and (ahead := self._others()):
             from dataclasses import replace
 

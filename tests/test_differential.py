@@ -101,7 +101,7 @@ def test_reads_match_synapt(tmp_path: Path, entries: list[JournalEntry], n: int)
 
         for sid in ("", "s1", "s2"):
             t_prev = sj.read_previous_meaningful(sid, bucket) if bucket.exists() else None
-            o_prev = store.journal.previous_meaningful(sid)
+            o_prev = store.journal.host.previous_meaningful(sid)
             assert (o_prev and _key(o_prev)) == (t_prev and _key(t_prev))
 
 

@@ -427,13 +427,13 @@ def test_integrity_check_beside_the_other_checks_finds_the_same(
 def _woken(s: Store) -> list[Any]:
     """What the activated session-start hook reads, on a feature branch and at the
     unclean-end check, as plain values."""
-    w = s.journal.wake("feat")
+    w = s.journal.host.wake("feat")
     return [
         [e.to_dict() for e in w.versions],
         [e.to_dict() for e in w.heads],
         w.rich_heads,
         w.complete,
-        [(e.to_dict(), us) for e, us in s.journal.unclean_candidates("s3", 0, 2**62)],
+        [(e.to_dict(), us) for e, us in s.journal.host.unclean_candidates("s3", 0, 2**62)],
     ]
 
 

@@ -103,9 +103,9 @@ def test_meaningful_skips_auto_focus_only_entries(store: Store) -> None:
 def test_previous_meaningful_skips_the_current_session(store: Store) -> None:
     store.journal.append(entry("2026-01-01T10:00:00Z", session_id="a", focus="A"))
     store.journal.append(entry("2026-01-01T11:00:00Z", session_id="b", focus="B"))
-    prev = store.journal.previous_meaningful("b")
+    prev = store.journal.host.previous_meaningful("b")
     assert prev is not None and prev.session_id == "a"
-    newest = store.journal.previous_meaningful("")
+    newest = store.journal.host.previous_meaningful("")
     assert newest is not None and newest.session_id == "b"
 
 
@@ -281,17 +281,17 @@ def test_versions_session_ids_and_done_items_see_every_stored_version(tmp_path: 
         s.journal.append(entry("2026-01-01T03:00:00Z", focus="no session"))
         assert [e.focus for e in s.journal.versions()] == ["stub", "real", "", "no session"]
         assert [e.focus for e in s.journal.versions(session_id="a")] == ["stub", "real", ""]
-        assert s.journal.session_ids() == {"a"}
-        assert s.journal.done_items("a") == ["one", "two"]
+        assert s.journal.host.session_ids() == {"a"}
+        assert s.journal.host.done_items("a") == ["one", "two"]
         assert s.journal.versions(worktree="nope") == []
         assert len(s.journal.read(10).entries) == 2  # reads show one version per session
     with open_store(root / "desk") as d:
         d.journal.append(entry("2026-01-02T00:00:00Z", session_id="b", focus="desk"))
         assert [e.focus for e in d.journal.versions()] == ["desk"]
         assert [e.focus for e in d.journal.versions(worktree=".")][:1] == ["stub"]
-        assert d.journal.session_ids(all_worktrees=True) == {"a", "b"}
-        assert d.journal.done_items("a") == []
-        assert d.journal.done_items("a", all_worktrees=True) == ["one", "two"]
+        assert d.journal.host.session_ids(all_worktrees=True) == {"a", "b"}
+        assert d.journal.host.done_items("a") == []
+        assert d.journal.host.done_items("a", all_worktrees=True) == ["one", "two"]
 
 
 @settings(
@@ -326,5 +326,5 @@ def test_newest_is_latest_without_the_counts(
             )
         for meaningful in (False, True):
             want = s.journal.latest(meaningful=meaningful).entry
-            got = s.journal.newest(meaningful=meaningful)
+            got = s.journal.host.newest(meaningful=meaningful)
             assert (got.id if got else None) == (want.id if want else None)

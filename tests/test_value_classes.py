@@ -29,6 +29,7 @@ SERVICES = {
     "db.Database",
     "store.Store",
     "journal.journal.Journal",
+    "journal.host.JournalHost",
     "summaries.Summaries",
     "cursors.Cursors",
     "vectors.vectors.Vectors",

@@ -3,7 +3,9 @@
 codec.py      the one definition of an entry row (canonical JSON, ids, columns, decoding)
 order.py      the dedup order and the tie order of sessions, defined once
 entry.py      JournalEntry: validation, and building entries from rows
-journal.py    Journal (`store.journal`): append, read, latest, pending, write
+journal.py    Journal (`store.journal`): append, read, latest, pending, write, search, forget
+host.py       JournalHost (`store.journal.host`): what synapt's adapter needs beyond those
+heads.py      the statements both share: newest n heads, the previous meaningful, done lists
 results.py    what its calls return (with scope, total, elsewhere: see scope.py)
 bulk.py       batch inserts with the state row-by-row inserts leave
 carry.py      carry-forward of unresolved next steps

@@ -14,13 +14,10 @@ from ..checks import parse_entry_id, require_bool, require_int, require_list, re
 from ..context import StoreContext
 from ..db import as_bytes, as_int, as_str, translate_any
 from ..errors import FieldTypeError, InvalidEntryError
-from ..jsontext import loads
-from ..memo import memo
 from ..timestamps import now_us, synapt_now
-from . import codec
+from . import codec, heads
 from .carry import is_collapsed, merge_carried_forward, step_key
 from .entry import JournalEntry
-from .order import READ_ORDER
 from .results import AppendResult, PendingResult, ReadResult, WriteResult
 
 TYPE_CHECKING = False
@@ -32,11 +29,11 @@ if TYPE_CHECKING:
 
     from ..db import Hold, Row
     from .forget import FilesHook, ForgetReport
+    from .host import JournalHost
     from .results import EntrySearch
-    from .wake import Wake
 
     # What the store composes in for `search` (search/ depends on this family, never the
-    # reverse): called with the journal, the query and search's own arguments.
+    # reverse): called with the query and search's own arguments.
     Searcher = Callable[..., EntrySearch]
 
 ENTRY_COLUMNS = codec.select_list()
@@ -70,8 +67,12 @@ class Journal:
         self._others = others
 
     @property
-    def context(self) -> StoreContext:
-        return self._ctx
+    def host(self) -> JournalHost:
+        """What a host that serves synapt's own journal calls needs beyond the reads above
+        (journal/host.py): the synapt adapter's helpers, apart from the documented face."""
+        from .host import JournalHost
+
+        return JournalHost(self._ctx)
 
     # -- writing ----------------------------------------------------------------------
 
@@ -159,9 +160,13 @@ class Journal:
             )
         explicit = [s.strip() for s in entry.next_steps if s and s.strip()]
         with self._ctx.db.write() as conn:
-            previous = self._previous_meaningful(conn, session_id)
+            previous = heads.previous_meaningful(conn, self._ctx, session_id)
             earlier_done = (
-                [item for items in self._raw_done(conn, session_id, False) for item in items]
+                [
+                    item
+                    for items in heads.done_lists(conn, self._ctx, session_id, False)
+                    for item in items
+                ]
                 if session_id
                 else []
             )
@@ -236,11 +241,11 @@ class Journal:
         with self._ctx.db.lock:
             conn = self._ctx.db.conn
             try:
-                rows = self._walk(conn, k, n)
+                rows = heads.walk(conn, k, n)
                 total, elsewhere = self._counts(conn, k)
             except (apsw.Error, ValueError, TypeError) as exc:
                 raise translate_any(exc, self._ctx.db.path) from None
-        return ReadResult(self.entries_from_rows(rows), k.public(self._ctx), total, elsewhere)
+        return ReadResult(self._entries(rows), k.public(self._ctx), total, elsewhere)
 
     def latest(
         self, meaningful: bool = False, *, branch: str | None = None, all_worktrees: bool = False
@@ -248,38 +253,22 @@ class Journal:
         """read(n=1): `.entry` is the newest (meaningful) entry or None."""
         return self.read(1, branch=branch, all_worktrees=all_worktrees, meaningful=meaningful)
 
-    def newest(self, meaningful: bool = False) -> JournalEntry | None:
-        """The newest entry of the current worktree (`latest().entry`) without the counts
-        a read carries: one index step, for hosts that only want the entry."""
-        k = scope.keys(self._ctx, None, False, meaningful, error=InvalidEntryError)
-        with self._ctx.db.lock:
-            try:
-                rows = self._walk(self._ctx.db.conn, k, 1)
-            except (apsw.Error, UnicodeDecodeError) as exc:
-                raise translate_any(exc, self._ctx.db.path) from None
-        return self.entry_from_row(rows[0]) if rows else None
-
-    def previous_meaningful(self, current_session_id: str = "") -> JournalEntry | None:
-        """The newest meaningful entry of another session (what a write carries from)."""
-        with self._ctx.db.read() as conn:
-            return self._previous_meaningful(conn, current_session_id)
-
     def pending_next_steps(self, *, all_worktrees: bool = False) -> PendingResult:
         """Unresolved next steps across the newest sessions (synapt's window of 20), newest
         wording first; a step is resolved when any version of a session in that window
         lists it as done."""
         k = scope.keys(self._ctx, None, all_worktrees, False)
         with self._ctx.db.read() as conn:
-            heads = self.entries_from_rows(self._walk(conn, k, PENDING_WINDOW))
-            sessions = {e.session_id for e in heads}
+            newest = self._entries(heads.walk(conn, k, PENDING_WINDOW))
+            sessions = {e.session_id for e in newest}
             done_keys: set[str] = set()
             for sid in sessions:
-                for items in self._raw_done(conn, sid, all_worktrees):
+                for items in heads.done_lists(conn, self._ctx, sid, all_worktrees):
                     done_keys.update(step_key(i) for i in items if i and i.strip())
             _, elsewhere = self._counts(conn, k)
         seen: set[str] = set()
         pending: list[str] = []
-        for e in heads:
+        for e in newest:
             for step in e.next_steps:
                 if not step or not step.strip() or is_collapsed(step):
                     continue
@@ -321,78 +310,7 @@ class Journal:
         if session_id is not None:
             sql += " AND session_id = ?"
             params.append(session_id)
-        return self.entries_from_rows(self._ctx.db.query(sql + " ORDER BY seq", params))
-
-    def version_rows(self, fields: Sequence[str]) -> list[Row]:
-        """(position, shown, richness, *fields) of every stored version in the current
-        worktree, oldest insertion first: `shown` 1 for the version reads show of its
-        session, `richness` how many of focus/done/decisions/next_steps it has. `fields`
-        are scalar fields (not the lists, see version_lists). For hosts that rebuild a
-        journal file's view cheaply (synapt's adapter)."""
-        bad = [f for f in fields if f not in _SCALAR_FIELDS]
-        if bad:
-            raise InvalidEntryError(f"not scalar entry fields: {bad}")
-        ctx = self._ctx
-        return ctx.db.query(
-            f"SELECT seq, head_wt, rich{''.join(', ' + f for f in fields)} FROM journal_entries"
-            " WHERE workspace_id = ? AND worktree_id = ? ORDER BY seq",
-            (ctx.workspace_pk, ctx.worktree_pk),
-        )
-
-    def version_lists(self, positions: Sequence[int] | None = None) -> dict[int, list[SQLiteValue]]:
-        """position -> [done, decisions, next_steps, files_modified, git_log, extra] of the
-        given versions of the current worktree (None: all of them)."""
-        ctx = self._ctx
-        lists = codec.SELECT_INDEX["lists"]
-        sql = f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE workspace_id = ?"
-        params: list[Any] = [ctx.workspace_pk]
-        if positions is None:
-            sql += " AND worktree_id = ?"
-            params.append(ctx.worktree_pk)
-        else:
-            sql += " AND seq IN (SELECT value FROM json_each(?))"
-            listed = ",".join([str(require_int("position", p)) for p in positions])
-            params.append(f"[{listed}]")
-        rows = ctx.db.query(sql, params)
-        if not rows:
-            return {}
-        try:
-            decoded = loads(f"[{','.join(as_str(r[lists]) for r in rows)}]")
-        except (ValueError, RecursionError):
-            raise InvalidEntryError(
-                "a stored entry's list or extra column is not valid JSON"
-                " (run `recall-sqlite doctor`)"
-            ) from None
-        return {as_int(r[0]): d for r, d in zip(rows, decoded, strict=True)}
-
-    def counts_by_worktree(self) -> dict[int, tuple[int, int]]:
-        """worktrees.id -> (versions stored, sessions shown) of every worktree of the
-        workspace that holds entries."""
-        return {
-            as_int(w): (as_int(n), as_int(h))
-            for w, n, h in self._ctx.db.query(
-                "SELECT worktree_id, count(*), coalesce(sum(head_wt), 0) FROM journal_entries"
-                " WHERE workspace_id = ? GROUP BY worktree_id",
-                (self._ctx.workspace_pk,),
-            )
-        }
-
-    def session_ids(self, *, all_worktrees: bool = False) -> set[str]:
-        """The session ids stored in scope (entries without one are not a session)."""
-        ctx = self._ctx
-        sql = "SELECT DISTINCT session_id FROM journal_entries WHERE workspace_id = ?"
-        params: list[Any] = [ctx.workspace_pk]
-        if not all_worktrees:
-            sql += " AND worktree_id = ?"
-            params.append(ctx.worktree_pk)
-        return {str(sid) for (sid,) in ctx.db.query(sql + " AND session_id <> ''", params)}
-
-    def done_items(self, session_id: str, *, all_worktrees: bool = False) -> list[str]:
-        """The done items of every stored version of a session, oldest version first."""
-        with self._ctx.db.read() as conn:
-            return [
-                item for items in self._raw_done(conn, session_id, all_worktrees) for item in items
-            ]
+        return self._entries(self._ctx.db.query(sql + " ORDER BY seq", params))
 
     def search(
         self,
@@ -412,7 +330,6 @@ class Journal:
         if self._searcher is None:
             raise InvalidEntryError("this journal was built without search (use open_store)")
         return self._searcher(
-            self,
             query,
             n,
             branch=branch,
@@ -423,22 +340,6 @@ class Journal:
             fusion=fusion,
         )
 
-    def wake(self, branch: str) -> Wake:
-        """What synapt's session start reads of this worktree's journal, in a few index
-        steps (journal/wake.py; the activated hook)."""
-        from .wake import wake
-
-        return wake(self._ctx, branch, self.entries_from_rows)
-
-    def unclean_candidates(
-        self, session_id: str, lo_us: int, hi_us: int
-    ) -> list[tuple[JournalEntry, int]]:
-        """The authored heads synapt's unclean-end check needs, each with its instant in
-        epoch microseconds (journal/wake.py)."""
-        from .wake import unclean_candidates
-
-        return unclean_candidates(self._ctx, session_id, lo_us, hi_us, self.entries_from_rows)
-
     def get(self, entry_id_hex: str) -> JournalEntry | None:
         """One stored version by id, within this workspace only; None when it has none of
         that id. Anything but an id (32 hex digits) raises InvalidEntryError."""
@@ -447,15 +348,9 @@ class Journal:
             f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE id = ? AND workspace_id = ?",
             (raw, self._ctx.workspace_pk),
         )
-        return self.entry_from_row(rows[0]) if rows else None
+        return self._entries(rows[:1])[0] if rows else None
 
     # -- internals ----------------------------------------------------------------------
-
-    def _walk(self, conn: Connection, k: scope.Keys, n: int) -> list[Row]:
-        params = k.params()
-        params["n"] = n
-        rows: list[tuple[Any, ...]] = conn.execute(_walk_sql(k.shown_sql("")), params).fetchall()
-        return rows
 
     def _counts(self, conn: Connection, k: scope.Keys) -> tuple[int, scope.Elsewhere]:
         total, elsewhere = scope.totals(conn.execute(k.counts_sql(), k.params()))
@@ -463,47 +358,8 @@ class Journal:
             elsewhere = elsewhere.with_machines(self._others())
         return total, elsewhere
 
-    def _previous_meaningful(
-        self, conn: Connection, current_session_id: str
-    ) -> JournalEntry | None:
-        ctx = self._ctx
-        params: list[Any] = [ctx.workspace_pk, ctx.worktree_pk]
-        skip = ""
-        # An empty current id excludes nothing (synapt skips only a named session).
-        if current_session_id:
-            skip = " AND session_id <> ?"
-            params.append(current_session_id)
-        sql = (
-            f"SELECT {ENTRY_COLUMNS} FROM journal_entries"
-            " WHERE workspace_id = ? AND worktree_id = ?"
-            f" AND head_wt = 1 AND meaningful = 1{skip} ORDER BY {READ_ORDER} LIMIT 1"
-        )
-        rows = conn.execute(sql, params).fetchall()
-        return self.entry_from_row(rows[0]) if rows else None
-
-    def _raw_done(self, conn: Connection, session_id: str, all_worktrees: bool) -> list[list[str]]:
-        """The done list of every stored version of a session, oldest first."""
-        sql = "SELECT done FROM journal_entries WHERE workspace_id = ? AND session_id = ?"
-        params: list[Any] = [self._ctx.workspace_pk, session_id]
-        if not all_worktrees:
-            sql += " AND worktree_id = ?"
-            params.append(self._ctx.worktree_pk)
-        return [loads(done) for (done,) in conn.execute(sql + " ORDER BY seq", params)]
-
-    def entry_from_row(self, r: Sequence[SQLiteValue]) -> JournalEntry:
-        """A JournalEntry from a row that starts with codec.select_list()."""
-        return self.entries_from_rows([r])[0]
-
-    def entries_from_rows(self, rows: Sequence[Sequence[SQLiteValue]]) -> list[JournalEntry]:
+    def _entries(self, rows: Sequence[Sequence[SQLiteValue]]) -> list[JournalEntry]:
         return JournalEntry.from_rows(rows, self._ctx.worktree_key_of)
-
-
-@memo
-def _walk_sql(shown: str) -> str:
-    """The "newest n" statement of one scope shape: a walk of one partial head index."""
-    return (
-        f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE {shown} ORDER BY {READ_ORDER} LIMIT :n"
-    )
 
 
 def _list(name: str, value: object) -> list[str]:

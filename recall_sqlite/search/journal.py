@@ -15,6 +15,7 @@ from .. import scope
 from ..checks import require_int
 from ..db import as_float, as_int
 from ..journal.deferred import hinted
+from ..journal.entry import JournalEntry
 from ..journal.journal import ENTRY_COLUMNS
 from ..journal.order import READ_ORDER
 from .fusion import FUSION_DEPTH, Candidate, Fusion, check_hybrid, rank, vector_ranking
@@ -27,9 +28,8 @@ if TYPE_CHECKING:
 
     from apsw import Connection
 
+    from ..context import StoreContext
     from ..db import Row
-    from ..journal.entry import JournalEntry
-    from ..journal.journal import Journal
     from ..journal.results import EntrySearch
     from ..vectors.vectors import Vectors
 
@@ -67,7 +67,7 @@ SELECT m.seq, m.score, m.cat, counts.here, counts.worktrees, counts.branches, m.
 
 
 def search_journal(
-    journal: Journal,
+    ctx: StoreContext,
     query: object,
     n: int = 10,
     *,
@@ -82,10 +82,9 @@ def search_journal(
     """Entries matching `query`, best first, in the scope `journal.read` would cover.
     `vectors` gives the store's vector family for a hybrid search (its matrix cache)."""
     n = require_int("n", n, minimum=0)
-    k = scope.keys(journal.context, branch, all_worktrees, meaningful)
+    k = scope.keys(ctx, branch, all_worktrees, meaningful)
     check_hybrid(vector, model, fusion)
     parsed = parse_query(query)
-    ctx = journal.context
     hybrid = vector is not None
     # The vector side first: Vectors.search takes its own read transaction.
     vec_hits: list[tuple[str, float]] = []
@@ -114,9 +113,9 @@ def search_journal(
                 total, elsewhere = scope.totals(((0, first[3]), (1, first[4]), (2, first[5])))
             text_rows = [r for r in rows if r[2] == scope.IN_SCOPE][:depth]
         if hybrid:
-            hits = _fused(conn, journal, parsed.match, text_rows, vec_hits, n, fusion, k)
+            hits = _fused(conn, ctx, parsed.match, text_rows, vec_hits, n, fusion, k)
         else:
-            hits = _ranked(conn, journal, parsed.match, text_rows[:n])
+            hits = _ranked(conn, ctx, parsed.match, text_rows[:n])
     return EntrySearchResult(
         hits,
         k.public(ctx),
@@ -128,11 +127,10 @@ def search_journal(
     )
 
 
-def _ranked(conn: Connection, journal: Journal, match: str, rows: list[Row]) -> list[EntryHit]:
+def _ranked(conn: Connection, ctx: StoreContext, match: str, rows: list[Row]) -> list[EntryHit]:
     """Text hits in the statement's order (already the ranking: no fusion to weigh)."""
-    ctx = journal.context
     seqs = [as_int(r[0]) for r in rows]
-    entries = _entries_by_seq(conn, journal, seqs)
+    entries = _entries_by_seq(conn, ctx, seqs)
     hits = []
     for place, (seq, r) in enumerate(zip(seqs, rows, strict=True), 1):
         e = entries[seq]
@@ -143,7 +141,7 @@ def _ranked(conn: Connection, journal: Journal, match: str, rows: list[Row]) -> 
 
 def _fused(
     conn: Connection,
-    journal: Journal,
+    ctx: StoreContext,
     match: str,
     text_rows: list[Row],
     vec_hits: list[tuple[str, float]],
@@ -152,7 +150,6 @@ def _fused(
     k: scope.Keys,
 ) -> list[EntryHit]:
     """The text and vector rankings of one scope, fused."""
-    ctx = journal.context
     cands: dict[int, Candidate] = {}
     for place, r in enumerate(text_rows, 1):
         cands[as_int(r[0])] = Candidate(
@@ -161,7 +158,7 @@ def _fused(
     if vec_hits:
         _add_vector_entries(conn, k.workspace_pk, vec_hits, cands, k.meaningful)
     chosen = rank(cands, n, fusion)
-    entries = _entries_by_seq(conn, journal, [c.key for c in chosen])
+    entries = _entries_by_seq(conn, ctx, [c.key for c in chosen])
     return [
         EntryHit(
             entries[c.key],
@@ -206,11 +203,16 @@ def _add_vector_entries(
         c.vector_rank, c.vector_score = place, score
 
 
-def _entries_by_seq(conn: Connection, journal: Journal, seqs: list[int]) -> dict[int, JournalEntry]:
+def _entries_by_seq(
+    conn: Connection, ctx: StoreContext, seqs: list[int]
+) -> dict[int, JournalEntry]:
     if not seqs:
         return {}
     rows = conn.execute(
         f"SELECT {ENTRY_COLUMNS} FROM journal_entries WHERE seq IN ({','.join('?' * len(seqs))})",
         seqs,
     ).fetchall()
-    return {as_int(r[0]): e for r, e in zip(rows, journal.entries_from_rows(rows), strict=True)}
+    return {
+        as_int(r[0]): e
+        for r, e in zip(rows, JournalEntry.from_rows(rows, ctx.worktree_key_of), strict=True)
+    }

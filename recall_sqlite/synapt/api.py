@@ -131,7 +131,7 @@ def read_latest(path: Path | None = None, meaningful: bool = False) -> Any:
     opened = _open(path)
     if opened is None:
         return ORIGINAL["read_latest"](path, meaningful)
-    entry = opened[0].journal.newest(meaningful=bool(meaningful))
+    entry = opened[0].journal.host.newest(meaningful=bool(meaningful))
     return to_synapt(entry) if entry is not None else None
 
 
@@ -140,7 +140,7 @@ def read_previous_meaningful(current_session_id: str = "", path: Path | None = N
     opened = _open(path)
     if opened is None:
         return ORIGINAL["read_previous_meaningful"](current_session_id, path)
-    entry = opened[0].journal.previous_meaningful(current_session_id or "")
+    entry = opened[0].journal.host.previous_meaningful(current_session_id or "")
     return to_synapt(entry) if entry is not None else None
 
 
@@ -161,7 +161,7 @@ def session_done_items(session_id: str, path: Path | None = None) -> list[str]:
         return got
     if not session_id:
         return []
-    return opened[0].journal.done_items(session_id)
+    return opened[0].journal.host.done_items(session_id)
 
 
 @_answering
@@ -197,7 +197,7 @@ def _read_all_session_ids(journal_path: Path) -> set[str]:
     if opened is None:
         got: set[str] = ORIGINAL["_read_all_session_ids"](journal_path)
         return got
-    return opened[0].journal.session_ids()
+    return opened[0].journal.host.session_ids()
 
 
 _PAGE = 64

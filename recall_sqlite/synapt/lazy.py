@@ -112,9 +112,9 @@ class _Source:
         try:
             if single:
                 self.singles += 1
-                by_seq = self.store.journal.version_lists([self.seqs[i]])
+                by_seq = self.store.journal.host.version_lists([self.seqs[i]])
             else:
-                by_seq = self.store.journal.version_lists()
+                by_seq = self.store.journal.host.version_lists()
         except RecallError as exc:
             raise HostError(f"recall-sqlite store: {exc}") from None
         todo = [i] if single else [j for j, e in enumerate(self.entries) if _ROW in e.__dict__]
@@ -163,7 +163,7 @@ def read_versions(store: Store) -> Versions:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        rows = store.journal.version_rows(SCALAR_FIELDS)
+        rows = store.journal.host.version_rows(SCALAR_FIELDS)
         return _build(store, rows)
     finally:
         if collecting:

@@ -135,7 +135,7 @@ def _view(project: Any) -> View | None:
     store, target = opened
     if not target.journal.exists():
         return None  # synapt takes its other branch, which reads nothing
-    wake = store.journal.wake(sj._get_branch(str(project)))
+    wake = store.journal.host.wake(sj._get_branch(str(project)))
     if not wake.complete:
         return None
     versions = [api.to_synapt(e) for e in wake.versions]
@@ -251,7 +251,7 @@ def _equivalent(view: View, rs: Any, session_id: str, last: float, grace: float)
     from . import api
 
     margin = grace + 2.0
-    found = view.store.journal.unclean_candidates(
+    found = view.store.journal.host.unclean_candidates(
         session_id, int((last - margin) * 1e6), int((last + margin) * 1e6)
     )
     # synapt reads the instant with its own parser: where it reads another one than the
