@@ -49,7 +49,7 @@ ANSWERS = {
     "summary search": "gateway",
     "cursor unread": "1 unread",
     "vectors stats": "m1",
-    "vectors search": "searched",
+    "vectors search": "of 1 in scope",
 }
 
 
