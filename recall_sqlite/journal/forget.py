@@ -24,10 +24,7 @@ from __future__ import annotations
 from .._record import Frozen
 from ..checks import parse_entry_id, require_bool, require_text
 from ..db import as_bytes, as_int, as_str, merge_fts
-from ..db import checkpoint as checkpoint
 from ..errors import InvalidInputError, UnknownEntryError
-
-# The store-wide checkpoint is the engine's (db.py); its name stays here for sync/run.py.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -191,7 +191,7 @@ class Supervisor:
             self._wal = (size, now)
         idle = now - self._wal[1] >= WAL_IDLE_S
         if size > WAL_HARD or (size > WAL_SOFT and idle):
-            from ..journal.forget import checkpoint
+            from ..db import checkpoint
 
             db = self.ctx.db
             with self.hold(), db.lock:
