@@ -513,7 +513,7 @@ def bench_wake_indexes(root: Path, n: int) -> list[dict[str, Any]]:
     (journal/wake.py) on a store of `n`, with them and then without them (the same store,
     afterwards; the same versions). Why the floor keeps them: bench_append's
     `floor_no_fulltext_no_wake_indexes` is the floor without them."""
-    from recall_sqlite.journal.host.wake import wake
+    from recall_sqlite.journal.wake import wake
 
     with open_store(root) as s:
         ctx, decode = context_of(s), s.journal.host.entries

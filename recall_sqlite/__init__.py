@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 __version__ = "0.1.0"
 
 # The public face, name -> the module that defines it: the one list of it. (The typed
-# imports at the bottom say the same for type checkers; tests/test_architecture.py holds
+# imports at the bottom say the same for type checkers; tests/house/test_architecture.py holds
 # the two equal.)
 _EXPORTS: dict[str, str] = {
     "open_store": "store",

@@ -2,8 +2,8 @@
 host makes of the store, named by the call (`ANSWERS["journal_read"]`), each a whole
 document (its `$defs` hold the shared shapes it uses: an entry, a scope, elsewhere, a
 summary, a cursor...). The library's `to_dict()` of the call's result, the CLI's `--json`
-and (next) the MCP server's structured answers are this shape; tests/test_answers.py holds
-the library and the CLI to it, and to each other.
+and (next) the MCP server's structured answers are this shape;
+tests/unit/answers/test_answers.py holds the library and the CLI to it, and to each other.
 
 Strict where strictness catches drift: every key the code always emits is required, the
 objects the project owns admit no other key, integers are integers and null is allowed
@@ -11,7 +11,7 @@ only where it occurs. A read command where no store exists yet answers its empty
 beside `"store": null` (nothing was created): each read's schema admits that too.
 
 Pure data, importing nothing (not even `typing` at run time): a `journal read` never loads
-it (the start-up budget of tests/test_architecture.py); the CLI does not need it either."""
+it (the start-up budget of tests/house/test_architecture.py); the CLI does not need it either."""
 
 from __future__ import annotations
 

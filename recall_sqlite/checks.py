@@ -1,7 +1,7 @@
 """Every check of a caller-supplied value, written once: what text SQLite round-trips, what
 counts as an integer, a flag, a list, a choice, a path, an entry id. The families, the
 search, the vectors, the migration of synapt's files and `open_store` call these, so the
-same mistake gets the same message everywhere; `tests/test_checks_home.py` fails when a
+same mistake gets the same message everywhere; `tests/house/test_checks_home.py` fails when a
 module checks a caller's value by hand. Limits are in limits.py.
 
 Each check raises `error` (default InvalidInputError), any RecallError subclass: the class

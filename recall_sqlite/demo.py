@@ -8,7 +8,7 @@ ran from (unless that directory holds `.git`) and names the bucket after the rep
 a linked worktree gets a bucket named after its directory in the main checkout's store,
 and its subdirectories get nested stores of their own. `WRITES` lists which session was
 written from which directory; synapt_layout says where synapt puts each and writes the
-line as synapt's `append_entry` does (tests/test_demo.py runs synapt itself in the same
+line as synapt's `append_entry` does (tests/unit/demo/test_demo.py runs synapt itself in the same
 layout and compares), so the demo needs nothing installed but this package;
 with `git` missing it writes a minimal valid `.git` (and linked-worktree metadata) itself.
 """

@@ -4,8 +4,8 @@ process (bench/RESULTS.md, row 'CLI start: json'). Writes, which pay a commit an
 use `json` itself.
 
 `loads` answers what json.loads answers for every text; `pretty` writes what
-json.dumps(value, indent=2, ensure_ascii=False) writes (tests/test_jsontext.py holds both to
-json's own answers)."""
+json.dumps(value, indent=2, ensure_ascii=False) writes
+(tests/unit/jsontext/test_jsontext.py holds both to json's own answers)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ computes it for a directory a process starts in:
 * a line is `json.dumps(asdict(entry))`: the fields in `FIELDS` order, default separators,
   ASCII escapes; appended under an exclusive `flock` of the file.
 
-tests/test_synapt_layout.py runs stock synapt in each layout and compares.
+tests/unit/synapt_layout/test_synapt_layout.py runs stock synapt in each layout and compares.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Shared fixtures: every test runs with a private HOME and none of the identity
-environment variables of the machine it runs on."""
+environment variables of the machine it runs on; the workspaces, repositories, stores and
+the activated synapt adapter the tests stand in (helpers.py holds the plain functions)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from recall_sqlite import Store, open_store
+from tests.helpers import new_repo, synapt_activated
 
 IDENTITY_ENV = (
     "SYNAPT_RECALL_ROOT",
@@ -50,6 +52,22 @@ def store(workspace_root: Path) -> Iterator[Store]:
         yield s
     finally:
         s.close()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository (branch main, one empty commit) at tmp_path/repo, with the
+    subdirectory server/api a user may run an agent from."""
+    root = new_repo(tmp_path / "repo")
+    (root / "server" / "api").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def activated() -> Iterator[None]:
+    """synapt 0.30.0 with the adapter activated (its journal on the store) for one test."""
+    with synapt_activated():
+        yield
 
 
 def entry(ts: str = "2026-01-01T00:00:00+00:00", **fields: object) -> dict[str, object]:

@@ -4,14 +4,18 @@ process, or in this one with captured output)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+REPO = Path(__file__).resolve().parent.parent  # the checkout the tests run from
+TESTS = REPO / "tests"
 # The variables that say where a process stands: a test's subprocess never inherits them.
 IDENTITY_PREFIXES = ("SYNAPT_", "GRIPSPACE_", "RECALL_SQLITE_")
 CLI = [sys.executable, "-m", "recall_sqlite.cli"]
@@ -100,6 +104,18 @@ def stock_write(cwd: Path, home: Path, focus: str) -> None:
     """A journal entry written by stock synapt's CLI from `cwd` (where it puts it is synapt's)."""
     res = stock_synapt(cwd, home, "recall", "journal", "--write", "--focus", focus)
     assert res.returncode == 0, res.stderr
+
+
+@contextlib.contextmanager
+def synapt_activated() -> Iterator[None]:
+    """synapt 0.30.0 with the adapter activated for the block (recall_sqlite.synapt.patch)."""
+    from recall_sqlite.synapt import patch
+
+    patch.activate()
+    try:
+        yield
+    finally:
+        patch.deactivate()
 
 
 def cli_here(capsys: pytest.CaptureFixture[str], store: Any, *argv: str) -> tuple[int, str, str]:

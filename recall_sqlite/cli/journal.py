@@ -30,7 +30,7 @@ def _count(text: str) -> int:
 
 # `journal read`'s options as cli/__init__.py reads a command line without argparse: each
 # exact spelling -> (its dest, how its value is read; None for a flag), and the defaults.
-# register() below is argparse's side; tests/test_cli_quick.py holds both to one answer.
+# register() below is argparse's side; tests/unit/cli/test_cli_quick.py holds both to one answer.
 READ_OPTIONS: dict[str, tuple[str, Callable[[str], Any] | None]] = {
     "-n": ("n", _count),
     "--branch": ("branch", str),

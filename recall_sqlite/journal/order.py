@@ -17,8 +17,8 @@ at the very same microsecond.
 
 Everything that applies the orders is made from these definitions or held to them by a
 test: derived.py's window queries use `order_by()`, journal/bulk.py's replay compares
-`py_key()`s, and tests/test_order.py checks that schema.sql's triggers say `beats()` and
-`order_by()`, and that all of them agree on random histories."""
+`py_key()`s, and tests/unit/journal/test_order.py checks that schema.sql's triggers say
+`beats()` and `order_by()`, and that all of them agree on random histories."""
 
 from __future__ import annotations
 

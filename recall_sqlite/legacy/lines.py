@@ -3,7 +3,7 @@ of what was read, and the classification of one line into an entry or a quaranti
 
 Shared by survey, import and verify so the three can never disagree about what a line is.
 The hot path (a well-formed line written by synapt) avoids the general validator and
-builds the journal row with the journal codec directly; tests/test_legacy_synapt.py proves
+builds the journal row with the journal codec directly; tests/behaviour/test_legacy_synapt.py proves
 it produces exactly what `JournalEntry.from_mapping` and the journal's own row would.
 """
 

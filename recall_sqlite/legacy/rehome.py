@@ -13,7 +13,7 @@ it. Re-homing source S to worktree T moves a version S supplied unless
 
 Whatever stays (and is not in T already) is counted as `stayed`. So every version an
 import created lies in the worktree of one of the sources that supplied it, whatever the
-order of imports and re-homes (tests/test_rehome.py holds this), a version all of whose
+order of imports and re-homes (tests/unit/legacy/test_rehome.py holds this), a version all of whose
 sources agree lies in their worktree, and a re-run moves nothing.
 
 All versions of the file (a rewrite supersedes a version; its rows stay) move with it,

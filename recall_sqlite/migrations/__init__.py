@@ -8,8 +8,8 @@ version some release wrote, never between two. Steps are forward only; there is 
 back to an older version, and an older recall-sqlite refuses a newer file untouched.
 
 A step is a module `vNNN_<what>.py` here with `migrate(conn)`, taking the store from
-version NNN - 1 to NNN; list it in STEPS. tests/test_migrations.py opens the frozen store
-of every earlier version (tests/stores/) and compares it with a fresh one.
+version NNN - 1 to NNN; list it in STEPS. tests/unit/migrations/test_migrations.py opens the
+frozen store of every earlier version (tests/stores/) and compares it with a fresh one.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ aside, created anew, the rows copied with their seqs (ids and sid_order computed
 heads and counts recomputed, the old tables dropped, indexes and triggers created again.
 
 Self-contained: the SQL and the id/tie/uid formulas below are frozen copies of v7's
-(tests/test_migrations.py holds them equal to the live code's at v7), never read from the
+(tests/unit/migrations/test_migrations.py holds them equal to the live code's at v7), never read from the
 live modules, so a later change there cannot change what this step does.
 """
 

@@ -6,7 +6,7 @@ The path code works on `str` paths with os.path, never pathlib: importing pathli
 `re`, `fnmatch` and `urllib.parse`, a large part of a hook's `journal read` process
 (bench/RESULTS.md, row 'CLI start: re').
 `pure` spells a path as pathlib would (so messages and keys are unchanged) and `real`
-resolves it as Path.resolve does; tests/test_path_text.py holds both to pathlib."""
+resolves it as Path.resolve does; tests/unit/paths/test_path_text.py holds both to pathlib."""
 
 from __future__ import annotations
 

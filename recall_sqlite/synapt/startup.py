@@ -14,7 +14,7 @@ derives from them is what the whole history gives.
   are in it, ties included.
 * Anything unusual goes to synapt's own path, as before this module existed: another build
   of synapt (its functions' code is fingerprinted), no store or mirror, a store error, too
-  many ties, a re-entrant call, a read by any other caller. tests/test_synapt_startup.py
+  many ties, a re-entrant call, a read by any other caller. tests/unit/synapt/test_synapt_startup.py
   holds the output equal to stock synapt's, line for line, on random histories."""
 
 from __future__ import annotations

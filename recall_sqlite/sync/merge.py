@@ -1,6 +1,6 @@
 """Merging another machine's store into this one: the union of what both hold, minus what
 either forgot, decided by content so every machine reaches the same state whatever the
-order of its pulls (idempotent, commutative; tests/test_sync_merge.py holds it).
+order of its pulls (idempotent, commutative; tests/unit/sync/test_sync_merge.py holds it).
 
 What travels, and the rule that makes it converge:
 

@@ -4,7 +4,7 @@ Run once per released schema version, with the code of that version, and commit 
 result: `python tests/stores/make_store.py tests/stores/v1`. The directory gets
 `store.db` (checkpointed, rollback journal mode, so one file holds everything) and
 `expected.json`: the workspace id and what the reads of that version answered. Later
-versions must migrate the file and give the same answers (tests/test_migrations.py).
+versions must migrate the file and give the same answers (tests/unit/migrations/test_migrations.py).
 
 Only public API is used, so the script keeps running on later versions too (a fixture of
 the current version can be rebuilt by hand to compare).

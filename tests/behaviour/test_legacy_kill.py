@@ -1,0 +1,156 @@
+"""kill -9 of the import at random points, then a re-run: the store must end exactly as an
+uninterrupted import leaves it (same rows in the same order, same provenance, quarantine
+and source records)."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recall_sqlite import open_store
+from recall_sqlite.demo import synapt_line
+from recall_sqlite.doctor.schema import differences
+from recall_sqlite.store import context_of
+from tests.conftest import make_workspace
+
+CHILD = """
+import sys
+import pytest
+
+from recall_sqlite import open_store
+from recall_sqlite.doctor.schema import differences
+root = sys.argv[1]
+defer = {"yes": True, "no": False}[sys.argv[3]]
+with open_store(root, root=root) as store:
+    print("start", flush=True)
+    store.legacy.import_paths([root], chunk_lines=int(sys.argv[2]), defer_indexes=defer)
+print("done", flush=True)
+"""
+
+
+def _corpus(root: Path, rng: random.Random) -> None:
+    pool = [
+        synapt_line(
+            timestamp=f"2026-01-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00+00:00",
+            session_id=f"s{i % 700}",
+            focus=f"focus {i}",
+            auto=bool(i % 3),
+            done=[f"done {i}"] if i % 2 else [],
+            files_modified=[f"f{i}.py"],
+        )
+        for i in range(1500)
+    ]
+    for name in ("proj", "server", "docs"):
+        lines = [rng.choice(pool) for _ in range(900)]
+        lines.insert(rng.randrange(len(lines)), "{not json")
+        path = root / ".synapt" / "recall" / "worktrees" / name / "journal.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("\n".join(lines) + "\n")
+
+
+def _clone(src: Path, dst: Path) -> Path:
+    """Same files, no database (and no workspace id: an id without its store is a lost store)."""
+    shutil.copytree(src, dst)
+    for p in (dst / ".synapt" / "recall").glob("recall-sqlite.db*"):
+        p.unlink()
+    (dst / ".synapt" / "recall" / "workspace.json").unlink(missing_ok=True)
+    return dst
+
+
+def _snapshot(root: Path) -> dict[str, Any]:
+    with open_store(root, root=root) as store:
+        q = context_of(store).db.query
+        prefix = len(str(root))
+        return {
+            "entries": q(
+                "SELECT seq, hex(id), worktree_id, session_id, timestamp, head_wt,"
+                " head_ws, sid_order FROM journal_entries ORDER BY seq"
+            ),
+            "provenance": [
+                (p[prefix:], *rest)
+                for p, *rest in q(
+                    "SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
+                    " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2"
+                )
+            ],
+            "quarantine": [
+                (p[prefix:], *rest)
+                for p, *rest in q(
+                    "SELECT s.path, q.line, q.raw, q.reason FROM quarantine q"
+                    " JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2"
+                )
+            ],
+            "sources": [
+                (p[prefix:], *rest)
+                for p, *rest in q(
+                    "SELECT path, version, size, sha256, lines, imported, duplicates, quarantined,"
+                    " complete FROM import_sources ORDER BY 1"
+                )
+            ],
+            "counts": q("SELECT * FROM journal_counts_wt ORDER BY 1, 2, 3"),
+        }
+
+
+def _run(root: Path, kill_after: float | None, defer: str = "no") -> float:
+    """Import in a child process; SIGKILL it `kill_after` seconds after it has opened the
+    store. Returns how long the import ran, or 0.0 when it was killed before finishing."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root), "25", defer],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "start"
+    started = time.monotonic()
+    if kill_after is None:
+        assert child.wait(timeout=120) == 0
+        return time.monotonic() - started
+    time.sleep(kill_after)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    return 0.0 if child.returncode == -signal.SIGKILL else time.monotonic() - started
+
+
+@pytest.mark.parametrize("defer", ["no", "yes"])
+def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(
+    tmp_path: Path, defer: str
+) -> None:
+    """Row by row and as a bulk load that builds the head indexes after its rows: a kill
+    leaves them unbuilt, and the run after it builds them."""
+    rng = random.Random(0x5EED)
+    base = make_workspace(tmp_path / "base")
+    _corpus(base, rng)
+    open_store(base).close()  # mint the workspace id every clone shares
+    reference = _clone(base, tmp_path / "reference")
+    duration = _run(reference, None)
+    want = _snapshot(reference)
+    assert len(want["entries"]) > 1000 and len(want["quarantine"]) == 3
+
+    interrupted = 0
+    for attempt in range(2):
+        victim = _clone(base, tmp_path / f"victim{attempt}")
+        # Several kills in a row on the same store, each at a random point of the run.
+        for _ in range(2 if attempt == 0 else 1):
+            if not _run(victim, rng.uniform(0.05, 0.9) * duration, defer):
+                interrupted += 1
+        _run(victim, None, defer)
+        assert _snapshot(victim) == want
+        with open_store(victim, root=victim) as store:
+            assert store.legacy.verify([victim], deep=True).ok
+            with context_of(store).db.read() as conn:
+                assert not differences(conn)
+            runs = context_of(store).db.query("SELECT status FROM import_runs ORDER BY id")
+        # killed runs are found dead and marked by the run after them
+        assert [s for (s,) in runs][-1] == "done"
+    assert interrupted >= 1, "no kill landed mid-import: the test proved nothing"

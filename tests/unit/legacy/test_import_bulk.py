@@ -1,0 +1,143 @@
+"""The legacy import as a bulk load: the journal's head indexes are built after the rows
+(journal/deferred.py) when the load is large against what is stored, and the store ends as
+the row-by-row import leaves it."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import pytest
+
+from recall_sqlite import open_store
+from recall_sqlite.doctor.schema import differences
+from recall_sqlite.journal import deferred
+from recall_sqlite.legacy import importer
+from recall_sqlite.store import context_of
+from tests.behaviour.test_legacy_kill import _clone, _corpus, _snapshot
+from tests.conftest import make_workspace
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    root = make_workspace(tmp_path / "base")
+    _corpus(root, random.Random(7))
+    open_store(root).close()  # the workspace id every clone shares
+    return root
+
+
+def _import(root: Path, defer: bool | None) -> list[list[str]]:
+    """Import everything; what a second connection saw missing at each progress step."""
+    seen: list[list[str]] = []
+    with open_store(root, root=root) as store:
+        other = apsw.Connection(str(store.workspace.db_path), flags=apsw.SQLITE_OPEN_READONLY)
+
+        def watch(done: int, total: int) -> None:
+            seen.append(deferred.missing(other))
+
+        try:
+            report = store.legacy.import_paths(
+                [root], chunk_lines=100, progress=watch, defer_indexes=defer
+            )
+        finally:
+            other.close()
+        assert report.ok, report.to_dict()
+        with context_of(store).db.read() as conn:
+            assert not differences(conn)
+        assert store.doctor().ok
+    return seen
+
+
+def test_a_bulk_load_ends_as_the_row_by_row_import(base: Path, tmp_path: Path) -> None:
+    rows, bulk = _clone(base, tmp_path / "rows"), _clone(base, tmp_path / "bulk")
+    assert not any(_import(rows, False))
+    seen = _import(bulk, True)
+    # Readers saw the head indexes missing while the rows went in.
+    assert sum(1 for m in seen if m == list(deferred.statements())) > 10
+    assert _snapshot(bulk) == _snapshot(rows)
+
+
+def test_a_load_defers_only_when_it_is_large_against_what_is_stored(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small = _clone(base, tmp_path / "small")
+    assert not any(_import(small, None)), "a small load keeps its indexes current"
+
+    monkeypatch.setattr(importer, "DEFER_MIN_BYTES", 1024)
+    monkeypatch.setattr(importer, "LINE_BYTES", 64)
+    root = _clone(base, tmp_path / "large")
+    assert any(_import(root, None)), "a large load into an empty store builds them after"
+
+    def schema_version() -> int:
+        with open_store(root, root=root) as store:
+            return int(context_of(store).db.query("PRAGMA schema_version")[0][0])
+
+    before = schema_version()
+    assert not any(_import(root, None)), "an unchanged re-run drops nothing"
+    # A few lines appended to a store holding many rows: the indexes stay.
+    path = root / ".synapt" / "recall" / "worktrees" / "docs" / "journal.jsonl"
+    lines = path.read_text().splitlines()
+    with path.open("a") as fh:
+        fh.write("\n".join(lines[:5]).replace("focus", "focus again") + "\n")
+    assert not any(_import(root, None))
+    assert schema_version() == before
+
+
+def test_a_stopped_load_builds_the_head_indexes_on_its_way_out(base: Path, tmp_path: Path) -> None:
+    root = _clone(base, tmp_path / "stopped")
+    calls = 0
+
+    def stop(done: int, total: int) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 5:
+            raise KeyboardInterrupt
+
+    with open_store(root, root=root) as store:
+        with pytest.raises(KeyboardInterrupt):
+            store.legacy.import_paths([root], chunk_lines=100, progress=stop, defer_indexes=True)
+        with context_of(store).db.read() as conn:
+            assert not deferred.missing(conn)
+        assert context_of(store).db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
+        assert store.journal.read(5).entries, "the stop came after some rows were in"
+
+
+STOPPED_CHILD = """
+import os, signal, sys
+from recall_sqlite.cli import main
+from recall_sqlite.journal import deferred
+from recall_sqlite.legacy import chunks, importer
+importer.DEFER_MIN_BYTES, importer.LINE_BYTES = 1024, 64  # this corpus is a large load
+commit = chunks.Chunker._commit
+def commit_then_signal(self, *args, **kwargs):
+    done = commit(self, *args, **kwargs)
+    with self.ctx.db.read() as conn:
+        print("missing:", *deferred.missing(conn), flush=True)
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
+    return done
+chunks.Chunker._commit = commit_then_signal
+sys.exit(main(["--cwd", sys.argv[1], "import"]))
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_cli_import_builds_the_head_indexes_before_it_exits(
+    base: Path, tmp_path: Path, signame: str
+) -> None:
+    root = _clone(base, tmp_path / "terminated")
+    done = subprocess.run(
+        [sys.executable, "-c", STOPPED_CHILD, str(root), signame],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (130, "recall-sqlite: interrupted\n")
+    assert done.stdout.splitlines()[0] == "missing: " + " ".join(deferred.DEFERRED)
+    with open_store(root, root=root) as store:
+        with context_of(store).db.read() as conn:
+            assert not deferred.missing(conn)
+        assert context_of(store).db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
+        assert store.journal.read(5, all_worktrees=True).entries
