@@ -266,24 +266,30 @@ def count_ahead(ctx: StoreContext, peer: Database, sync_key: str) -> int:
     """Entry versions the peer holds that this store lacks and has not forgotten: what a
     pull would bring (without merging anything)."""
     peer_ws, _ = peer_workspace(peer, sync_key)
-    ws = ctx.workspace_pk
+    return count_missing(peer, peer_ws, ctx.db, ctx.workspace_pk)
+
+
+def count_missing(source: Database, source_ws: int, target: Database, target_ws: int) -> int:
+    """Entry versions of `source`'s workspace that `target`'s neither holds nor has
+    forgotten: what a pull into `target` would bring. Either store may be this one (a
+    peer's replica counts what this store lacks; sync verify counts the reverse too)."""
     missing = 0
     last = 0
     while True:
-        rows = peer.query(
+        rows = source.query(
             "SELECT seq, id FROM journal_entries WHERE workspace_id = ? AND seq > ?"
             " ORDER BY seq LIMIT ?",
-            (peer_ws, last, CHUNK * 5),
+            (source_ws, last, CHUNK * 5),
         )
         if not rows:
             return missing
         last = as_int(rows[-1][0])
         ids = json.dumps([as_bytes(r[1]).hex() for r in rows])
-        (known,) = ctx.db.query(
+        (known,) = target.query(
             "SELECT count(*) FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM journal_entries e"
             " WHERE e.workspace_id = ? AND e.id = unhex(j.value)) OR EXISTS (SELECT 1 FROM"
             " journal_tombstones t WHERE t.workspace_id = ? AND t.id = unhex(j.value)"
             " AND t.formula = 2)",
-            (ids, ws, ws),
+            (ids, target_ws, target_ws),
         )[0]
         missing += len(rows) - as_int(known)

@@ -5,12 +5,10 @@ peer lacks and has not forgotten (a pull there brings it). Both zero: the two re
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
-from ..db import as_bytes, as_int
 from ..errors import RecallError
-from .merge import count_ahead, peer_workspace
+from .merge import count_ahead, count_missing, peer_workspace
 from .pull import restored_copy
 from .state import SyncConfig, SyncState
 
@@ -20,8 +18,6 @@ if TYPE_CHECKING:
 
     from ..context import StoreContext
     from ..db import Database
-
-CHUNK = 2000
 
 
 @dataclass(frozen=True)
@@ -91,22 +87,4 @@ def _check(ctx: StoreContext, state: SyncState, config: SyncConfig, machine: str
 def _missing_there(ctx: StoreContext, peer: Database, config: SyncConfig) -> int:
     """This store's entry versions that the peer neither holds nor has forgotten."""
     peer_ws, _ = peer_workspace(peer, config.key)
-    missing, last = 0, 0
-    while True:
-        rows = ctx.db.query(
-            "SELECT seq, id FROM journal_entries WHERE workspace_id = ? AND seq > ?"
-            " ORDER BY seq LIMIT ?",
-            (ctx.workspace_pk, last, CHUNK),
-        )
-        if not rows:
-            return missing
-        last = as_int(rows[-1][0])
-        ids = json.dumps([as_bytes(r[1]).hex() for r in rows])
-        (known,) = peer.query(
-            "SELECT count(*) FROM json_each(?) j WHERE EXISTS (SELECT 1 FROM journal_entries e"
-            " WHERE e.workspace_id = ? AND e.id = unhex(j.value)) OR EXISTS (SELECT 1 FROM"
-            " journal_tombstones t WHERE t.workspace_id = ? AND t.id = unhex(j.value)"
-            " AND t.formula = 2)",
-            (ids, peer_ws, peer_ws),
-        )[0]
-        missing += len(rows) - as_int(known)
+    return count_missing(ctx.db, ctx.workspace_pk, peer, peer_ws)
