@@ -49,27 +49,17 @@ if TYPE_CHECKING:
     from apsw import Connection, SQLiteValue
 
     from .db import Row
-    from .journal.results import FoundQuery, FoundSnippet
-    from .scope import Elsewhere
+    from .journal.results import Found, Searched
 
     # What `Summaries.search` returns, as the family knows it (search/ is composed in,
     # never imported: see journal/results.py's EntrySearch); search/summaries.py has mypy
     # check that search/results.py's classes meet it.
 
-    class SummaryFound(Protocol):
+    class SummaryFound(Found, Protocol):
         """One summary hit (search/results.py SummaryHit)."""
 
         @property
         def summary(self) -> Summary: ...
-        @property
-        def score(self) -> float: ...
-        @property
-        def text_rank(self) -> int | None: ...
-        @property
-        def vector_rank(self) -> int | None: ...
-        @property
-        def snippet(self) -> FoundSnippet: ...
-        def to_dict(self) -> dict[str, Any]: ...
 
     class SummarySearchScope(Protocol):
         """What a summary search covered (search/results.py SummaryScope)."""
@@ -87,7 +77,7 @@ if TYPE_CHECKING:
         def describe(self) -> str: ...
         def to_dict(self) -> dict[str, Any]: ...
 
-    class SummarySearch(Protocol):
+    class SummarySearch(Searched, Protocol):
         """A summary search's answer (search/results.py SummarySearchResult)."""
 
         @property
@@ -95,18 +85,7 @@ if TYPE_CHECKING:
         @property
         def scope(self) -> SummarySearchScope: ...
         @property
-        def total(self) -> int: ...
-        @property
-        def elsewhere(self) -> Elsewhere: ...
-        @property
-        def query(self) -> FoundQuery: ...
-        @property
-        def mode(self) -> str: ...
-        @property
-        def fusion(self) -> str | None: ...
-        @property
         def summaries(self) -> list[Summary]: ...
-        def to_dict(self) -> dict[str, Any]: ...
 
     # What the store composes in for `search` (search/ depends on this family).
     Searcher = Callable[..., SummarySearch]
