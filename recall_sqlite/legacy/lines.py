@@ -12,9 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any, NamedTuple
+from typing import NamedTuple, cast
 
 from .. import synapt_layout as layout
 from ..errors import (
@@ -35,6 +34,34 @@ from ..limits import (
     max_field_bytes,
 )
 from ..timestamps import fast_us, parse_timestamp, shaped_us
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+    from hashlib import _Hash
+    from typing import IO
+
+    from ..db import Row
+
+    # A valid line's values: synapt's 14 fields in layout.FIELDS order, then the epoch us.
+    # A plain tuple, not a NamedTuple: the hot loop builds one per line.
+    Fields = tuple[
+        str,
+        str,
+        str,
+        str,
+        list[str],
+        list[str],
+        list[str],
+        list[str],
+        list[str],
+        bool,
+        bool,
+        str,
+        str,
+        bool,
+        int,
+    ]
 
 _BLOCK = 1 << 20
 _BOM = b"\xef\xbb\xbf"
@@ -61,7 +88,7 @@ _strict_loads = json.JSONDecoder().decode
 # The C scanner without decode()'s Python wrapper; failures go through decode() again for
 # its exact message. Lines are stripped of ASCII whitespace first, so a value that does not
 # end at the end of the text is "Extra data" exactly when decode() would say so.
-_scan_once: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # present, not in typeshed
+_scan_once: Callable[[str, int], tuple[object, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # present, not in typeshed
 
 
 # -- lines ---------------------------------------------------------------------------------
@@ -81,7 +108,7 @@ class LineReader:
         fh: IO[bytes],
         *,
         offset: int = 0,
-        hasher: Any = None,
+        hasher: _Hash | None = None,
         max_line: int = MAX_LINE_BYTES,
         hashed: bool = True,
     ) -> None:
@@ -120,17 +147,18 @@ class LineReader:
                 self._before = self._hasher.copy()
                 self._hasher.update(block)
             self._block, self._block_start = block, pos
-            # list[bytes | None] once too-long lines are blanked out
-            parts: list[Any] = block.split(b"\n")
-            tail: bytes = parts.pop()  # no newline after it
-            if parts:
+            split = block.split(b"\n")
+            tail = split.pop()  # no newline after it
+            if split:
                 big: dict[int, int] = {}
-                if max(map(len, parts)) > maxlen:
-                    for i in range(1, len(parts)):
-                        n = len(parts[i])
+                first = split[0]
+                # The same list (no copy), as it becomes: too-long lines are blanked out in it.
+                parts = cast("list[bytes | None]", split)
+                if max(map(len, split)) > maxlen:
+                    for i in range(1, len(split)):
+                        n = len(split[i])
                         if n > maxlen:
                             big[i], parts[i] = n, None
-                first: bytes = parts[0]
                 first_len = plen + len(first)
                 if plen or oversize:
                     joined = None if oversize or first_len > maxlen else b"".join(pending) + first
@@ -185,7 +213,9 @@ def reason_of(exc: InvalidEntryError) -> str:
     return exc.reason
 
 
-def decode(data: bytes, terminated: bool, stripped: bytes | None = None) -> tuple[Any, bool] | Bad:
+def decode(
+    data: bytes, terminated: bool, stripped: bytes | None = None
+) -> tuple[object, bool] | Bad:
     """(the parsed JSON value, whether its strings need no NUL/surrogate check) or Bad.
     Leading and trailing ASCII whitespace is ignored, as synapt's reader strips it."""
     if stripped is None:
@@ -249,7 +279,7 @@ def _escapes_clean(text: str) -> bool:
 _EMPTY: list[str] = []
 
 
-def _fast_fields(obj: dict[str, Any]) -> tuple[Any, ...] | None:
+def _fast_fields(obj: Mapping[str, object]) -> Fields | None:
     """_plain + fast_us in one pass, for the hot loops: every synapt field's value in
     layout.FIELDS order plus the epoch us, or None for anything not plainly synapt's."""
     if not _FIELD_SET.issuperset(obj):
@@ -304,19 +334,19 @@ class Parsed(NamedTuple):
     ts_us: int
     auto: bool
     enriched: bool
-    row: tuple[Any, ...]
+    row: Row
     canon: str
 
 
-def _fast_parsed(f: tuple[Any, ...]) -> Parsed:
+def _fast_parsed(f: Fields, extra: Mapping[str, object] | None = None) -> Parsed:
     ts, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, us = f
     digest, row, canon = codec.encode(
-        ts, us, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, None
+        ts, us, sid, br, fo, do, de, ne, fm, gl, au, en, gt, ag, rp, extra
     )
     return Parsed(digest, sid, br, us, au, en, row, canon)
 
 
-def parse_entry(obj: Any, clean: bool) -> Parsed | Bad:
+def parse_entry(obj: object, clean: bool) -> Parsed | Bad:
     """Validate a decoded line and build its journal row. Anything unusual goes through
     the journal's own validator, so the accepted set and the messages are the journal's."""
     if type(obj) is not dict:
@@ -324,48 +354,20 @@ def parse_entry(obj: Any, clean: bool) -> Parsed | Bad:
     f = _fast_fields(obj) if clean else None
     if f is not None:
         return _fast_parsed(f)
-    valid = _validated(obj, clean)
+    # (clean=False: the fast path was just tried, or may not be.)
+    valid = _validated(obj, False)
     if isinstance(valid, Bad):
         return valid
-    full, extra, ts_us = valid
-    digest, row, canon = codec.encode(
-        full["timestamp"],
-        ts_us,
-        full["session_id"],
-        full["branch"],
-        full["focus"],
-        full["done"],
-        full["decisions"],
-        full["next_steps"],
-        full["files_modified"],
-        full["git_log"],
-        full["auto"],
-        full["enriched"],
-        full["griptree"],
-        full["agent_id"],
-        full["repair"],
-        extra,
-    )
-    return Parsed(
-        digest,
-        full["session_id"],
-        full["branch"],
-        ts_us,
-        bool(full["auto"]),
-        bool(full["enriched"]),
-        row,
-        canon,
-    )
+    return _fast_parsed(*valid)
 
 
 def _validated(
-    obj: dict[str, Any], clean: bool
-) -> tuple[dict[str, Any], dict[str, Any] | None, int] | Bad:
-    """(every synapt field with its value, the unknown fields or None, epoch us) or Bad."""
+    obj: dict[str, object], clean: bool
+) -> tuple[Fields, dict[str, object] | None] | Bad:
+    """(every synapt field's value and the epoch us, the unknown fields or None) or Bad."""
     f = _fast_fields(obj) if clean else None
     if f is not None:
-        # f is the 14 fields in layout.FIELDS order, then the epoch us
-        return dict(zip(layout.FIELDS, f[:14], strict=True)), None, f[14]
+        return f, None
     depth = _depth(obj)
     if depth > MAX_NESTING:
         return Bad(TOO_DEEP, f"nested {depth} levels deep (the limit is {MAX_NESTING})")
@@ -382,13 +384,30 @@ def _validated(
         return Bad(INVALID_ENTRY, f"entry refused: {exc}")
     if not MIN_INSTANT_US <= ts_us <= MAX_INSTANT_US:
         return Bad(BAD_TIMESTAMP, f"timestamp {e.timestamp!r} is outside years 1-9999 UTC")
-    return e.synapt_dict(), (e.extra or None), ts_us
+    fields: Fields = (
+        e.timestamp,
+        e.session_id,
+        e.branch,
+        e.focus,
+        e.done,
+        e.decisions,
+        e.next_steps,
+        e.files_modified,
+        e.git_log,
+        e.auto,
+        e.enriched,
+        e.griptree,
+        e.agent_id,
+        e.repair,
+        ts_us,
+    )
+    return fields, (e.extra or None)
 
 
-def _depth(obj: Any) -> int:
+def _depth(obj: dict[str, object]) -> int:
     """How deeply containers nest in a decoded JSON value (iterative: no recursion limit)."""
     deepest = 0
-    stack: list[tuple[Any, int]] = [(obj, 1)]
+    stack: list[tuple[dict[str, object] | list[object], int]] = [(obj, 1)]
     while stack:
         value, level = stack.pop()
         if level > deepest:
@@ -396,11 +415,11 @@ def _depth(obj: Any) -> int:
             if deepest > MAX_NESTING:
                 return deepest
         children = value.values() if type(value) is dict else value
-        stack.extend((c, level + 1) for c in children if type(c) in (dict, list))
+        stack.extend((c, level + 1) for c in children if type(c) is dict or type(c) is list)
     return deepest
 
 
-def not_an_object(obj: Any) -> Bad:
+def not_an_object(obj: object) -> Bad:
     if isinstance(obj, list):
         kind = "an array"
     elif obj is None:
@@ -491,11 +510,11 @@ def inspect(
     valid = _validated(obj, clean)
     if isinstance(valid, Bad):
         return valid
-    full, extra, ts_us = valid
+    f, extra = valid
     # The line synapt would write for these values: the survey's content key.
-    canon = layout.line(full).encode()
+    canon = layout.line(dict(zip(layout.FIELDS, f[:14], strict=True))).encode()
     key = hash(canon) if extra is None else hash((canon, codec.canonical_json(extra)))
-    return key, full["session_id"], full["branch"], ts_us, full["auto"], full["enriched"]
+    return key, f[1], f[2], f[14], f[9], f[10]
 
 
 def classify(data: bytes, terminated: bool) -> Parsed | Bad:
