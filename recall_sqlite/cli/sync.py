@@ -26,16 +26,11 @@ if TYPE_CHECKING:
 
 
 def _set_up(args: argparse.Namespace) -> None:
-    """SyncSetupError unless `sync init` (or restore) ran here, before anything opens the
-    store: pull, run and status never create a store where there is none (a new machine
-    that checks `sync status` first can still `sync restore`)."""
-    from pathlib import Path
-
     from ..paths.resolve import resolve
     from ..store import resolve_db_path
-    from ..sync.state import SyncState
+    from ..sync.sync import require_set_up
 
-    SyncState(Path(resolve_db_path(resolve(args.cwd).root, args.db))).config()
+    require_set_up(resolve_db_path(resolve(args.cwd).root, args.db))
 
 
 def _seconds(text: str) -> float:

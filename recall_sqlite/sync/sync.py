@@ -149,6 +149,17 @@ class Sync:
         return elsewhere(config.remote(), self._root, config.key, state.machine())
 
 
+def require_set_up(db_path: str | Path) -> None:
+    """SyncSetupError unless `sync init` (or a restore) set up the store at `db_path`,
+    asked before anything opens it: pull, run, status and verify never create a store
+    where there is none (a new machine that checks `sync status` first can still restore)."""
+    from pathlib import Path
+
+    from .state import SyncState
+
+    SyncState(Path(db_path)).config()
+
+
 def journal_hooks(
     sync: Callable[[], Sync], db_path: str
 ) -> tuple[Callable[[], int] | None, Callable[[], AbstractContextManager[Any]] | None]:
