@@ -276,7 +276,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     _set_up(args)
     with open_from_args(args) as store:
         report = store.sync.verify()
-    lines = [f"machine {report.machine}: {len(report.peers) or 'no'} peer(s)"]
+    lines = [
+        f"machine {report.machine}: {len(report.peers)} peer(s)"
+        if report.peers
+        else f"machine {report.machine}: no other machine has replicated this repository yet"
+    ]
     for p in report.peers:
         if p.error:
             lines.append(f"  {p.machine}: could not be read: {p.error}")
