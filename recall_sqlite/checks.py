@@ -56,6 +56,18 @@ def require_int(
     return value
 
 
+def parse_int(
+    name: str, text: str, *, minimum: int | None = None, error: ErrorType = InvalidInputError
+) -> int:
+    """The integer `text` spells (a command line's value: spaces around it and `_` between
+    digits allowed, as int() reads it), held to require_int's rule."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise error(f"{name} must be an integer, got {text!r}") from None
+    return require_int(name, value, minimum=minimum, error=error)
+
+
 def require_bool(name: str, value: object, *, error: ErrorType = InvalidInputError) -> bool:
     if not isinstance(value, bool):
         raise error(f"{name} must be true or false, got {value!r}")
@@ -63,12 +75,31 @@ def require_bool(name: str, value: object, *, error: ErrorType = InvalidInputErr
 
 
 def require_type(
-    name: str, value: object, kind: type[T], *, what: str, error: ErrorType = InvalidInputError
+    name: str,
+    value: object,
+    kind: type[T],
+    *,
+    what: str,
+    error: ErrorType = InvalidInputError,
+    show_value: bool = False,
 ) -> T:
-    """`value` if it is a `kind` (`what` says it in the message: "a JSON object")."""
+    """`value` if it is a `kind` (`what` says it in the message: "a JSON object"). The
+    message names the value's type, or with `show_value` the value itself (a small one,
+    whose type alone would not say what is wrong: a number given for a date)."""
     if not isinstance(value, kind):
-        raise error(f"{name} must be {what}, got {type(value).__name__}")
+        shown = repr(value) if show_value else type(value).__name__
+        raise error(f"{name} must be {what}, got {shown}")
     return value
+
+
+def require_pair(
+    name: str, value: object, *, what: str, error: ErrorType = InvalidInputError
+) -> tuple[object, object]:
+    """A tuple of two values (`what` says what they are in the message); the values are
+    the caller's to check."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise error(f"{name} must be {what}, got {value!r}")
+    return value[0], value[1]
 
 
 def require_text(
@@ -201,3 +232,16 @@ def parse_entry_id(value: object, *, error: ErrorType = InvalidInputError) -> by
             return raw
     shown = repr(value[:80]) if isinstance(value, str) else type(value).__name__
     raise error(f"not an entry id (32 hex digits): {shown}")
+
+
+def require_ids(name: str, value: object, *, error: ErrorType = InvalidInputError) -> list[bytes]:
+    """Entry ids as a caller gives them: one id bare (its text, or that text's ASCII bytes)
+    or a list of ids (a list, a tuple or any other iterable but text and mappings, read
+    once) -> their 16 bytes each, in order (parse_entry_id's rule for every id)."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("ascii")
+        except UnicodeDecodeError:
+            raise error("an entry id is 32 hex digits, got bytes that are not") from None
+    items = require_list(name, value, single=str, iterable=True, what="a list of ids", error=error)
+    return [parse_entry_id(item, error=error) for item in items]

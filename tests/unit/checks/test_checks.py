@@ -50,6 +50,11 @@ def test_every_check_raises_the_error_it_is_given(error: type[RecallError]) -> N
         lambda: checks.require_path("p", 3, error=error),
         lambda: checks.path_text("p", "", error=error),
         lambda: checks.parse_entry_id("ab", error=error),
+        lambda: checks.parse_int("n", "x", error=error),
+        lambda: checks.require_pair("p", (1,), what="a pair", error=error),
+        lambda: checks.require_ids("ids", 3, error=error),
+        lambda: checks.require_ids("ids", b"\xff", error=error),
+        lambda: checks.require_ids("ids", ["ab"], error=error),
     ]
     for call in calls:
         with pytest.raises(error):
@@ -144,6 +149,45 @@ def test_require_type() -> None:
     assert checks.require_type("q", "text", str, what="a string") == "text"
     with pytest.raises(InvalidInputError, match="q must be a string, got int"):
         checks.require_type("q", 3, str, what="a string")
+    with pytest.raises(InvalidInputError, match="q must be a string, got 3$"):
+        checks.require_type("q", 3, str, what="a string", show_value=True)
+
+
+def test_parse_int_reads_text_by_require_ints_rule() -> None:
+    assert checks.parse_int("n", " 7 ", minimum=0) == 7
+    assert checks.parse_int("n", "-3") == -3
+    with pytest.raises(InvalidInputError, match="n must be an integer, got 'x'"):
+        checks.parse_int("n", "x")
+    with pytest.raises(InvalidInputError, match="n must be >= 0, got -1"):
+        checks.parse_int("n", "-1", minimum=0)
+    with pytest.raises(
+        InvalidInputError, match=r"n is out of range \(at most 9223372036854775807\)"
+    ):
+        checks.parse_int("n", str(2**63))
+
+
+def test_require_pair() -> None:
+    assert checks.require_pair("p", ("a", 1), what="(name, n)") == ("a", 1)
+    for bad in (("a",), ("a", 1, 2), ["a", 1], "ab", None):
+        with pytest.raises(InvalidInputError, match=r"p must be \(name, n\), got "):
+            checks.require_pair("p", bad, what="(name, n)")
+
+
+def test_require_ids_takes_one_id_or_a_list_of_them() -> None:
+    raw = bytes.fromhex(HEX)
+    assert checks.require_ids("ids", HEX) == [raw]  # bare: not 32 one-character ids
+    assert checks.require_ids("ids", HEX.encode()) == [raw]  # its ASCII bytes, bare
+    assert checks.require_ids("ids", [HEX, HEX.upper()]) == [raw, raw]
+    assert checks.require_ids("ids", (i for i in [HEX])) == [raw]
+    assert checks.require_ids("ids", ()) == []
+    with pytest.raises(InvalidInputError, match="got bytes that are not"):
+        checks.require_ids("ids", b"\xff" * 32)
+    for bad in (3, None, {HEX: 1}):
+        with pytest.raises(InvalidInputError, match="ids must be a list of ids, got "):
+            checks.require_ids("ids", bad)
+    for bad_item in ([b"x"], [3], ["ab"]):
+        with pytest.raises(InvalidInputError, match="not an entry id"):
+            checks.require_ids("ids", bad_item)
 
 
 def test_require_label() -> None:
@@ -207,6 +251,9 @@ def test_owner_checks() -> None:
     for bad_kind in (("owner", HEX), ("Entry", HEX), (None, 3)):
         with pytest.raises(InvalidOwnerError, match="owner kind must be one of entry, summary"):
             Owner.of(bad_kind)  # type: ignore[arg-type]
+    for not_an_owner in ("entry", ("entry",), ["summary", 3], None):
+        with pytest.raises(InvalidOwnerError, match=r"an owner must be Owner\(kind, id\) or"):
+            Owner.of(not_an_owner)  # type: ignore[arg-type]
     assert check_kinds("entry") == ("entry",)
     assert check_kinds(["summary", "entry"]) == ("entry", "summary")
     for bad in ("owner", ["entry", "x"], 3, {"entry": 1}, []):
