@@ -22,7 +22,7 @@ Loaded only when something is forgotten: the read path never imports it."""
 from __future__ import annotations
 
 from .._record import Frozen
-from ..checks import parse_entry_id, require_bool, require_text
+from ..checks import require_bool, require_ids, require_text
 from ..db import as_bytes, as_int, as_str, merge_fts
 from ..errors import InvalidInputError, UnknownEntryError
 
@@ -214,7 +214,7 @@ def forget(
     """See Journal.forget. `hold` keeps replication still (and purges this machine's
     replica history) around the checkpoint: while Litestream reads the store, the WAL
     holding the text cannot be truncated."""
-    ids = [parse_entry_id(i) for i in _ids(entry_ids)]
+    ids = require_ids("entry ids", entry_ids)
     if session_id is not None:
         require_text("session_id", session_id, allow_empty=False)
     if not ids and session_id is None:
@@ -308,25 +308,6 @@ def remove_in(conn: Connection, ws: int, ids: Iterable[bytes]) -> int:
     if targets:
         _remove(conn, ws, targets, [t[0] for t in targets])
     return len(targets)
-
-
-def _ids(entry_ids: Iterable[str]) -> list[str]:
-    if isinstance(entry_ids, (str, bytes)):
-        # One id given bare: a string is not a list of one-character ids.
-        if isinstance(entry_ids, str):
-            return [entry_ids]
-        try:
-            return [entry_ids.decode("ascii")]
-        except UnicodeDecodeError:
-            raise InvalidInputError(
-                "an entry id is 32 hex digits, got bytes that are not"
-            ) from None
-    try:
-        return list(entry_ids)
-    except TypeError:
-        raise InvalidInputError(
-            f"entry ids must be a list of ids, got {type(entry_ids).__name__}"
-        ) from None
 
 
 def _targets(
