@@ -35,6 +35,7 @@ from .checks import (
     require_list,
     require_optional_text,
     require_text,
+    require_type,
 )
 from .context import StoreContext
 from .db import as_bytes, as_int, merge_fts, scalar
@@ -212,12 +213,11 @@ def _instant(name: str, value: object) -> int:
     """since/until as epoch microseconds: an ISO-8601 string (naive = UTC) or a datetime."""
     if isinstance(value, datetime):
         return datetime_us(value)
-    if isinstance(value, str):
-        try:
-            return parse_timestamp(value)
-        except RecallError as exc:
-            raise InvalidInputError(f"{name}: {exc}") from None
-    raise InvalidInputError(f"{name} must be an ISO-8601 string or a datetime, got {value!r}")
+    text = require_type(name, value, str, what="an ISO-8601 string or a datetime", show_value=True)
+    try:
+        return parse_timestamp(text)
+    except RecallError as exc:
+        raise InvalidInputError(f"{name}: {exc}") from None
 
 
 def _entry_ids(covers: object) -> list[bytes]:
