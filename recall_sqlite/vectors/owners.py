@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from ..checks import parse_entry_id, require_choice, require_int, require_list
+from ..checks import parse_entry_id, require_choice, require_int, require_list, require_pair
 from ..errors import InvalidInputError, InvalidOwnerError
 
 OwnerKind = Literal["entry", "summary"]
@@ -39,11 +39,13 @@ class Owner:
     def of(cls, value: OwnerLike) -> Owner:
         if isinstance(value, Owner):
             return cls._check(value.kind, value.id)
-        if isinstance(value, tuple) and len(value) == 2:
-            return cls._check(value[0], value[1])
-        raise InvalidOwnerError(
-            f"an owner is Owner(kind, id) or ('entry', hex_id) / ('summary', id), got {value!r}"
+        kind, ident = require_pair(
+            "an owner",
+            value,
+            what="Owner(kind, id) or ('entry', hex_id) / ('summary', id)",
+            error=InvalidOwnerError,
         )
+        return cls._check(kind, ident)
 
     @classmethod
     def parse(cls, text: str) -> Owner:
