@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import RecallError
+from ..checks import parse_int
+from ..errors import InvalidInputError, RecallError
 from ..jsontext import pretty
-from ..limits import INT64_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -135,17 +135,13 @@ def _scope_text(scope: dict[str, Any]) -> str:
 
 
 def int_at_least(text: str, minimum: int) -> int:
-    """The integer `text` spells, >= minimum and within SQLite's; ValueError (its message
-    one line) otherwise."""
+    """The integer `text` spells, >= minimum and within SQLite's (checks.parse_int's rule
+    and message); ValueError otherwise, as argparse and the quick `journal read` expect
+    of a type function."""
     try:
-        value = int(text)
-    except ValueError:
-        raise ValueError(f"not an integer: {text!r}") from None
-    if value < minimum:
-        raise ValueError(f"must be >= {minimum}")
-    if value > INT64_MAX:
-        raise ValueError(f"must be <= {INT64_MAX}")
-    return value
+        return parse_int("the value", text, minimum=minimum)
+    except InvalidInputError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def search_marks() -> tuple[str, str]:
