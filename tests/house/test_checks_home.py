@@ -2,11 +2,15 @@
 home for every rule"): this test reads every other module and fails on a check written by
 hand, so the same mistake keeps one message and one error class everywhere.
 
-A hand check is an `if` whose body raises an error of a caller's mistake (a RecallError
-whose `exit_code` is 2: InvalidInputError, WorkspaceError, SyncSetupError, ...) and whose
-test looks at a value's type (`isinstance`, `type(x) is`, `callable`) or at whether it is
-one of fixed choices (`x not in (...)`, `x not in CHOICES`). Errors of a damaged file or a
+A hand check raises an error of a caller's mistake (a RecallError whose `exit_code` is 2:
+InvalidInputError, WorkspaceError, SyncSetupError, ...) after a test of a value's type
+(`isinstance`, `type(x) is`, `callable`) or of whether it is one of fixed choices (`x not
+in (...)`, `x not in CHOICES`): from the body of the `if` that makes the test, or
+right after a type dispatch (`if isinstance(x, A): return ...` then `raise`), or where
+a lone `except TypeError` turns a value's type into the error. Errors of a damaged file or a
 failure at run time (exit code 1) are not checks of a caller's input and are not looked at.
+Besides, SQLite's integer range (INT64_MAX, INT64_MIN) is require_int's rule: an `if` that
+compares with it and raises anything is a hand check too.
 """
 
 from __future__ import annotations
@@ -113,6 +117,31 @@ def _looks_at_input(test: ast.expr) -> bool:
     return False
 
 
+_RANGE = {"INT64_MAX", "INT64_MIN"}
+
+
+def _tests_sqlite_range(test: ast.expr) -> bool:
+    return any(
+        isinstance(node, ast.Compare)
+        and any(
+            (isinstance(side, ast.Name) and side.id in _RANGE)
+            or (isinstance(side, ast.Attribute) and side.attr in _RANGE)
+            for side in (node.left, *node.comparators)
+        )
+        for node in ast.walk(test)
+    )
+
+
+def _catches_type_error(handler: ast.ExceptHandler) -> bool:
+    """`except TypeError:` alone: a value's type found out by using it (list(x)). Among
+    other errors it is a document or a file that could not be read, not a caller's type."""
+    return isinstance(handler.type, ast.Name) and handler.type.id == "TypeError"
+
+
+def _reraises(body: list[ast.stmt]) -> bool:
+    return len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is None
+
+
 def hand_checks(source: str) -> list[tuple[str, int, str]]:
     """(function, line, error raised) of every hand check in `source`."""
     tree = ast.parse(source)
@@ -120,6 +149,7 @@ def hand_checks(source: str) -> list[tuple[str, int, str]]:
     found: list[tuple[str, int, str]] = []
 
     def visit(node: ast.AST, where: str) -> None:
+        after_dispatch = False
         for child in ast.iter_child_nodes(node):
             inner = where
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -128,6 +158,25 @@ def hand_checks(source: str) -> list[tuple[str, int, str]]:
                 for stmt in child.body:
                     if raised := _raised(stmt, names):
                         found.append((where, child.lineno, raised))
+            if (
+                isinstance(child, ast.If)
+                and _tests_sqlite_range(child.test)
+                and any(isinstance(stmt, ast.Raise) for stmt in child.body)
+            ):
+                found.append((where, child.lineno, "an error (SQLite's integer range)"))
+            if isinstance(child, ast.ExceptHandler) and _catches_type_error(child):
+                for stmt in child.body:
+                    if raised := _raised(stmt, names):
+                        found.append((where, child.lineno, raised))
+            # The `else` of a dispatch on type: `if isinstance(x, A): return ...` then raise.
+            if after_dispatch and isinstance(child, ast.stmt) and (raised := _raised(child, names)):
+                found.append((where, child.lineno, raised))
+            # (`if isinstance(exc, X): raise` lets an exception through: no dispatch.)
+            after_dispatch = (
+                isinstance(child, ast.If)
+                and _looks_at_input(child.test)
+                and not _reraises(child.body)
+            )
             visit(child, inner)
 
     visit(tree, "<module>")
@@ -178,6 +227,18 @@ def test_every_allowed_hand_check_still_exists() -> None:
         "def f(kind):\n    if kind not in ('s3', 'file'):\n        raise SyncSetupError('kind')\n",
         "from . import errors\n"
         "def f(n):\n    if isinstance(n, bool):\n        raise errors.UsageError('n')\n",
+        # a dispatch on type whose `else` is the refusal
+        "from .errors import InvalidOwnerError\n"
+        "def f(v):\n    if isinstance(v, str):\n        return [v]\n"
+        "    if isinstance(v, tuple) and len(v) == 2:\n        return list(v)\n"
+        "    raise InvalidOwnerError('v')\n",
+        # a type found out by using the value
+        "from .errors import InvalidInputError\n"
+        "def f(ids):\n    try:\n        return list(ids)\n    except TypeError:\n"
+        "        raise InvalidInputError('ids') from None\n",
+        # SQLite's integer range, whatever is raised
+        "from .limits import INT64_MAX\n"
+        "def f(n):\n    if n > INT64_MAX:\n        raise ValueError('too big')\n",
     ],
 )
 def test_the_search_finds_a_planted_hand_check(source: str) -> None:
@@ -197,6 +258,15 @@ def test_the_search_finds_a_planted_hand_check(source: str) -> None:
         "def f(x):\n    if isinstance(x, str):\n        return [x]\n    return list(x)\n",
         # not one of ours
         "def f(x):\n    if not isinstance(x, int):\n        raise TypeError('x')\n",
+        # an exception let through by its class, then a run-time failure named
+        "from .errors import WorkspaceError\n"
+        "def f():\n    try:\n        g()\n    except OSError as exc:\n"
+        "        if isinstance(exc, WorkspaceError):\n            raise\n"
+        "        raise WorkspaceError('cannot use it') from None\n",
+        # a document that could not be read (TypeError among others)
+        "from .errors import SyncSetupError\n"
+        "def f(d):\n    try:\n        return int(d['n'])\n"
+        "    except (KeyError, TypeError, ValueError):\n        raise SyncSetupError('d')\n",
     ],
 )
 def test_the_search_leaves_other_code_alone(source: str) -> None:
