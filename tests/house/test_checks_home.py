@@ -200,7 +200,8 @@ def test_no_module_checks_a_callers_input_by_hand() -> None:
     assert not unexplained, (
         "check a caller's value with recall_sqlite/checks.py (require_bool, require_int,"
         " require_text, require_list, require_choice, require_type, require_path,"
-        " parse_entry_id, ...), not by hand:\n" + "\n".join(unexplained)
+        " require_pair, parse_entry_id, require_ids, parse_int, ...), not by hand:\n"
+        + "\n".join(unexplained)
     )
 
 
