@@ -12,7 +12,7 @@ from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .errors import InvalidInputError
 from .journal.journal import Journal
 from .opening import DB_ENV, open_context, resolve_db_path
-from .sync.sync import journal_hooks
+from .sync import place
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,7 +66,13 @@ class Store:
         self._ctx = ctx
         self._where = where
         self._info: WorkspaceInfo | None = None
-        self._others, hold = journal_hooks(lambda: self.sync, where["db_path"])
+        # When the store syncs, the journal is composed with how many entry versions other
+        # machines hold that this store has not pulled (once a pull or status counted) and
+        # the hold a forget takes (replication still, this machine's replica history
+        # purged). Asked of the filesystem only: a read's start never loads sync/.
+        db_path = where["db_path"]
+        self._others = (lambda: self.sync.ahead()) if place.has_peers(db_path) else None
+        hold = (lambda: self.sync.hold(purge=True)) if place.syncs(db_path) else None
         self.journal = Journal(
             ctx,
             searcher=self._search_journal,

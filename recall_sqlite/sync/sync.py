@@ -2,8 +2,8 @@
 the room's modules (setup, run, pull, status, peek, verify) on this store's `<db>-sync/`
 state and configuration, so the CLI only parses and formats and a host gets the same calls.
 
-Imports nothing heavy until a call needs it: the store asks every open whether it syncs
-(`journal_hooks`), and a read's start must not pay for sync."""
+Imports nothing heavy until a call needs it. Whether a store syncs is place.py's to say,
+asked at every open: a read's start loads neither this module nor the rest of the room."""
 
 from __future__ import annotations
 
@@ -158,18 +158,6 @@ def require_set_up(db_path: str | Path) -> None:
     from .state import SyncState
 
     SyncState(Path(db_path)).config()
-
-
-def journal_hooks(
-    sync: Callable[[], Sync], db_path: str
-) -> tuple[Callable[[], int] | None, Callable[[], AbstractContextManager[Any]] | None]:
-    """What the journal is composed with when the store syncs: how many entry versions the
-    other machines hold that this store has not pulled (once a pull or status counted),
-    and the hold a forget takes (replication still, this machine's replica history
-    purged); None for each when there is none. Asks the filesystem only."""
-    others = (lambda: sync().ahead()) if place.has_peers(db_path) else None
-    hold = (lambda: sync().hold(purge=True)) if place.syncs(db_path) else None
-    return others, hold
 
 
 class RestoreReport(Frozen):
