@@ -4,6 +4,7 @@ And the importer's fast row builder must agree with the journal's own validator.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -139,25 +140,10 @@ values = st.one_of(
         ]
     ),
 )
+# synapt's own field names, asked of the real peer (not the package's copy, so that a field
+# the package forgot would still be generated), and two it does not know.
 keys = st.sampled_from(
-    [
-        "timestamp",
-        "session_id",
-        "branch",
-        "focus",
-        "done",
-        "decisions",
-        "next_steps",
-        "files_modified",
-        "git_log",
-        "auto",
-        "enriched",
-        "griptree",
-        "agent_id",
-        "repair",
-        "future",
-        "x",
-    ]
+    [f.name for f in dataclasses.fields(synapt_journal.JournalEntry)] + ["future", "x"]
 )
 objects = st.dictionaries(keys, values, max_size=8).map(
     lambda d: d if "timestamp" in d else {**d, "timestamp": "2026-02-03T04:05:06.7+00:00"}
