@@ -176,3 +176,23 @@ def full_dedup_tie(entries: list[Any]) -> bool:
         if seen.setdefault(key, text) != text:
             return True
     return False
+
+
+def modules_loaded_by_cli(home: Path, *argv: str) -> set[str]:
+    """The modules a fresh interpreter holds after running the CLI with `argv` (its output
+    swallowed): what a command costs at start-up, measured where nothing else was imported."""
+    code = (
+        "import sys, io; from recall_sqlite.cli import main\n"
+        "out, sys.stdout = sys.stdout, io.StringIO()\n"
+        f"main({list(argv)!r})\n"
+        "sys.stdout = out\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+    return set(res.stdout.split())

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, modules_loaded_by_cli
 
 PACKAGE = REPO / "recall_sqlite"
 ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
@@ -321,21 +319,9 @@ def test_a_journal_read_loads_few_light_modules(tmp_path: Path) -> None:
     (tmp_path / "ws" / ".grip").mkdir(parents=True)
     with open_store(tmp_path / "ws") as s:
         s.journal.append({"timestamp": "2026-01-01T10:00:00Z", "focus": "one entry"})
-    code = (
-        "import sys, io; from recall_sqlite.cli import main\n"
-        "out, sys.stdout = sys.stdout, io.StringIO()\n"
-        f"main(['--cwd', {str(tmp_path / 'ws')!r}, 'journal', 'read', '-n', '3', '--json'])\n"
-        "sys.stdout = out\n"
-        "print(' '.join(sorted(sys.modules)))"
+    loaded = modules_loaded_by_cli(
+        tmp_path, "--cwd", str(tmp_path / "ws"), "journal", "read", "-n", "3", "--json"
     )
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    loaded = set(res.stdout.split())
     heavy = {
         "dataclasses",
         "inspect",

@@ -12,8 +12,6 @@ import ast
 import datetime as dt
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ from recall_sqlite.journal.journal import Journal
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange, Summaries
 from recall_sqlite.synapt_fields import FIELDS
 from tests.conftest import make_workspace
-from tests.helpers import REPO, add_worktree, cli_here, new_repo
+from tests.helpers import REPO, add_worktree, cli_here, modules_loaded_by_cli, new_repo
 
 # The calls issue 34 serves as MCP tools: each has one answer schema.
 CALLS = (
@@ -339,30 +337,32 @@ def test_every_write_validates_and_the_cli_says_what_the_library_returned(
     world: World, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     main, linked = world.main, world.linked
+    # the journal write the CLI is given twice: the second finds it already stored
+    first_write = [
+        "journal",
+        "write",
+        "--focus",
+        "from the CLI",
+        "--done",
+        "split the gateway",
+        "--next",
+        "deploy",
+        "--session-id",
+        "c1",
+        "--timestamp",
+        "2026-03-03T08:00:00Z",
+        "--file",
+        "a.py",
+        "--decision",
+        "ship",
+    ]
     writes: list[tuple[str, type, str, Path, list[str]]] = [
         (
             "journal_write",
             Journal,
             "write",
             main,
-            [
-                "journal",
-                "write",
-                "--focus",
-                "from the CLI",
-                "--done",
-                "split the gateway",
-                "--next",
-                "deploy",
-                "--session-id",
-                "c1",
-                "--timestamp",
-                "2026-03-03T08:00:00Z",
-                "--file",
-                "a.py",
-                "--decision",
-                "ship",
-            ],
+            first_write,
         ),
         # the same content again: already stored (created false), carried alike
         (
@@ -370,24 +370,7 @@ def test_every_write_validates_and_the_cli_says_what_the_library_returned(
             Journal,
             "write",
             main,
-            [
-                "journal",
-                "write",
-                "--focus",
-                "from the CLI",
-                "--done",
-                "split the gateway",
-                "--next",
-                "deploy",
-                "--session-id",
-                "c1",
-                "--timestamp",
-                "2026-03-03T08:00:00Z",
-                "--file",
-                "a.py",
-                "--decision",
-                "ship",
-            ],
+            first_write,
         ),
         (
             "journal_write",
@@ -647,21 +630,7 @@ def test_a_journal_read_loads_neither_the_schemas_nor_a_validator(tmp_path: Path
     root = make_workspace(tmp_path)
     with open_store(root) as s:
         s.journal.append({"timestamp": "2026-01-01T10:00:00Z", "focus": "one entry"})
-    code = (
-        "import sys, io; from recall_sqlite.cli import main\n"
-        "out, sys.stdout = sys.stdout, io.StringIO()\n"
-        f"main(['--cwd', {str(root)!r}, 'journal', 'read', '--json'])\n"
-        "sys.stdout = out\n"
-        "print(' '.join(sorted(sys.modules)))"
-    )
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
-    )
-    loaded = set(res.stdout.split())
+    loaded = modules_loaded_by_cli(tmp_path, "--cwd", str(root), "journal", "read", "--json")
     assert "recall_sqlite.journal.journal" in loaded
     assert not loaded & {"recall_sqlite.answers", "jsonschema"}
 
