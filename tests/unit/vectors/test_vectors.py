@@ -850,15 +850,20 @@ _WRITER = textwrap.dedent("""
 """)
 
 
-def _other_process(*args: str) -> None:
+def _python(code: str, *args: str) -> None:
+    """Run `code` in another interpreter; its asserts fail this test."""
     res = subprocess.run(
-        [sys.executable, "-c", _WRITER, *args],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         env=dict(os.environ),
         timeout=120,
     )
     assert res.returncode == 0, res.stderr
+
+
+def _other_process(*args: str) -> None:
+    _python(_WRITER, *args)
 
 
 def test_a_write_from_another_process_invalidates_this_process_cache(tmp_path: Path) -> None:
@@ -953,14 +958,7 @@ def test_journal_path_and_cli_import_no_numpy(tmp_path: Path) -> None:
         s.vectors
         assert "numpy" in sys.modules      # the check above can fail
     """)
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
+    _python(code)
 
 
 # -- search_like and the CLI -------------------------------------------------------------
@@ -1072,11 +1070,4 @@ def test_vectors_stats_need_no_numpy(ws: Store, tmp_path: Path) -> None:
         got = json.loads(out.getvalue())
         assert got["total"] == 1 and got["models"][0]["dim"] == 2, got
     """)
-    res = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ),
-        timeout=120,
-    )
-    assert res.returncode == 0, res.stderr
+    _python(code)
