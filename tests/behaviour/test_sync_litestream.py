@@ -128,13 +128,18 @@ def clone(base: Path, name: str, env: dict[str, str]) -> Machine:
     return Machine(root, env)
 
 
+def synced(base: Path, name: str, env: dict[str, str], stop_all: list[Machine]) -> Machine:
+    """A clone with `sync init` to the file replica location base/replicas, stopped at the
+    test's end."""
+    m = clone(base, name, env)
+    stop_all.append(m)
+    m.cli("sync", "init", "--url", str(base / "replicas"))
+    return m
+
+
 def two_machines(tmp_path: Path, env: dict[str, str], stop_all: list[Machine]) -> list[Machine]:
     """Two clones, a and b, each with `sync init` to one file replica location."""
-    pair = [clone(tmp_path, name, env) for name in ("a", "b")]
-    stop_all += pair
-    for m in pair:
-        m.cli("sync", "init", "--url", str(tmp_path / "replicas"))
-    return pair
+    return [synced(tmp_path, name, env, stop_all) for name in ("a", "b")]
 
 
 @pytest.fixture
@@ -256,9 +261,7 @@ def test_kill9_then_restore_at_another_path_gives_an_acknowledged_prefix(
     tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
 ) -> None:
     url = str(tmp_path / "replicas")
-    a = clone(tmp_path, "dies", env)
-    stop_all.append(a)
-    a.cli("sync", "init", "--url", url)
+    a = synced(tmp_path, "dies", env, stop_all)
     a.write("first")
     a.start()
     acked = tmp_path / "acked"
@@ -306,9 +309,7 @@ def test_never_two_writers_on_one_replica(
     tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
 ) -> None:
     url = str(tmp_path / "replicas")
-    a = clone(tmp_path, "one", env)
-    stop_all.append(a)
-    a.cli("sync", "init", "--url", url)
+    a = synced(tmp_path, "one", env, stop_all)
     a.write("x")
     a.start()
     # The same store: one sync run at a time.
@@ -434,9 +435,7 @@ def test_forget_without_sync_run_purges_the_replica_itself(
     tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
 ) -> None:
     url = str(tmp_path / "replicas")
-    a, b = clone(tmp_path, "a", env), clone(tmp_path, "b", env)
-    stop_all.append(a)
-    a.cli("sync", "init", "--url", url)
+    a, b = synced(tmp_path, "a", env, stop_all), clone(tmp_path, "b", env)
     secret = "token-OFFLINE-41b2"
     eid = a.write(f"leaked {secret}", "s1")
     a.write("kept", "s2")
