@@ -196,3 +196,30 @@ def modules_loaded_by_cli(home: Path, *argv: str) -> set[str]:
         env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
     )
     return set(res.stdout.split())
+
+
+def run_at_once(script: str, argvs: list[list[str]], go: Path) -> list[Any]:
+    """Run `python -c script *argv` for each argv, all at once: each child prints "ready",
+    then waits for the file `go`, made once all are ready (so that they race), then prints
+    one JSON value. Their values, in argvs' order; a child still running at the end is
+    killed."""
+    import json
+
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, *a], stdout=subprocess.PIPE, text=True)
+        for a in argvs
+    ]
+    try:
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        go.touch()
+        results = []
+        for p in procs:
+            out, _ = p.communicate(timeout=60)
+            assert p.returncode == 0
+            results.append(json.loads(out))
+        return results
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,7 @@ from recall_sqlite.cursors import _UNREAD_SQL
 from recall_sqlite.errors import UnknownEntryError
 from recall_sqlite.store import context_of
 from tests.conftest import entry, make_workspace
-from tests.helpers import cli_here
+from tests.helpers import cli_here, run_at_once
 
 ODD_BRANCHES = ["", "feat/ünïcode-✓", 'it\'s "quoted"', "100%_like", "*", "a\nb", " ", "x" * 300]
 
@@ -344,26 +342,7 @@ print(json.dumps(out), flush=True)
 def _run_children(store: Store, tmp_path: Path, argsets: list[list[str]]) -> list[Any]:
     go = tmp_path / "go"
     root, db = str(store.workspace.root), str(store.workspace.db_path)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _CHILD, root, db, str(go), *a], stdout=subprocess.PIPE, text=True
-        )
-        for a in argsets
-    ]
-    try:
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        go.touch()
-        results = []
-        for p in procs:
-            out, _ = p.communicate(timeout=60)
-            assert p.returncode == 0
-            results.append(json.loads(out))
-        return results
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
+    return run_at_once(_CHILD, [[root, db, str(go), *a] for a in argsets], go)
 
 
 def test_concurrent_advances_end_at_the_maximum(store: Store, tmp_path: Path) -> None:

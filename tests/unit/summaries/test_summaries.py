@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from recall_sqlite.store import context_of
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange
 from recall_sqlite.timestamps import parse_timestamp
 from tests.conftest import entry, make_workspace
-from tests.helpers import cli_here
+from tests.helpers import cli_here, run_at_once
 
 ISO_US = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$")
 
@@ -116,37 +114,14 @@ def test_created_at_strictly_increasing_across_four_processes(store: Store, tmp_
     root, db = str(store.workspace.root), str(store.workspace.db_path)
     # Two processes with a frozen clock force the last+1 path; two use the real clock.
     frozen = ["0", "0", "1", "1"]
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                _ADDER,
-                root,
-                db,
-                str(go),
-                str(int(f) * 2_000_000_000_000_000),
-                f"p{i}",
-                "15",
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i, f in enumerate(frozen)
-    ]
-    try:
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        go.touch()
-        per_process = []
-        for p in procs:
-            out, _ = p.communicate(timeout=60)
-            assert p.returncode == 0
-            per_process.append(json.loads(out))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
+    per_process = run_at_once(
+        _ADDER,
+        [
+            [root, db, str(go), str(int(f) * 2_000_000_000_000_000), f"p{i}", "15"]
+            for i, f in enumerate(frozen)
+        ],
+        go,
+    )
     rows = context_of(store).db.query("SELECT created_us, created_at FROM summaries ORDER BY id")
     assert len(rows) == 60
     assert _increasing([r[0] for r in rows]), "created_us not strictly increasing"
