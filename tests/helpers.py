@@ -104,6 +104,55 @@ def stock_write(cwd: Path, home: Path, focus: str) -> None:
     """A journal entry written by stock synapt's CLI from `cwd` (where it puts it is synapt's)."""
     res = stock_synapt(cwd, home, "recall", "journal", "--write", "--focus", focus)
     assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def stock_reads(cwd: Path, home: Path) -> list[dict[str, Any]]:
+    """Every entry stock synapt's read_entries finds from `cwd`, as its dicts."""
+    import json
+
+    code = (
+        "import json\n"
+        "from synapt.recall.journal import read_entries\n"
+        "print(json.dumps([e.to_dict() for e in read_entries(n=100000)]))\n"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=user_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, (cwd, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr
+    got: list[dict[str, Any]] = json.loads(res.stdout)
+    return got
+
+
+def store_reads(cwd: Path) -> list[dict[str, Any]]:
+    """Every entry the store's journal read shows from `cwd`, as synapt's dicts."""
+    from recall_sqlite import open_store
+
+    with open_store(cwd, read_only=True) as s:
+        return [e.synapt_dict() for e in s.journal.read(100000).entries]
+
+
+def synapt_user(base: Path, name: str, foci: tuple[str, ...]) -> tuple[Path, Path, Path]:
+    """A user's home, a repository base/name with server/api, and its linked worktree
+    base/name-feat with docs; stock synapt has written foci[i] from the i-th of the
+    repository's root, server, server/api, the worktree's root and its docs. (home, repo,
+    worktree)."""
+    home = base / "home"
+    home.mkdir()
+    repo = new_repo(base / name)
+    (repo / "server" / "api").mkdir(parents=True)
+    feat = add_worktree(repo, base / f"{name}-feat")
+    (feat / "docs").mkdir()
+    places = (repo, repo / "server", repo / "server" / "api", feat, feat / "docs")
+    for cwd, focus in zip(places, foci, strict=True):
+        stock_write(cwd, home, focus)
+    return home, repo, feat
 
 
 @contextlib.contextmanager

@@ -12,22 +12,23 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from recall_sqlite import open_store
-from tests.helpers import add_worktree, new_repo, run_cli, ties_unordered, user_env
+from tests.helpers import (
+    run_cli,
+    stock_reads,
+    store_reads,
+    synapt_user,
+    ties_unordered,
+    user_env,
+)
 
 mcp = pytest.importorskip("mcp")
 
 BIN = Path(sys.executable).parent
 SECRET = "ghp_NEWUSERsecretTOKEN0123456789abcdef"
-READ = (
-    "import json\n"
-    "from synapt.recall.journal import read_entries\n"
-    "print(json.dumps([e.to_dict() for e in read_entries(n=100000)]))\n"
-)
 
 
 def _run(argv: list[str], cwd: Path, home: Path, stdin: str | None = None) -> str:
@@ -37,10 +38,6 @@ def _run(argv: list[str], cwd: Path, home: Path, stdin: str | None = None) -> st
     assert res.returncode == 0, (argv, cwd, res.stdout, res.stderr)
     assert "Traceback" not in res.stderr
     return res.stdout
-
-
-def _stock(cwd: Path, home: Path, focus: str) -> None:
-    _run([str(BIN / "synapt"), "recall", "journal", "--write", "--focus", focus], cwd, home)
 
 
 def _activated(cwd: Path, home: Path, *args: str, stdin: str | None = None) -> str:
@@ -75,31 +72,19 @@ def _holding(top: Path, text: str) -> list[str]:
     return sorted(str(p) for p in top.rglob("*") if p.is_file() and text.encode() in p.read_bytes())
 
 
-def _store_reads(cwd: Path) -> list[dict[str, Any]]:
-    with open_store(cwd, read_only=True) as s:
-        return [e.synapt_dict() for e in s.journal.read(100000).entries]
-
-
 @pytest.mark.slow
 def test_a_new_users_session(tmp_path: Path) -> None:
     import anyio
 
-    home = tmp_path / "home"
-    home.mkdir()
-    repo = new_repo(tmp_path / "myproj")
-    (repo / "server" / "api").mkdir(parents=True)
-    feat = add_worktree(repo, tmp_path / "myproj-feat")
-    (feat / "docs").mkdir()
-
     # Months of stock synapt, from wherever the user stood (a secret pasted on the way).
-    for cwd, focus in (
-        (repo, "root: the plan"),
-        (repo / "server", "server: the gateway"),
-        (repo / "server" / "api", f"api: pasted the token {SECRET}"),
-        (feat, "feat: the branch"),
-        (feat / "docs", "feat docs: the guide"),
-    ):
-        _stock(cwd, home, focus)
+    foci = (
+        "root: the plan",
+        "server: the gateway",
+        f"api: pasted the token {SECRET}",
+        "feat: the branch",
+        "feat docs: the guide",
+    )
+    home, repo, feat = synapt_user(tmp_path, "myproj", foci)
 
     assert run_cli("import", cwd=repo / "server", env=user_env(home)).returncode == 0
     _healthy(repo, home, "import")
@@ -142,7 +127,7 @@ def test_a_new_users_session(tmp_path: Path) -> None:
     assert json.loads(forgot.stdout)["copies_left"] == []
     assert _holding(tmp_path, SECRET) == []
     for where in (repo, feat):
-        assert SECRET not in json.dumps(_store_reads(where))
+        assert SECRET not in json.dumps(store_reads(where))
     with open_store(repo, read_only=True) as s:
         assert s.journal.search(SECRET, all_worktrees=True).total == 0
     _healthy(repo, home, "forget")
@@ -151,8 +136,8 @@ def test_a_new_users_session(tmp_path: Path) -> None:
     assert run_cli("export", "--to-buckets", cwd=repo, env=user_env(home)).returncode == 0
     _healthy(repo, home, "export --to-buckets")
     for root, count in ((repo, 3), (feat, 3)):
-        ours = _store_reads(root)
-        theirs = json.loads(_run([sys.executable, "-c", READ], root, home))
+        ours = store_reads(root)
+        theirs = stock_reads(root, home)
         assert len(ours) == count, [e["focus"] for e in ours]
         assert ties_unordered(theirs) == ties_unordered(ours), root
     assert _holding(tmp_path, SECRET) == []

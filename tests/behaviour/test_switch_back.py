@@ -6,47 +6,18 @@ synapt started there answers as the store does."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
-from recall_sqlite import open_store
 from recall_sqlite import synapt_layout as layout
 from tests.helpers import (
     REPO,
-    add_worktree,
-    new_repo,
     run_cli,
-    stock_write,
+    stock_reads,
+    store_reads,
+    synapt_user,
     ties_unordered,
     user_env,
 )
-
-READ = (
-    "import json\n"
-    "from synapt.recall.journal import read_entries\n"
-    "print(json.dumps([e.to_dict() for e in read_entries(n=100000)]))\n"
-)
-
-
-def stock_reads(cwd: Path, home: Path) -> list[dict[str, Any]]:
-    res = subprocess.run(
-        [sys.executable, "-c", READ],
-        cwd=cwd,
-        env=user_env(home),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    got: list[dict[str, Any]] = json.loads(res.stdout)
-    return got
-
-
-def store_reads(cwd: Path) -> list[dict[str, Any]]:
-    with open_store(cwd, read_only=True) as s:
-        return [e.synapt_dict() for e in s.journal.read(100000).entries]
 
 
 def _ok(cmd: list[str], cwd: Path, home: Path) -> str:
@@ -56,20 +27,8 @@ def _ok(cmd: list[str], cwd: Path, home: Path) -> str:
 
 
 def test_stock_synapt_reads_every_entry_of_each_worktree_after_export(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    repo = new_repo(tmp_path / "proj")
-    (repo / "server" / "api").mkdir(parents=True)
-    feat = add_worktree(repo, tmp_path / "proj-feat")
-    (feat / "docs").mkdir()
-    for cwd, focus in (
-        (repo, "root history"),
-        (repo / "server", "server history"),
-        (repo / "server" / "api", "api history"),
-        (feat, "feat history"),
-        (feat / "docs", "feat docs history"),
-    ):
-        stock_write(cwd, home, focus)
+    foci = ("root history", "server history", "api history", "feat history", "feat docs history")
+    home, repo, feat = synapt_user(tmp_path, "proj", foci)
     _ok(["import"], repo, home)
     _ok(["journal", "write", "--focus", "native at the root", "--session-id", "n1"], repo, home)
     _ok(["journal", "write", "--focus", "native in feat"], feat / "docs", home)
