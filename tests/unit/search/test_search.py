@@ -33,46 +33,47 @@ def _two_worktrees(tmp_path: Path) -> tuple[Path, Path]:
 
 def _fill(root: Path, desk: Path) -> None:
     with open_store(root) as s:
-        s.journal.append(
-            entry(
-                "2026-01-01T10:00:00Z",
-                session_id="a",
-                branch="main",
-                focus="websocket gateway design",
-                decisions=["one gateway per region"],
-            )
-        )
-        s.journal.append(
-            entry(
-                "2026-01-02T10:00:00Z",
-                session_id="b",
-                branch="feat",
-                focus="billing",
-                done=["moved the gateway config"],
-            )
-        )
-        s.journal.append(
-            entry(
-                "2026-01-03T10:00:00Z",
-                session_id="c",
-                branch="main",
-                auto=True,
-                focus="gateway noise",
-            )
+        s.journal.append_many(
+            [
+                entry(
+                    "2026-01-01T10:00:00Z",
+                    session_id="a",
+                    branch="main",
+                    focus="websocket gateway design",
+                    decisions=["one gateway per region"],
+                ),
+                entry(
+                    "2026-01-02T10:00:00Z",
+                    session_id="b",
+                    branch="feat",
+                    focus="billing",
+                    done=["moved the gateway config"],
+                ),
+                entry(
+                    "2026-01-03T10:00:00Z",
+                    session_id="c",
+                    branch="main",
+                    auto=True,
+                    focus="gateway noise",
+                ),
+            ]
         )
     with open_store(desk) as s:
-        s.journal.append(
-            entry(
-                "2026-01-04T10:00:00Z", session_id="d", branch="main", focus="the gateway next door"
-            )
-        )
-        s.journal.append(
-            entry(
-                "2026-01-05T10:00:00Z",
-                session_id="e",
-                branch="feat",
-                focus="gateway on feat in desk",
-            )
+        s.journal.append_many(
+            [
+                entry(
+                    "2026-01-04T10:00:00Z",
+                    session_id="d",
+                    branch="main",
+                    focus="the gateway next door",
+                ),
+                entry(
+                    "2026-01-05T10:00:00Z",
+                    session_id="e",
+                    branch="feat",
+                    focus="gateway on feat in desk",
+                ),
+            ]
         )
 
 
