@@ -4,8 +4,8 @@ sync.py       Sync (`store.sync`): init, run, pull, status, restore, peek, verif
 key.py        the sync key: the same on every clone of a repository
 place.py      `<db>-sync/`: the one private directory beside a store, the names in it
 state.py      what is kept there: config, this machine's id, Litestream's local state
-remote.py     a replica location parsed (file, S3, SFTP), on the backends of
-remote_base.py  every location's base: how far a replica has got, what backends share
+remote.py     where replicas live: a location (file, S3, SFTP) parsed into its backend
+remote_base.py  the backends' base: machines, owner.json, how far a replica has got
 remote_file.py remote_s3.py remote_sftp.py  one backend each
 owner.py      the one-writer claim on a machine's replica (`owner.json`)
 litestream.py  the engine: binary, environment, generated configs, restore, replicate
