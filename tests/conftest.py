@@ -55,6 +55,16 @@ def store(workspace_root: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
+def other(store: Store, tmp_path: Path) -> Iterator[Store]:
+    """A second workspace in the same database file as `store`."""
+    s = open_store(make_workspace(tmp_path, "other"), db_path=store.workspace.db_path)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A git repository (branch main, one empty commit) at tmp_path/repo, with the
     subdirectory server/api a user may run an agent from."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,16 +39,6 @@ def _table_counts(store: Store) -> tuple[int, ...]:
         context_of(store).db.query(f"SELECT count(*) FROM {t}")[0][0]
         for t in ("cursors", "summaries", "summary_sources")
     )
-
-
-@pytest.fixture
-def other(store: Store, tmp_path: Path) -> Iterator[Store]:
-    """A second workspace in the same database file."""
-    s = open_store(make_workspace(tmp_path, "other"), db_path=store.workspace.db_path)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 # -- basics ------------------------------------------------------------------------------------

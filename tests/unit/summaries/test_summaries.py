@@ -5,32 +5,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import recall_sqlite.summaries as summaries_mod
-from recall_sqlite import InvalidInputError, NotFoundError, Store, open_store
+from recall_sqlite import InvalidInputError, NotFoundError, Store
 from recall_sqlite.errors import UnknownEntryError
 from recall_sqlite.store import context_of
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange
 from recall_sqlite.timestamps import parse_timestamp
-from tests.conftest import entry, make_workspace
+from tests.conftest import entry
 from tests.helpers import cli_here, run_at_once
 
 ISO_US = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$")
-
-
-@pytest.fixture
-def other(store: Store, tmp_path: Path) -> Iterator[Store]:
-    """A second workspace in the same database file."""
-    s = open_store(make_workspace(tmp_path, "other"), db_path=store.workspace.db_path)
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def _append(store: Store, branch: str = "main", **fields: Any) -> Any:
