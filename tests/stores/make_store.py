@@ -31,6 +31,21 @@ SYNAPT_LINE = (
 )
 
 
+def legacy_bucket() -> str:
+    """The synapt bucket "proj" the store imports: five lines, the first again (a duplicate)
+    and a line that is not JSON (quarantined)."""
+    lines = [
+        SYNAPT_LINE.format(
+            ts=f"2026-02-0{d}T10:00:00+00:00",
+            sid=f"legacy{d}",
+            focus=f"legacy {d}",
+            step=f"legacy step {d}",
+        )
+        for d in range(1, 6)
+    ]
+    return "".join(lines) + lines[0] + "{not json\n"
+
+
 def _entries() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i in range(24):
@@ -129,16 +144,7 @@ def build(target: Path) -> None:
             s.journal.append_many(entries[14:])
         bucket = root / ".synapt" / "recall" / "worktrees" / "proj"
         bucket.mkdir(parents=True)
-        lines = [
-            SYNAPT_LINE.format(
-                ts=f"2026-02-0{d}T10:00:00+00:00",
-                sid=f"legacy{d}",
-                focus=f"legacy {d}",
-                step=f"legacy step {d}",
-            )
-            for d in range(1, 6)
-        ]
-        (bucket / "journal.jsonl").write_text("".join(lines) + lines[0] + "{not json\n")
+        (bucket / "journal.jsonl").write_text(legacy_bucket())
         with open_store(root, db_path=db) as s:
             s.legacy.import_paths([root])
         expected = {"workspace_id": _workspace_id(root), "answers": answers(root, db)}

@@ -21,7 +21,7 @@ from recall_sqlite import migrations as migrations_mod
 from recall_sqlite.migrations import SCHEMA_VERSION
 from recall_sqlite.store import context_of
 from tests.helpers import TESTS
-from tests.stores.make_store import answers
+from tests.stores.make_store import answers, legacy_bucket
 
 STORES = TESTS / "stores"
 FROZEN = sorted(p for p in STORES.iterdir() if p.is_dir() and re.fullmatch(r"v\d+", p.name))
@@ -265,8 +265,6 @@ def test_v3_rekeys_linked_worktrees_and_makes_bookkeeping_relative(tmp_path: Pat
     """The v1 store keyed a linked worktree by its absolute path and its import sources by
     absolute paths: after the step the worktree carries git's admin name and the sources
     are relative to the root, so verify holds at a root the store was never opened at."""
-    from tests.stores.make_store import SYNAPT_LINE
-
     v1 = STORES / "v1"
     root, db, _ = _migrated(v1, tmp_path)
     (root / ".git" / "worktrees" / "side").mkdir(parents=True)
@@ -316,16 +314,7 @@ def test_v3_rekeys_linked_worktrees_and_makes_bookkeeping_relative(tmp_path: Pat
     # of it reads nothing and quarantines nothing a second time
     bucket = root / ".synapt" / "recall" / "worktrees" / "proj" / "journal.jsonl"
     bucket.parent.mkdir(parents=True)
-    lines = [
-        SYNAPT_LINE.format(
-            ts=f"2026-02-0{d}T10:00:00+00:00",
-            sid=f"legacy{d}",
-            focus=f"legacy {d}",
-            step=f"legacy step {d}",
-        )
-        for d in range(1, 6)
-    ]
-    bucket.write_text("".join(lines) + lines[0] + "{not json\n")
+    bucket.write_text(legacy_bucket())
     with open_store(root, db_path=db) as s:
         v = s.legacy.verify([bucket], deep=True)
         assert v.ok, v.to_dict()
