@@ -993,7 +993,11 @@ def test_cli_vectors_stats_and_search_like(
         )
         s.vectors.put_many([("entry", e) for e in eids], [[1, 0], [1, 0.2], [0, 1]], model=M)
         s.vectors.put(("summary", add_summary(s, None)), [1, 0.1], model=M)
-    code, out, _ = cli_here(capsys, None, "--cwd", str(root), "vectors", "stats", "--json")
+
+    def vectors(*argv: str) -> tuple[int, str, str]:
+        return cli_here(capsys, None, "--cwd", str(root), "vectors", *argv)
+
+    code, out, _ = vectors("stats", "--json")
     data = json.loads(out)
     assert code == 0 and data["total"] == 4
     assert data["models"] == [
@@ -1008,49 +1012,21 @@ def test_cli_vectors_stats_and_search_like(
             "wrong_dim": 0,
         }
     ]
-    code, out, _ = cli_here(capsys, None, "--cwd", str(root), "vectors", "stats")
+    code, out, _ = vectors("stats")
     assert code == 0 and M in out and "orphans" in out
-    code, out, _ = cli_here(
-        capsys,
-        None,
-        "--cwd",
-        str(root),
-        "vectors",
-        "search",
-        "--like",
-        eids[0],
-        "-k",
-        "1",
-        "--json",
-    )
+    code, out, _ = vectors("search", "--like", eids[0], "-k", "1", "--json")
     data = json.loads(out)
     assert code == 0 and [h["owner"]["id"] for h in data["hits"]] == [eids[1]]
     assert data["hits"][0]["focus"] == "focus 1" and data["like"] == eids[0]
     assert data["scope"]["kinds"] == ["entry"]
     assert set(data["elsewhere"]) == {"other_worktrees", "other_branches", "other_machines"}
-    code, out, _ = cli_here(
-        capsys,
-        None,
-        "--cwd",
-        str(root),
-        "vectors",
-        "search",
-        "--like",
-        eids[0],
-        "--branch",
-        "main",
-        "--all-worktrees",
-        "--model",
-        M,
+    code, out, _ = vectors(
+        "search", "--like", eids[0], "--branch", "main", "--all-worktrees", "--model", M
     )
     assert code == 0 and "focus 1" in out and eids[1][:12] in out
-    code, _, err = cli_here(
-        capsys, None, "--cwd", str(root), "vectors", "search", "--like", "0" * 32
-    )
+    code, _, err = vectors("search", "--like", "0" * 32)
     assert code == 2 and "no entry" in err and "Traceback" not in err
-    code, _, err = cli_here(
-        capsys, None, "--cwd", str(root), "vectors", "search", "--like", eids[0], "--model", "nope"
-    )
+    code, _, err = vectors("search", "--like", eids[0], "--model", "nope")
     assert code == 2 and "nope" in err
 
 
