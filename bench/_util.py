@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+# The vocabulary of the suites' made-up text (foci, decisions, file names, commit lines).
+WORDS = (
+    "store",
+    "journal",
+    "cursor",
+    "vector",
+    "import",
+    "bucket",
+    "session",
+    "schema",
+    "index",
+    "branch",
+    "worktree",
+    "summary",
+    "query",
+    "refactor",
+    "test",
+    "bench",
+)
+
+
+def sentence(rng: random.Random, words: int, vocabulary: Sequence[str] = WORDS) -> str:
+    """`words` words drawn by `rng` from `vocabulary`, joined by spaces."""
+    return " ".join(rng.choice(vocabulary) for _ in range(words))
 
 
 def median_time(
@@ -77,3 +103,13 @@ def row(
     }
     r.update(extra)
     return r
+
+
+def ratio_row(
+    suite: str, case: str, *, n: int | None, ratio: float, most: float, **extra: Any
+) -> dict[str, Any]:
+    """A result row whose measure is a ratio (time at a size / time at another, say) that
+    passes at `most` or below."""
+    return row(
+        suite, case, n=n, ours=ratio, unit="ratio", target=f"<= {most:g}", ok=ratio <= most, **extra
+    )

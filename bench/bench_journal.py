@@ -21,35 +21,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import apsw  # noqa: E402
-from _util import interleaved_calls, median_time, row  # noqa: E402
+from _util import WORDS, interleaved_calls, median_time, ratio_row, row, sentence  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.store import context_of
 
 BRANCHES = ("main", "feature/a", "feature/b", "release")
 WAKE = ("rich", "authored", "plain", "sessionless", "branch")
-WORDS = (
-    "store",
-    "journal",
-    "cursor",
-    "vector",
-    "import",
-    "bucket",
-    "session",
-    "schema",
-    "index",
-    "branch",
-    "worktree",
-    "summary",
-    "query",
-    "refactor",
-    "test",
-    "bench",
-)
-
-
-def _sentence(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
 def make_entries(n: int, seed: int = 7) -> list[dict[str, Any]]:
@@ -65,14 +43,14 @@ def make_entries(n: int, seed: int = 7) -> list[dict[str, Any]]:
         branch = rng.choice(BRANCHES)
         t = base + session * 60
         files = [f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py" for _ in range(3)]
-        git_log = [f"{rng.getrandbits(28):07x} {_sentence(rng, 5)}" for _ in range(3)]
+        git_log = [f"{rng.getrandbits(28):07x} {sentence(rng, 5)}" for _ in range(3)]
         if rng.random() < 0.3 and len(out) + 1 < n:
             out.append(
                 {
                     "timestamp": _iso(t),
                     "session_id": sid,
                     "branch": branch,
-                    "focus": _sentence(rng, 8),
+                    "focus": sentence(rng, 8),
                     "done": [],
                     "decisions": [],
                     "next_steps": [],
@@ -90,10 +68,10 @@ def make_entries(n: int, seed: int = 7) -> list[dict[str, Any]]:
                 "timestamp": _iso(t + 30),
                 "session_id": sid,
                 "branch": branch,
-                "focus": _sentence(rng, 10),
-                "done": [_sentence(rng, 7) for _ in range(rng.randint(1, 3))],
-                "decisions": [_sentence(rng, 9)],
-                "next_steps": [_sentence(rng, 6) for _ in range(rng.randint(1, 3))],
+                "focus": sentence(rng, 10),
+                "done": [sentence(rng, 7) for _ in range(rng.randint(1, 3))],
+                "decisions": [sentence(rng, 9)],
+                "next_steps": [sentence(rng, 6) for _ in range(rng.randint(1, 3))],
                 "files_modified": files,
                 "git_log": git_log,
                 "auto": False,
@@ -203,14 +181,8 @@ def bench_reads(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, An
         if n == sizes[-1] and sizes[0] in read_at:
             flat = ours / read_at[sizes[0]]
             rows.append(
-                row(
-                    "journal",
-                    f"read time at {n:,} / at {sizes[0]:,}",
-                    n=n,
-                    ours=flat,
-                    unit="ratio",
-                    target="<= 1.5",
-                    ok=flat <= 1.5,
+                ratio_row(
+                    "journal", f"read time at {n:,} / at {sizes[0]:,}", n=n, ratio=flat, most=1.5
                 )
             )
     return rows

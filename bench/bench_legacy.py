@@ -26,7 +26,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _util import median_time, row  # noqa: E402
+import _util  # noqa: E402
+from _util import median_time, row, sentence  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.demo import synapt_line  # noqa: E402
@@ -34,34 +35,13 @@ from recall_sqlite.legacy import survey  # noqa: E402
 from recall_sqlite.store import context_of
 
 BUCKETS = ("proj", "server", "client", "docs", "infra", "scripts", "web", "api")
-WORDS = (
-    "store",
-    "journal",
-    "cursor",
-    "vector",
-    "import",
-    "bucket",
-    "session",
-    "schema",
-    "index",
-    "branch",
-    "worktree",
-    "summary",
-    "query",
-    "refactor",
-    "test",
-    "bench",
-    "parser",
-    "stream",
-    "memory",
-    "file",
-)
+WORDS = (*_util.WORDS, "parser", "stream", "memory", "file")
 DUP_SHARE = 0.30
 BAD_SHARE = 0.001
 
 
 def _s(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n))
+    return sentence(rng, n, WORDS)
 
 
 def _iso(t: int) -> str:

@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import apsw  # noqa: E402
-from _util import median_time, row  # noqa: E402
+from _util import median_time, ratio_row, row  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.store import context_of  # noqa: E402
@@ -225,14 +225,12 @@ def bench_queries(tmp: Path, sizes: list[int], peer_max: int) -> list[dict[str, 
     for label in ("rare", "common"):
         ratio = by_size[(label, hi)] / by_size[(label, lo)]
         rows.append(
-            row(
+            ratio_row(
                 "search",
                 f"time at {hi:,} / time at {lo:,} ({label} pair)",
                 n=hi,
-                ours=ratio,
-                unit="ratio",
-                target="<= 5",
-                ok=ratio <= 5,
+                ratio=ratio,
+                most=5,
             )
         )
     return rows

@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _util import median_time, row  # noqa: E402
+from _util import WORDS, median_time, ratio_row, row, sentence  # noqa: E402
 
 from recall_sqlite import Store, open_store  # noqa: E402
 from recall_sqlite.cursors import _UNREAD_SQL  # noqa: E402
@@ -34,24 +34,6 @@ from recall_sqlite.summaries import CoverRange  # noqa: E402
 
 SUITE = "summaries+cursors"
 BRANCHES = ("main", "feature/a", "feature/b", "release")
-WORDS = (
-    "store",
-    "journal",
-    "cursor",
-    "vector",
-    "import",
-    "bucket",
-    "session",
-    "schema",
-    "index",
-    "branch",
-    "worktree",
-    "summary",
-    "query",
-    "refactor",
-    "test",
-    "bench",
-)
 BEHIND = 50
 CONSUMER = "bench-consumer"
 CHUNK = 20_000
@@ -88,23 +70,19 @@ BARE_LATEST_ROW = (
 _LISTS = ((7, "done"), (8, "decisions"), (9, "next_steps"), (10, "files_modified"), (11, "git_log"))
 
 
-def _sentence(rng: random.Random, words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(words))
-
-
 class _Text:
     """Pre-made sentences and lists, so a 1M-row build spends its time in SQLite, not in
     the random module."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-        self.pool = {w: [_sentence(rng, w) for _ in range(257)] for w in (5, 6, 7, 8, 9, 10)}
+        self.pool = {w: [sentence(rng, w) for _ in range(257)] for w in (5, 6, 7, 8, 9, 10)}
         self.files = [
             json.dumps([f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py" for _ in range(3)])
             for _ in range(257)
         ]
         self.git = [
-            json.dumps([f"{rng.getrandbits(28):07x} {_sentence(rng, 5)}" for _ in range(3)])
+            json.dumps([f"{rng.getrandbits(28):07x} {sentence(rng, 5)}" for _ in range(3)])
             for _ in range(257)
         ]
 
@@ -344,14 +322,12 @@ def run(quick: bool) -> list[dict[str, Any]]:
     for key, case in (("unread", "cursors.unread"), ("latest", "summaries.latest")):
         flat = t[(big, key)] / t[(small, key)]
         out.append(
-            row(
+            ratio_row(
                 SUITE,
                 f"{case} time at {big:,} / at {small:,}",
                 n=big,
-                ours=flat,
-                unit="ratio",
-                target="<= 1.5",
-                ok=flat <= 1.5,
+                ratio=flat,
+                most=1.5,
                 bare_flat=t[(big, key + "_bare")] / t[(small, key + "_bare")],
             )
         )
