@@ -14,10 +14,9 @@ import pytest
 
 from recall_sqlite import open_store
 from recall_sqlite.store import context_of
+from tests import helpers
 from tests.helpers import CLI
 
-BIN = Path(sys.executable).parent
-STOCK = [str(BIN / "synapt")]
 # The activated CLI in a child that also says whether the importer was loaded.
 PROBE = (
     "import sys\n"
@@ -29,15 +28,8 @@ PROBE = (
 
 
 def stock_write(cwd: Path, focus: str) -> None:
-    res = subprocess.run(
-        [*STOCK, "recall", "journal", "--write", "--focus", focus],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=os.environ.copy(),
-    )
-    assert res.returncode == 0, res.stderr
+    """Stock synapt's write, as this test's user (the HOME conftest gave it)."""
+    helpers.stock_write(cwd, Path(os.environ["HOME"]), focus)
 
 
 def activated(cwd: Path, *args: str) -> tuple[str, bool]:
