@@ -70,32 +70,28 @@ def _snapshot(root: Path) -> dict[str, Any]:
     with open_store(root, root=root) as store:
         q = context_of(store).db.query
         prefix = len(str(root))
+
+        def relative(sql: str) -> list[tuple[Any, ...]]:
+            """The rows of `sql`, whose first column is a path, with that path from the root."""
+            return [(str(p)[prefix:], *rest) for p, *rest in q(sql)]
+
         return {
             "entries": q(
                 "SELECT seq, hex(id), worktree_id, session_id, timestamp, head_wt,"
                 " head_ws, sid_order FROM journal_entries ORDER BY seq"
             ),
-            "provenance": [
-                (p[prefix:], *rest)
-                for p, *rest in q(
-                    "SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
-                    " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2"
-                )
-            ],
-            "quarantine": [
-                (p[prefix:], *rest)
-                for p, *rest in q(
-                    "SELECT s.path, q.line, q.raw, q.reason FROM quarantine q"
-                    " JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2"
-                )
-            ],
-            "sources": [
-                (p[prefix:], *rest)
-                for p, *rest in q(
-                    "SELECT path, version, size, sha256, lines, imported, duplicates, quarantined,"
-                    " complete FROM import_sources ORDER BY 1"
-                )
-            ],
+            "provenance": relative(
+                "SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
+                " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2"
+            ),
+            "quarantine": relative(
+                "SELECT s.path, q.line, q.raw, q.reason FROM quarantine q"
+                " JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2"
+            ),
+            "sources": relative(
+                "SELECT path, version, size, sha256, lines, imported, duplicates, quarantined,"
+                " complete FROM import_sources ORDER BY 1"
+            ),
             "counts": q("SELECT * FROM journal_counts_wt ORDER BY 1, 2, 3"),
         }
 
