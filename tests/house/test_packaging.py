@@ -44,42 +44,24 @@ def test_wheel_carries_schema_and_opens_a_store(tmp_path: Path) -> None:
     outside.mkdir()
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     cmd = env_dir / "bin" / "recall-sqlite"
-    subprocess.run(
-        [str(cmd), "--cwd", str(ws), "journal", "write", "--focus", "from wheel"],
-        check=True,
-        capture_output=True,
-        cwd=outside,
-        env=env,
-    )
-    out = subprocess.run(
-        [str(cmd), "--cwd", str(ws), "journal", "read", "--json"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=outside,
-        env=env,
-    ).stdout
+
+    def outside_run(*argv: str) -> subprocess.CompletedProcess[str]:
+        """`argv` run as a user would, from a directory that is not the source tree."""
+        return subprocess.run(
+            argv, check=True, capture_output=True, text=True, cwd=outside, env=env
+        )
+
+    outside_run(str(cmd), "--cwd", str(ws), "journal", "write", "--focus", "from wheel")
+    out = outside_run(str(cmd), "--cwd", str(ws), "journal", "read", "--json").stdout
     assert [e["focus"] for e in json.loads(out)["entries"]] == ["from wheel"]
     # The command is the project's own script (its shebang made this venv's python by the
     # installer), and a read through it never imports `re`: the wrapper an installer
     # generates for an entry point does, to tidy argv[0] for Windows.
     assert cmd.read_text().startswith(f"#!{py}")
-    timed = subprocess.run(
-        [str(py), "-X", "importtime", str(cmd), "--cwd", str(ws), "journal", "read", "--json"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=outside,
-        env=env,
+    timed = outside_run(
+        str(py), "-X", "importtime", str(cmd), "--cwd", str(ws), "journal", "read", "--json"
     )
     imported = {line.rsplit("|", 1)[-1].strip() for line in timed.stderr.splitlines()}
     assert "recall_sqlite.cli" in imported and "re" not in imported and "enum" not in imported
-    where = subprocess.run(
-        [str(py), "-c", "import recall_sqlite.db as d; print(d.__file__)"],
-        check=True,
-        capture_output=True,
-        text=True,
-        cwd=outside,
-        env=env,
-    ).stdout
+    where = outside_run(str(py), "-c", "import recall_sqlite.db as d; print(d.__file__)").stdout
     assert str(env_dir) in where  # the installed copy, not the source tree
