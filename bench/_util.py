@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 # The vocabulary of the suites' made-up text (foci, decisions, file names, commit lines).
@@ -113,3 +115,28 @@ def ratio_row(
     return row(
         suite, case, n=n, ours=ratio, unit="ratio", target=f"<= {most:g}", ok=ratio <= most, **extra
     )
+
+
+def fill_store(
+    root: Path, entries: list[dict[str, Any]], *, jsonl: bool
+) -> tuple[Path, Path | None]:
+    """A store at `root` holding `entries` (in batches, its WAL checkpointed into the file
+    so a size or a cold read sees all of it) and, with jsonl, the same entries as synapt's
+    bucket for root's name. (the database file, the bucket or None)"""
+    from recall_sqlite import open_store
+    from recall_sqlite.store import context_of
+
+    (root / ".grip").mkdir(parents=True, exist_ok=True)
+    with open_store(root) as s:
+        for start in range(0, len(entries), 50_000):
+            s.journal.append_many(entries[start : start + 50_000])
+        context_of(s).db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db = Path(s.workspace.db_path)
+    if not jsonl:
+        return db, None
+    bucket = root / ".synapt" / "recall" / "worktrees" / root.name / "journal.jsonl"
+    bucket.parent.mkdir(parents=True, exist_ok=True)
+    with open(bucket, "w", encoding="utf-8") as f:
+        for e in entries:
+            f.write(json.dumps(e) + "\n")
+    return db, bucket

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import apsw  # noqa: E402
-from _util import WORDS, interleaved_calls, median_time, ratio_row, row, sentence  # noqa: E402
+from _util import WORDS, fill_store, interleaved_calls, median_time, ratio_row, row, sentence  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.store import context_of
@@ -89,21 +89,7 @@ def _iso(t: int) -> str:
 
 
 def build(root: Path, n: int, *, jsonl: bool) -> tuple[Path, Path | None]:
-    (root / ".grip").mkdir(parents=True, exist_ok=True)
-    entries = make_entries(n)
-    with open_store(root) as s:
-        for start in range(0, n, 50_000):
-            s.journal.append_many(entries[start : start + 50_000])
-        context_of(s).db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        db = s.workspace.db_path
-    bucket = None
-    if jsonl:
-        bucket = root / ".synapt" / "recall" / "worktrees" / root.name / "journal.jsonl"
-        bucket.parent.mkdir(parents=True, exist_ok=True)
-        with open(bucket, "w", encoding="utf-8") as f:
-            for e in entries:
-                f.write(json.dumps(e) + "\n")
-    return db, bucket
+    return fill_store(root, make_entries(n), jsonl=jsonl)
 
 
 BARE_READ = (

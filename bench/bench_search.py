@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import apsw  # noqa: E402
-from _util import median_time, ratio_row, row  # noqa: E402
+from _util import fill_store, median_time, ratio_row, row  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.store import context_of  # noqa: E402
@@ -123,18 +123,8 @@ def make_entries(n: int, seed: int = 11) -> list[dict[str, Any]]:
 
 
 def build(root: Path, n: int) -> tuple[Path, Path]:
-    (root / ".grip").mkdir(parents=True, exist_ok=True)
-    entries = make_entries(n)
-    with open_store(root) as s:
-        for start in range(0, n, 50_000):
-            s.journal.append_many(entries[start : start + 50_000])
-        context_of(s).db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        db = s.workspace.db_path
-    bucket = root / ".synapt" / "recall" / "worktrees" / root.name / "journal.jsonl"
-    bucket.parent.mkdir(parents=True, exist_ok=True)
-    with open(bucket, "w", encoding="utf-8") as f:
-        for e in entries:
-            f.write(json.dumps(e) + "\n")
+    db, bucket = fill_store(root, make_entries(n), jsonl=True)
+    assert bucket is not None
     return db, bucket
 
 
