@@ -16,14 +16,7 @@ from pathlib import Path
 import pytest
 
 from recall_sqlite import open_store
-from tests.helpers import (
-    run_cli,
-    stock_reads,
-    store_reads,
-    synapt_user,
-    ties_unordered,
-    user_env,
-)
+from tests.helpers import run_cli, stock_reads, store_reads, synapt_user, ties_unordered, user_env
 
 mcp = pytest.importorskip("mcp")
 
