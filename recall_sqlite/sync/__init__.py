@@ -17,5 +17,5 @@ setup.py      `sync init` and `sync restore`
 run.py        `sync run`: replicate, pull, keep the claim
 status.py     `sync status`: this machine's replication and every peer
 peek.py       `sync peek`: a peer's newest entries from its replica (Litestream's VFS)
-verify.py     `sync verify`: this store and each peer's replica compared, nothing merged
+compare.py    `sync verify`: this store and each peer's replica compared, nothing merged
 """

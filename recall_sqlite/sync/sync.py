@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context import StoreContext
+    from .compare import SyncVerify
     from .pause import Hold
     from .peek import Peeked
     from .pull import PeerPull, PullReport
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from .setup import Joined, Restored
     from .state import SyncConfig, SyncState
     from .status import SyncStatus
-    from .verify import SyncVerify
 
 
 class Sync:
@@ -99,7 +99,7 @@ class Sync:
     def verify(self) -> SyncVerify:
         """Each peer's replica against this store: the entry versions either holds that
         the other lacks and has not forgotten (both zero: the two have met)."""
-        from .verify import verify
+        from .compare import verify
 
         return verify(self._ctx, self._state(), self.config())
 

@@ -1,7 +1,8 @@
-"""`sync verify`: have this store and each peer met? Each peer's replica is restored (never
-merged) and the two compared by entry id, both ways: what the peer holds that this store
-lacks and has not forgotten (a pull here brings it), and what this store holds that the
-peer lacks and has not forgotten (a pull there brings it). Both zero: the two read alike."""
+"""`sync verify`: have this store and each peer met? (legacy/verify.py checks an import.)
+Each peer's replica is restored (never merged) and the two compared by entry id, both ways:
+what the peer holds that this store lacks and has not forgotten (a pull here brings it),
+and what this store holds that the peer lacks and has not forgotten (a pull there brings
+it). Both zero: the two read alike."""
 
 from __future__ import annotations
 
