@@ -11,6 +11,7 @@ _show.py     opening the store, printing, exit codes: all a command shares but t
 where.py journal.py summary.py cursor.py vectors.py  the reads and writes of the store
 survey.py import_.py verify.py export.py demo.py  synapt's journals: in, checked, out
 worktree.py doctor.py sync.py  the workspace's worktrees, the store's checks, machines
+hook.py      `hook session-start`: an agent's hook, its line read without argparse too
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "doctor": "doctor",
     "sync": "sync",
+    "hook": "hook",
 }
 # Global options that take a value (they come before the command), and those that do not.
 _VALUED = ("--cwd", "--db")
@@ -149,6 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         options, name, rest = split
         return host.main_host(name, rest, options)
     command = command_of(args)
+    if command == "hook":
+        from .hook import quick_hook
+
+        hook = quick_hook(args, leading_options(args))
+        if hook is not None:
+            return int(hook.func(hook))
     if command == "journal":
         quick = quick_read(args)
         if quick is not None:
