@@ -160,9 +160,10 @@ def test_stdin_left_open_is_not_waited_on(workspace: tuple[Path, Path]) -> None:
         env=user_env(),
     )
     try:
-        assert proc.stdout is not None
-        out = proc.stdout.read()  # stdin never closed: the hook must finish anyway
+        # stdin never closed: the hook must finish anyway (its output fits the pipe)
         assert proc.wait(timeout=20) == 0
+        assert proc.stdout is not None
+        out = proc.stdout.read()
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
