@@ -2,8 +2,9 @@
 host makes of the store, named by the call (`ANSWERS["journal_read"]`), each a whole
 document (its `$defs` hold the shared shapes it uses: an entry, a scope, elsewhere, a
 summary, a cursor...). The library's `to_dict()` of the call's result, the CLI's `--json`
-and (next) the MCP server's structured answers are this shape;
-tests/unit/answers/test_answers.py holds the library and the CLI to it, and to each other.
+and the MCP server's structured answers (agents/mcp_server.py, `TOOL_ANSWERS`) are this
+shape; tests/unit/answers/test_answers.py holds the library and the CLI to it, and to each
+other, and tests/unit/agents/test_mcp_server.py the MCP server to the CLI.
 
 Strict where strictness catches drift: every key the code always emits is required, the
 objects the project owns admit no other key, integers are integers and null is allowed
@@ -428,10 +429,29 @@ ANSWERS: Final[dict[str, dict[str, Any]]] = {
     for call, (body, empty, what) in _CALLS.items()
 }
 # The newest summary of a scope, or null where there is none: the one answer that is not
-# an object (summaries.py Summaries.latest returns Summary | None), so not yet an MCP
-# tool's structured answer, which must be one.
+# an object (summaries.py Summaries.latest returns Summary | None), so the MCP tool wraps
+# it in one (TOOL_ANSWERS below).
 ANSWERS["summary_latest"] = _document(
     "summary_latest",
     "the newest summary of a scope; null: none",
     {"anyOf": [_ref("summary"), {"type": "null"}, _ref("no_store_summary")]},
 )
+
+# The MCP tools' answers (recall_sqlite/agents/mcp_server.py): MCP's structured content must
+# be an object, so summary_latest's tool answers `{"summary": <the CLI's answer>}` (the
+# summary or null), or the CLI's own answer where no store exists (already an object);
+# every other tool answers exactly its call's answer.
+TOOL_ANSWERS: Final[dict[str, dict[str, Any]]] = {
+    **ANSWERS,
+    "summary_latest": _document(
+        "summary_latest",
+        "the newest summary of a scope, as an object: summary null when there is none",
+        {
+            "type": "object",
+            "anyOf": [
+                _obj({"summary": {"anyOf": [_ref("summary"), {"type": "null"}]}}),
+                _ref("no_store_summary"),
+            ],
+        },
+    ),
+}

@@ -11,6 +11,7 @@ _show.py     opening the store, printing, exit codes: all a command shares but t
 where.py journal.py summary.py cursor.py vectors.py  the reads and writes of the store
 survey.py import_.py verify.py export.py demo.py  synapt's journals: in, checked, out
 worktree.py doctor.py sync.py  the workspace's worktrees, the store's checks, machines
+mcp.py       `recall-sqlite mcp`: the store served to an MCP client (recall_sqlite/agents/)
 hook.py      `hook session-start`: an agent's hook, its line read without argparse too
 """
 
@@ -39,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "doctor": "doctor",
     "sync": "sync",
+    "mcp": "mcp",
     "hook": "hook",
 }
 # Global options that take a value (they come before the command), and those that do not.

@@ -1,0 +1,6 @@
+"""What any coding agent reaches the store through, without a host of its own (issue 34):
+
+mcp_server.py  `recall-sqlite mcp`: an MCP server over stdio (the official `mcp` SDK), one
+               tool per library call, each answering answers.py's shape; the client
+               configs `--print-config` prints
+"""
