@@ -3,7 +3,7 @@
     python bench/run.py                  # full sizes (tens of minutes on 2 cores)
     python bench/run.py --quick          # tiny sizes: a smoke run
     python bench/run.py --only journal   # one suite: journal, summaries, vectors, legacy,
-                                         # synapt, search, integrity, sync
+                                         # synapt, search, integrity, sync, agents
 
 Writes bench/results.json (or --out PATH) and prints a markdown table for bench/RESULTS.md.
 """
@@ -32,6 +32,7 @@ SUITES = {
     "search": "bench_search",
     "integrity": "bench_integrity",
     "sync": "bench_sync",
+    "agents": "bench_agents",
 }
 
 

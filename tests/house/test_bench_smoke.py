@@ -37,6 +37,7 @@ def test_every_suite_runs_at_tiny_sizes(tmp_path: Path) -> None:
         "search",
         "integrity",
         "sync",
+        "agents",
     }
     for r in report["rows"]:
         if r.get("unit") == "info":  # descriptive rows (e.g. the BLAS kernel), not measurements
