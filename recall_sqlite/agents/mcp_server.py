@@ -256,14 +256,15 @@ def tool_specs() -> list[dict[str, Any]]:
     ]
 
 
-def call(cwd: str, name: str, arguments: dict[str, Any]) -> Any:
-    """The tool `name`'s answer for the store of `cwd`: one library call's to_dict(). Raises
-    RecallError (the tool error's message) for what the store refuses."""
+def call(cwd: str, name: str, arguments: dict[str, Any], db: str | None = None) -> Any:
+    """The tool `name`'s answer for the store of `cwd` (or the database file `db`): one
+    library call's to_dict(). Raises RecallError (the tool error's message) for what the
+    store refuses."""
     _, _, _, _, reads, handler, empty = _TOOLS[name]
     # doctor reads unless asked to repair.
     read_only = reads and not (name == "doctor" and arguments.get("repair"))
     try:
-        store = open_store(cwd, read_only=read_only)
+        store = open_store(cwd, db_path=db, read_only=read_only)
     except NoStoreError:
         if empty is None:
             raise
@@ -272,9 +273,9 @@ def call(cwd: str, name: str, arguments: dict[str, Any]) -> Any:
         return handler(store, arguments)
 
 
-def resource_text(cwd: str, name: str) -> str:
+def resource_text(cwd: str, name: str, db: str | None = None) -> str:
     """A resource's JSON: the newest entries, or the pending next steps, of this worktree."""
-    return json.dumps(call(cwd, name, {}), indent=2)
+    return json.dumps(call(cwd, name, {}, db), indent=2)
 
 
 # uri -> (the tool whose answer it is, its name, what it holds)
@@ -290,8 +291,9 @@ def one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def serve(cwd: str) -> None:
-    """Serve the store of `cwd` on stdin/stdout until the client closes them."""
+def serve(cwd: str, db: str | None = None) -> None:
+    """Serve the store of `cwd` (or the database file `db`) on stdin/stdout until the
+    client closes them."""
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -310,7 +312,7 @@ def serve(cwd: str) -> None:
         if name not in _TOOLS:
             return _error(f"no tool {name!r}: the tools are {', '.join(TOOLS)}")
         try:
-            answer = await anyio.to_thread.run_sync(call, cwd, name, arguments)
+            answer = await anyio.to_thread.run_sync(call, cwd, name, arguments, db)
         except RecallError as exc:
             return _error(one_line(exc))
         except Exception as exc:  # noqa: BLE001 - a tool error, never a traceback to a client
@@ -338,7 +340,7 @@ def serve(cwd: str) -> None:
         found = RESOURCES.get(str(uri))
         if found is None:
             raise UsageError(f"no resource {uri}: the resources are {', '.join(RESOURCES)}")
-        text = await anyio.to_thread.run_sync(resource_text, cwd, found[0])
+        text = await anyio.to_thread.run_sync(resource_text, cwd, found[0], db)
         return [ReadResourceContents(content=text, mime_type="application/json")]
 
     async def _run() -> None:
@@ -357,11 +359,12 @@ def script() -> str:
     return os.path.abspath(found) if found else beside
 
 
-def client_config(client: str, cwd: str | None = None) -> str:
+def client_config(client: str, cwd: str | None = None, db: str | None = None) -> str:
     """The config lines `client` needs to start this install's server (`cwd`: serve that
-    directory's store rather than the one the client starts the server in)."""
+    directory's store rather than the one the client starts the server in; `db`: that
+    database file)."""
     command = script()
-    args = [*(["--cwd", cwd] if cwd else []), "mcp"]
+    args = [*(["--cwd", cwd] if cwd else []), *(["--db", db] if db else []), "mcp"]
     if client == "claude-code":
         quoted = " ".join(_sh(a) for a in [command, *args])
         return f"claude mcp add --scope user {NAME} -- {quoted}"

@@ -17,7 +17,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     if args.print_config is not None:
         cwd = os.path.abspath(args.cwd) if args.cwd else None
-        sys.stdout.write(mcp_server.client_config(args.print_config, cwd) + "\n")
+        db = os.path.abspath(args.db) if args.db else None
+        sys.stdout.write(mcp_server.client_config(args.print_config, cwd, db) + "\n")
         return 0
     try:
         import mcp  # noqa: F401 - the SDK is an extra: say how to install it, not a traceback
@@ -26,7 +27,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from ..errors import UsageError
 
         raise UsageError(f"this command needs the mcp SDK: {install_hint('mcp')}") from None
-    mcp_server.serve(args.cwd or os.getcwd())
+    mcp_server.serve(args.cwd or os.getcwd(), args.db)
     return 0
 
 

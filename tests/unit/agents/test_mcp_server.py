@@ -311,6 +311,23 @@ def test_two_servers_and_a_cli_writer_lose_nothing(tmp_path: Path) -> None:
     assert sessions == {f"{tag}-{i}" for tag in ("a", "b", "cli") for i in range(n)}
 
 
+@pytest.mark.slow
+def test_a_server_given_db_serves_that_file(tmp_path: Path) -> None:
+    cwd = new_repo(tmp_path / "repo")
+    db = tmp_path / "elsewhere.db"
+
+    async def script(session: Session) -> Any:
+        answer(await session.call_tool("journal_write", {"focus": "in the named file"}))
+        return answer(await session.call_tool("where", {}))
+
+    where = serve(cwd, script, "--db", str(db))
+    assert Path(where["db_path"]) == db
+    assert cli_json(cwd, "--db", str(db), "journal", "read")["entries"][0]["focus"] == (
+        "in the named file"
+    )
+    assert not list(cwd.rglob("*.db")), "nothing was written in the workspace"
+
+
 def test_print_config_names_this_install_for_each_client(tmp_path: Path) -> None:
     res = run_cli("mcp", "--print-config", "codex")
     assert res.returncode == 0, res.stderr
