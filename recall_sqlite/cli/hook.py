@@ -164,6 +164,16 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         help="the newest meaningful entries, pending next steps, latest summary and what is "
         "elsewhere; never fails the session (read-only, exit 0)",
     )
-    start.add_argument("--format", choices=FORMATS, default=DEFAULTS["format"])
-    start.add_argument("-n", type=lambda t: int_at_least(t, 1), default=DEFAULTS["n"])
+    start.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=DEFAULTS["format"],
+        help="text (default), or claude-code: the JSON Claude Code's SessionStart hook reads",
+    )
+    start.add_argument(
+        "-n",
+        type=lambda t: int_at_least(t, 1),
+        default=DEFAULTS["n"],
+        help=f"how many of the newest meaningful entries (default {DEFAULTS['n']})",
+    )
     start.set_defaults(func=cmd_hook_session_start)
