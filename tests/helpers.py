@@ -14,6 +14,22 @@ from typing import Any
 
 import pytest
 
+# The calls issue 34 names, in its order: the MCP server's tools, each with one answer
+# schema in answers.py. Stated here, apart from the code, as the tests' oracle.
+ISSUE_34_CALLS = (
+    "journal_read",
+    "journal_latest",
+    "journal_pending",
+    "journal_search",
+    "journal_write",
+    "journal_forget",
+    "summary_latest",
+    "summary_add",
+    "cursor_unread",
+    "cursor_advance",
+    "where",
+    "doctor",
+)
 REPO = Path(__file__).resolve().parent.parent  # the checkout the tests run from
 TESTS = REPO / "tests"
 # The variables that say where a process stands: a test's subprocess never inherits them.

@@ -18,24 +18,11 @@ import pytest
 from recall_sqlite import open_store
 from recall_sqlite.agents.mcp_server import TOOLS, client_config
 from recall_sqlite.answers import ANSWERS, TOOL_ANSWERS
-from tests.helpers import CLI, add_worktree, new_repo, run_cli, user_env
+from tests.helpers import CLI, ISSUE_34_CALLS, add_worktree, new_repo, run_cli, user_env
 
 pytest.importorskip("mcp")
 
-NAMES = (
-    "journal_read",
-    "journal_latest",
-    "journal_pending",
-    "journal_search",
-    "journal_write",
-    "journal_forget",
-    "summary_latest",
-    "summary_add",
-    "cursor_unread",
-    "cursor_advance",
-    "where",
-    "doctor",
-)
+NAMES = ISSUE_34_CALLS
 READS = {
     "journal_read",
     "journal_latest",

@@ -29,23 +29,17 @@ from recall_sqlite.journal.journal import Journal
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange, Summaries
 from recall_sqlite.synapt_fields import FIELDS
 from tests.conftest import make_workspace
-from tests.helpers import REPO, add_worktree, cli_here, modules_loaded_by_cli, new_repo
+from tests.helpers import (
+    ISSUE_34_CALLS,
+    REPO,
+    add_worktree,
+    cli_here,
+    modules_loaded_by_cli,
+    new_repo,
+)
 
 # The calls issue 34 serves as MCP tools: each has one answer schema.
-CALLS = (
-    "journal_read",
-    "journal_latest",
-    "journal_pending",
-    "journal_search",
-    "journal_write",
-    "journal_forget",
-    "summary_latest",
-    "summary_add",
-    "cursor_unread",
-    "cursor_advance",
-    "where",
-    "doctor",
-)
+CALLS = ISSUE_34_CALLS
 # Objects whose keys are the data's, not the project's (an entry's unknown legacy fields,
 # a finding's rows): no key is required or refused in them, and each is emitted only when
 # it holds something.
