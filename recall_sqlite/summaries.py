@@ -21,14 +21,8 @@ Semantics:
 from __future__ import annotations
 
 import builtins
-import enum
-import hashlib
-import json
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, Literal
 
+from ._record import Frozen
 from .checks import (
     parse_entry_id,
     require_int,
@@ -40,12 +34,18 @@ from .checks import (
 from .context import StoreContext
 from .db import as_bytes, as_int, merge_fts, scalar
 from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
-from .journal.positions import journal_end, resolve_position
+from .jsontext import loads
 from .timestamps import datetime_us, iso_utc, now_us, parse_timestamp
 
+# A session-start hook reads the latest summary: nothing here imports enum, json (and with
+# it re), hashlib, datetime, dataclasses or typing at start-up (bench/RESULTS.md, row 'hook
+# session-start'); the write path imports what it needs when it runs.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import Protocol
+    import enum
+    from collections.abc import Callable, Iterable, Sequence
+    from datetime import datetime
+    from typing import Any, Final, Literal, Protocol
 
     from apsw import Connection, SQLiteValue
 
@@ -95,29 +95,61 @@ DEFAULT_KIND = "summary"
 DEFAULT_LIMIT = 20
 
 
-class _AllBranches(enum.Enum):
-    ALL_BRANCHES = "all branches"
+if TYPE_CHECKING:
+    # For mypy, an enum's one member: `branch is ALL_BRANCHES` narrows a BranchFilter.
+    class _AllBranches(enum.Enum):
+        ALL_BRANCHES = "all branches"
+
+    ALL_BRANCHES: Final = _AllBranches.ALL_BRANCHES
+    BranchFilter = str | None | Literal[_AllBranches.ALL_BRANCHES]
+else:
+    # At run time the same one object, without importing enum: only its identity is used.
+    class _AllBranches:
+        __slots__ = ()
+
+        def __repr__(self) -> str:
+            return "ALL_BRANCHES"
+
+        def __reduce__(self) -> str:
+            return "ALL_BRANCHES"  # a copy or a pickle is the sentinel itself
+
+    # A sentinel, not a string: every string (even "*") is a possible branch name.
+    ALL_BRANCHES = _AllBranches()
 
 
-# A sentinel, not a string: every string (even "*") is a possible branch name.
-ALL_BRANCHES: Final = _AllBranches.ALL_BRANCHES
-BranchFilter = str | None | Literal[_AllBranches.ALL_BRANCHES]
-
-
-@dataclass(frozen=True)
-class CoverRange:
+class CoverRange(Frozen):
     """An inclusive range of journal positions (insertion seqs, as cursors use them); each
     end may also be given as an entry id, meaning that entry's position."""
 
+    __slots__ = ("first", "last")
     first: int | str
     last: int | str
 
+    def __init__(self, first: int | str, last: int | str) -> None:
+        self._set(first=first, last=last)
 
-Covers = CoverRange | str | Iterable[str] | None
+
+if TYPE_CHECKING:
+    Covers = CoverRange | str | Iterable[str] | None
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(Frozen):
+    __slots__ = (
+        "id",
+        "workspace_id",
+        "branch",
+        "kind",
+        "text",
+        "created_at",
+        "created_us",
+        "author",
+        "entry_ids",
+        "covers_from",
+        "covers_to",
+        "covered_through",
+        "superseded_by",
+        "newer_entries",
+    )
     id: int
     workspace_id: str
     branch: str | None  # None = workspace-wide
@@ -132,6 +164,41 @@ class Summary:
     covered_through: int  # the position staleness is measured from
     superseded_by: int | None  # the summary that replaced this one in its scope
     newer_entries: int  # entries (as reads show them) that arrived after covered_through
+
+    def __init__(
+        self,
+        *,
+        id: int,  # noqa: A002 - the field
+        workspace_id: str,
+        branch: str | None,
+        kind: str,
+        text: str,
+        created_at: str,
+        created_us: int,
+        author: str | None,
+        entry_ids: tuple[str, ...],
+        covers_from: int | None,
+        covers_to: int | None,
+        covered_through: int,
+        superseded_by: int | None,
+        newer_entries: int,
+    ) -> None:
+        self._set(
+            id=id,
+            workspace_id=workspace_id,
+            branch=branch,
+            kind=kind,
+            text=text,
+            created_at=created_at,
+            created_us=created_us,
+            author=author,
+            entry_ids=entry_ids,
+            covers_from=covers_from,
+            covers_to=covers_to,
+            covered_through=covered_through,
+            superseded_by=superseded_by,
+            newer_entries=newer_entries,
+        )
 
     @property
     def current(self) -> bool:
@@ -211,8 +278,11 @@ def _branch_clause(branch: BranchFilter, where: list[str], params: list[SQLiteVa
 
 def _instant(name: str, value: object) -> int:
     """since/until as epoch microseconds: an ISO-8601 string (naive = UTC) or a datetime."""
-    if isinstance(value, datetime):
-        return datetime_us(value)
+    if not isinstance(value, str):
+        from datetime import datetime
+
+        if isinstance(value, datetime):
+            return datetime_us(value)
     text = require_type(name, value, str, what="an ISO-8601 string or a datetime", show_value=True)
     try:
         return parse_timestamp(text)
@@ -232,12 +302,6 @@ def _entry_ids(covers: object) -> list[bytes]:
     return list(seen)
 
 
-# The canonical JSON of a summary's content: what its uid is hashed from.
-_canonical = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-).encode
-
-
 def summary_uid(
     branch: str | None,
     kind: str,
@@ -251,6 +315,9 @@ def summary_uid(
     """A summary's content id, the same on every machine that holds it: sha256 of its
     scope, kind, text, creation time, author, covered range and source entry ids (hex, in
     position order), first 16 bytes. (migrations/v007 holds a frozen copy.)"""
+    import hashlib
+    import json
+
     covers = None if covers_from is None else [covers_from, covers_to]
     fields = {
         "author": author,
@@ -261,7 +328,10 @@ def summary_uid(
         "sources": sources,
         "text": text,
     }
-    return hashlib.sha256(_canonical(fields).encode()).digest()[:16]
+    canonical = json.dumps(
+        fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return hashlib.sha256(canonical.encode()).digest()[:16]
 
 
 class Summaries:
@@ -294,6 +364,10 @@ class Summaries:
         require_text("kind", kind, allow_empty=False)
         author = require_optional_text("author", author, allow_empty=False)
         raw_ids = None if covers is None or isinstance(covers, CoverRange) else _entry_ids(covers)
+        # Positions are for writes only: a session start's read of the latest summary
+        # does not load them.
+        from .journal.positions import journal_end, resolve_position
+
         ctx = self._ctx
         with ctx.db.write() as conn:
             covers_from = covers_to = None
@@ -480,7 +554,7 @@ class Summaries:
             for i, s in conn.execute(
                 "SELECT e.id, e.seq FROM json_each(?) j CROSS JOIN journal_entries e"
                 " ON e.workspace_id = ? AND e.id = unhex(j.value)",
-                (json.dumps([r.hex() for r in raw_ids]), self._ctx.workspace_pk),
+                (_hex_list(raw_ids), self._ctx.workspace_pk),
             ).fetchall()
         }
 
@@ -517,10 +591,15 @@ class Summaries:
             created_at=r[4],
             created_us=int(r[5]),
             author=r[6],
-            entry_ids=tuple(json.loads(r[11])) if r[11] != "[]" else (),
+            entry_ids=tuple(loads(r[11])) if r[11] != "[]" else (),
             covers_from=r[7],
             covers_to=r[8],
             covered_through=int(r[9]),
             superseded_by=r[10],
             newer_entries=int(r[12]),
         )
+
+
+def _hex_list(raw_ids: builtins.list[bytes]) -> str:
+    # A JSON array of hex strings: hex needs no escaping, so no JSON encoder is loaded.
+    return "[" + ",".join(f'"{r.hex()}"' for r in raw_ids) + "]"

@@ -185,12 +185,36 @@ def build_parser(modules: Sequence[str]) -> ArgumentParser:
 
 def entry() -> None:
     """The `recall-sqlite` process (scripts/recall-sqlite, `python -m recall_sqlite.cli`): main(),
-    then the exit; a hook run (`synapt recall hook ...`) ends without module teardown."""
+    then the exit; a hook's run (`hook session-start`, `synapt recall hook ...`) ends without
+    module teardown."""
     args = sys.argv[1:]
     code = main(args)
+    if command_of(args) == "hook":
+        exit_now(code)
     split = host_split(args)
     if split is not None and split[1] == "synapt" and split[2][:2] == ["recall", "hook"]:
-        from ..synapt.cli import exit_now
-
         exit_now(code)
     sys.exit(code)
+
+
+def exit_now(code: int) -> None:
+    """End a hook's process without tearing every module down, a part of a hook's time
+    worth saving (bench/RESULTS.md, row 'hook exit'): what exit handlers do (close the
+    stores, flush) is done, then the process ends. Only the command's own process calls
+    this (entry), never a host that embeds the store; not while a thread the interpreter
+    would wait for still runs (none can where threading was never imported)."""
+    import atexit
+    import os
+
+    threading = sys.modules.get("threading")
+    if threading is not None and any(
+        t.is_alive() and not t.daemon for t in threading.enumerate()[1:]
+    ):
+        return
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # a flush that fails is reported by the normal exit
+    os._exit(code)

@@ -26,7 +26,6 @@ FORMATS = ("text", "claude-code")
 DEFAULTS: dict[str, Any] = {"n": 3, "format": "text"}
 # What a hook's stdin may hold that is read (and ignored): Claude Code's JSON object is small.
 STDIN_LIMIT = 1 << 20
-STDIN_WAIT = 0.05  # seconds: a writer that keeps stdin open without writing is not waited on
 
 
 def quick_hook(argv: Sequence[str], leading: tuple[dict[str, str | bool], int, bool]) -> Any:
@@ -88,8 +87,9 @@ def cmd_hook_session_start(args: Any) -> int:
 
 def _drain_stdin() -> None:
     """Read and drop what the agent passes on stdin (Claude Code: a JSON object), so it never
-    sees a broken pipe; never from a terminal, never more than STDIN_LIMIT bytes, and never
-    waiting more than STDIN_WAIT for a byte that does not come."""
+    sees a broken pipe; never from a terminal, never more than STDIN_LIMIT bytes, and only
+    what is already there: a writer that keeps stdin open without writing is not waited on.
+    (Non-blocking reads rather than select: a hook's start does not load it.)"""
     stdin = sys.stdin
     if stdin is None or stdin.closed:
         return
@@ -101,37 +101,38 @@ def _drain_stdin() -> None:
 
     if os.isatty(fd):
         return
-    import select
-
-    taken = 0
-    while taken < STDIN_LIMIT:
-        ready, _, _ = select.select([fd], [], [], STDIN_WAIT)
-        if not ready:
-            return
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return
-        taken += len(chunk)
+    try:
+        blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+    except OSError:
+        return
+    try:
+        taken = 0
+        while taken < STDIN_LIMIT:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            taken += len(chunk)
+    except OSError:  # BlockingIOError: nothing more yet
+        return
+    finally:
+        # The open file may be shared with the agent: leave it as it was.
+        os.set_blocking(fd, blocking)
 
 
 def session_start_text(args: Any) -> str:
     """What the session should know, as text; "" when there is no store yet."""
     from ..errors import NoStoreError
-    from ..store import open_store
+    from ..store import context_of, open_store
 
     try:
         store = open_store(args.cwd, db_path=args.db, read_only=True)
     except NoStoreError:
         return ""
     with store:
-        return _compose(store, _branch(args), args.n)
-
-
-def _branch(args: Any) -> str | None:
-    """The current branch (None when detached or not git: then every branch is read)."""
-    from ..paths.resolve import resolve
-
-    return resolve(args.cwd).branch or None
+        # The branch checked out where the hook runs, as the store resolved it (None when
+        # detached or not git: then every branch is read).
+        return _compose(store, context_of(store).branch or None, args.n)
 
 
 def _compose(store: Store, branch: str | None, n: int) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..summaries import ALL_BRANCHES, DEFAULT_KIND, BranchFilter, CoverRange, Covers, Summary
+from ..summaries import ALL_BRANCHES, DEFAULT_KIND, CoverRange, Summary
 from . import _common as cli
+
+if TYPE_CHECKING:
+    from ..summaries import BranchFilter, Covers
 
 
 def _scope(s: Summary) -> str:

@@ -5,14 +5,11 @@ markup from a collapsed field is never carried or served."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 from .._record import Record
-from ..memo import memo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
+    from collections.abc import Iterable, Sequence
 
 # Literals that cannot occur in prose: an unclosed tool-call parameter swallowed the
 # fields after it (synapt's recall journal documents the shapes seen in real stores).
@@ -40,19 +37,26 @@ def is_collapsed(text: object) -> bool:
     return isinstance(text, str) and "<" in text and any(sig in text for sig in COLLAPSE_SIGNATURES)
 
 
-# Compiled on first use: a read of the journal imports this module but never `re`.
-@memo
-def _stamp() -> re.Pattern[str]:
-    import re
+# "[carried since YYYY-MM-DD]": read by hand rather than by a pattern, so that a read of
+# pending steps (a session-start hook's) never imports `re` (and with it enum). As synapt's
+# pattern does, the stamp ends the step but for whitespace, and a digit is any decimal digit.
+_STAMP_HEAD = "[carried since "
+_STAMP_LEN = len(_STAMP_HEAD) + len("YYYY-MM-DD]")
 
-    return re.compile(r"\s*\[carried since (\d{4}-\d{2}-\d{2})\]\s*$")
+
+def _is_date(text: str) -> bool:
+    digits = text[:4] + text[5:7] + text[8:]
+    return text[4] == "-" == text[7] and len(digits) == 8 and all(c.isdecimal() for c in digits)
 
 
 def strip_carry_stamp(step: str) -> tuple[str, str | None]:
-    m = _stamp().search(step)
-    if m is None:
-        return step.strip(), None
-    return step[: m.start()].strip(), m.group(1)
+    tail = step.rstrip()
+    if tail.endswith("]") and len(tail) >= _STAMP_LEN:
+        stamp = tail[-_STAMP_LEN:]
+        date = stamp[len(_STAMP_HEAD) : -1]
+        if stamp.startswith(_STAMP_HEAD) and _is_date(date):
+            return tail[:-_STAMP_LEN].strip(), date
+    return step.strip(), None
 
 
 def is_withheld_marker(step: str) -> bool:

@@ -12,6 +12,7 @@ from .order import READ_ORDER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from apsw import Connection
@@ -59,11 +60,15 @@ def previous_meaningful(
 
 
 def done_lists(
-    conn: Connection, ctx: StoreContext, session_id: str, all_worktrees: bool
+    conn: Connection, ctx: StoreContext, session_ids: Sequence[str], all_worktrees: bool
 ) -> list[list[str]]:
-    """The done list of every stored version of a session, oldest first."""
-    sql = "SELECT done FROM journal_entries WHERE workspace_id = ? AND session_id = ?"
-    params: list[Any] = [ctx.workspace_pk, session_id]
+    """The done list of every stored version of the sessions, oldest first: one statement
+    for all of them (pending steps ask for a window of 20 sessions at each session start)."""
+    if not session_ids:
+        return []
+    marks = ", ".join("?" * len(session_ids))
+    sql = f"SELECT done FROM journal_entries WHERE workspace_id = ? AND session_id IN ({marks})"
+    params: list[Any] = [ctx.workspace_pk, *session_ids]
     if not all_worktrees:
         sql += " AND worktree_id = ?"
         params.append(ctx.worktree_pk)

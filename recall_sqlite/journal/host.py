@@ -123,7 +123,7 @@ class JournalHost:
     def done_items(self, session_id: str, *, all_worktrees: bool = False) -> list[str]:
         """The done items of every stored version of a session, oldest version first."""
         with self._ctx.db.read() as conn:
-            found = heads.done_lists(conn, self._ctx, session_id, all_worktrees)
+            found = heads.done_lists(conn, self._ctx, [session_id], all_worktrees)
             return [item for items in found for item in items]
 
     def wake(self, branch: str) -> Wake:

@@ -164,7 +164,7 @@ class Journal:
             earlier_done = (
                 [
                     item
-                    for items in heads.done_lists(conn, self._ctx, session_id, False)
+                    for items in heads.done_lists(conn, self._ctx, [session_id], False)
                     for item in items
                 ]
                 if session_id
@@ -262,9 +262,8 @@ class Journal:
             newest = self._entries(heads.walk(conn, k, PENDING_WINDOW))
             sessions = {e.session_id for e in newest}
             done_keys: set[str] = set()
-            for sid in sessions:
-                for items in heads.done_lists(conn, self._ctx, sid, all_worktrees):
-                    done_keys.update(step_key(i) for i in items if i and i.strip())
+            for items in heads.done_lists(conn, self._ctx, sorted(sessions), all_worktrees):
+                done_keys.update(step_key(i) for i in items if i and i.strip())
             _, elsewhere = self._counts(conn, k)
         seen: set[str] = set()
         pending: list[str] = []

@@ -120,26 +120,6 @@ def main_synapt(argv: list[str], options: Mapping[str, str | bool] | None = None
     return _run("synapt", list(argv), entry, store=store, options=options)
 
 
-def exit_now(code: int) -> None:
-    """End a hook's process without tearing every module down, a part of a hook's time
-    worth saving (bench/RESULTS.md, row 'hook exit'):
-    what exit handlers do (close the stores, flush) is done, then the process ends. Only
-    the command's own process calls this (cli.entry), never a host that embeds the adapter;
-    not while a thread the interpreter would wait for still runs."""
-    import atexit
-    import threading
-
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
-        return
-    try:
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return  # a flush that fails is reported by the normal exit
-    os._exit(code)
-
-
 def main_server(argv: list[str], options: Mapping[str, str | bool] | None = None) -> int:
     """synapt's MCP server (`synapt-recall-server`, stdio), activated."""
 

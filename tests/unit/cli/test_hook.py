@@ -185,12 +185,6 @@ def test_the_hook_loads_no_other_family_nor_argparse(workspace: tuple[Path, Path
         assert not any(m == name or m.startswith(f"{name}.") for m in loaded), room
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="summaries.py (not this command's) imports dataclasses (and so inspect), json, "
-    "hashlib, enum, datetime and typing at its top: the latest summary costs the hook ~20 ms until "
-    "the summaries family has a light read path",
-)
 def test_the_hook_loads_none_of_the_heavy_modules(workspace: tuple[Path, Path]) -> None:
     main, _ = workspace
     loaded = modules_loaded_by_cli(main.parent, "--cwd", str(main), "hook", "session-start")
