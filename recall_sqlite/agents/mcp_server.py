@@ -367,7 +367,16 @@ def client_config(client: str, cwd: str | None = None, db: str | None = None) ->
     args = [*(["--cwd", cwd] if cwd else []), *(["--db", db] if db else []), "mcp"]
     if client == "claude-code":
         quoted = " ".join(_sh(a) for a in [command, *args])
-        return f"claude mcp add --scope user {NAME} -- {quoted}"
+        # Claude Code also runs a hook at each session's start: the store's summary of
+        # where the work stands, before the agent asks a tool anything.
+        hook = [command, *args[:-1], "hook", "session-start", "--format", "claude-code"]
+        run = {"type": "command", "command": " ".join(_sh(a) for a in hook)}
+        settings = {"hooks": {"SessionStart": [{"hooks": [run]}]}}
+        return (
+            f"claude mcp add --scope user {NAME} -- {quoted}\n"
+            "# and the session-start hook: merge into ~/.claude/settings.json"
+            " (or a project's .claude/settings.json)\n" + json.dumps(settings, indent=2)
+        )
     if client == "codex":
         listed = ", ".join(json.dumps(a) for a in args)
         return (

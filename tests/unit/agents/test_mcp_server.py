@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -324,5 +326,14 @@ def test_print_config_names_this_install_for_each_client(tmp_path: Path) -> None
     server = body["mcpServers"]["recall-sqlite"]
     assert Path(server["command"]).is_absolute() and Path(server["command"]).name == "recall-sqlite"
     assert server["args"] == ["--cwd", str(tmp_path), "mcp"]
-    assert client_config("claude-code").endswith(" mcp")
+    add, note, settings = client_config("claude-code", str(tmp_path)).split("\n", 2)
+    assert add.startswith("claude mcp add --scope user recall-sqlite -- /") and add.endswith(" mcp")
+    assert note.startswith("# ") and "settings.json" in note
+    (hook,) = json.loads(settings)["hooks"]["SessionStart"][0]["hooks"]
+    assert hook["type"] == "command"
+    # The hook's command line is one Claude Code runs through a shell: it must answer.
+    words = shlex.split(hook["command"])
+    assert words[1:] == ["--cwd", str(tmp_path), "hook", "session-start", "--format", "claude-code"]
+    res = subprocess.run(words, capture_output=True, text=True, input="{}", check=True)
+    assert res.stdout == "" and res.stderr == ""  # no store there yet: nothing to say
     assert run_cli("mcp", "--print-config", "vim").returncode == 2
