@@ -10,6 +10,7 @@ itself runs (`.ci/run`)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -165,3 +166,24 @@ def test_the_bench_rows_the_code_cites_exist() -> None:
                 name = re.sub(r"\s+", " ", name)
                 assert any(row.startswith(name) for row in rows), f"{_name(path)}: row {name!r}"
     assert len(cited) >= 25, "the comments' citations were not found"
+
+
+def test_the_readme_shows_each_clients_set_up_as_print_config_prints_it() -> None:
+    """README's set-up block, its path put back, says what `mcp --print-config` prints."""
+    from recall_sqlite.agents.mcp_server import CLIENTS, client_config, script
+
+    (block,) = [body for tag, body in FENCE.findall(README.read_text("utf-8")) if "Codex" in body]
+    shown = block.replace("/path/to/.venv/bin/recall-sqlite", script())
+    # One "# Client: ..." line heads each client's lines, in CLIENTS' order.
+    parts = dict(zip(CLIENTS, re.split(r"^# .*\n", shown, flags=re.M)[1:], strict=True))
+    for client in CLIENTS:
+        printed = client_config(client)
+        lines = [line for line in parts[client].splitlines() if line]
+        if client == "claude-code":
+            add, hook = lines[0], json.loads(" ".join(lines[1:]))
+            assert printed.splitlines()[0] == add
+            assert json.loads(printed.split("\n", 2)[2]) == hook
+        elif client == "codex":
+            assert printed.splitlines()[1:] == lines
+        else:
+            assert json.loads(printed.split("\n", 1)[1]) == json.loads(" ".join(lines))
