@@ -25,12 +25,15 @@ from recall_sqlite.errors import NoStoreError, RecallError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any, Final
 
     from recall_sqlite import Store
 
     Handler = Callable[[Store, dict[str, Any]], Any]
+    # A tool served beside the store's: (its spec, as tool_specs lists one, its answer from
+    # the call's arguments).
+    ExtraTool = tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]
 
 NAME: Final = "recall-sqlite"
 CLIENTS: Final = ("claude-code", "codex", "cursor")
@@ -291,9 +294,17 @@ def one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def serve(cwd: str, db: str | None = None) -> None:
+def serve(
+    cwd: str, db: str | None = None, *, extra_tools: Mapping[str, ExtraTool] | None = None
+) -> None:
     """Serve the store of `cwd` (or the database file `db`) on stdin/stdout until the
-    client closes them."""
+    client closes them.
+
+    `extra_tools` (name -> (spec, answer of the arguments)) are served beside the store's
+    through the same dispatch (the SDK's schema checks, the worker thread, the tool errors)
+    but without opening the store. The product serves none: they exist so a bench can time
+    a tool's round trip against a no-op in this very server and code path
+    (bench/mcp_noop_server.py, issue 34); a copy of the server would time another."""
     import anyio
     from mcp import types
     from mcp.server.lowlevel import Server
@@ -301,7 +312,8 @@ def serve(cwd: str, db: str | None = None) -> None:
     from pydantic import AnyUrl
 
     server: Any = Server(NAME)
-    tools = [types.Tool(**spec) for spec in tool_specs()]
+    extras = dict(extra_tools or {})
+    tools = [types.Tool(**spec) for spec in [*tool_specs(), *(s for s, _ in extras.values())]]
 
     @server.list_tools()  # type: ignore[untyped-decorator]
     async def _list_tools() -> list[types.Tool]:
@@ -309,10 +321,14 @@ def serve(cwd: str, db: str | None = None) -> None:
 
     @server.call_tool()  # type: ignore[untyped-decorator]
     async def _call_tool(name: str, arguments: dict[str, Any]) -> Any:
-        if name not in _TOOLS:
-            return _error(f"no tool {name!r}: the tools are {', '.join(TOOLS)}")
+        extra = extras.get(name)
+        if extra is None and name not in _TOOLS:
+            return _error(f"no tool {name!r}: the tools are {', '.join([*TOOLS, *extras])}")
         try:
-            answer = await anyio.to_thread.run_sync(call, cwd, name, arguments, db)
+            if extra is None:
+                answer = await anyio.to_thread.run_sync(call, cwd, name, arguments, db)
+            else:
+                answer = await anyio.to_thread.run_sync(extra[1], arguments)
         except RecallError as exc:
             return _error(one_line(exc))
         except Exception as exc:  # noqa: BLE001 - a tool error, never a traceback to a client
