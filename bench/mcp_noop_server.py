@@ -1,0 +1,48 @@
+"""`recall-sqlite mcp` with one more tool, `noop`, for the agents suite (issue 34): the limit
+a `journal_read` round trip is timed against. The same server (recall_sqlite.agents.
+mcp_server.serve) and dispatch as the product's; the no-op answers a trivial structured
+result without opening the store, so the gap between the two is what the store's call costs.
+
+    python bench/mcp_noop_server.py --cwd ROOT      # serves over stdio, as `recall-sqlite mcp`
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from recall_sqlite.agents.mcp_server import serve  # noqa: E402
+
+NOOP = "noop"
+NOOP_ANSWER = {"ok": True}
+NOOP_SPEC: dict[str, Any] = {
+    "name": NOOP,
+    "description": "Does nothing (the bench's limit of a tool's round trip).",
+    "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+    "outputSchema": {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+    },
+    "annotations": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
+}
+
+
+def _noop(arguments: dict[str, Any]) -> dict[str, Any]:
+    return dict(NOOP_ANSWER)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cwd", required=True, help="serve this directory's store")
+    args = parser.parse_args(argv)
+    serve(args.cwd, extra_tools={NOOP: (NOOP_SPEC, _noop)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
