@@ -12,6 +12,7 @@ where.py journal.py summary.py cursor.py vectors.py  the reads and writes of the
 survey.py import_.py verify.py export.py demo.py  synapt's journals: in, checked, out
 worktree.py doctor.py sync.py  the workspace's worktrees, the store's checks, machines
 mcp.py       `recall-sqlite mcp`: the store served to an MCP client (recall_sqlite/agents/)
+browse.py    `recall-sqlite browse`: the store in Datasette, read-only (recall_sqlite/browse/)
 hook.py      `hook session-start`: an agent's hook, its line read without argparse too
 """
 
@@ -41,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor",
     "sync": "sync",
     "mcp": "mcp",
+    "browse": "browse",
     "hook": "hook",
 }
 # Global options that take a value (they come before the command), and those that do not.

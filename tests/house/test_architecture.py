@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("doctor", "sync", "opening"),
     ("store",),
     ("demo", "(face)"),
-    ("synapt", "agents"),
+    ("synapt", "agents", "browse"),
     ("cli",),
 )
 FACE = "(face)"  # recall_sqlite/__init__.py
