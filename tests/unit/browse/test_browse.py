@@ -1,0 +1,402 @@
+"""`recall-sqlite browse` (recall_sqlite/browse/): every page and canned query of Datasette's
+own test client on a store the tests build (two branches, a linked worktree, a summary, a
+forget, a peer), the file untouched by a browse session (byte-identical, no -wal left),
+reading beside a writer and its WAL, the loopback rule, and the command as a real process."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+from recall_sqlite import open_store
+from recall_sqlite.browse import serve
+from recall_sqlite.errors import UsageError
+from recall_sqlite.sync import place
+from tests.helpers import CLI, add_worktree, new_repo, run_cli, user_env
+
+SECRET = "a token pasted by mistake"
+PEER = {
+    "host": "laptop.local",
+    "position": 3,
+    "seen_position": 5,
+    "pulled_at": "2026-03-02T12:00:00Z",
+}
+
+
+class Built:
+    """The store the tests browse, and what they expect of it."""
+
+    def __init__(self, root: Path, db: Path, forgotten: str, worktree: Path) -> None:
+        self.root = root
+        self.db = db
+        self.forgotten = forgotten
+        self.worktree = worktree
+
+
+def build_store(base: Path) -> Built:
+    """A git workspace: the main checkout on main (a session with a hidden auto version,
+    a summary, a forgotten entry) and on feature, a linked worktree on its own branch, and
+    a peer in peers.json. Closed, so nothing lies beside the file."""
+    root = new_repo(base / "repo")
+    wt = add_worktree(root, base / "wt")
+    with open_store(root) as s:
+        j = s.journal
+        j.append(
+            {
+                "timestamp": "2026-03-01T08:59:00Z",
+                "session_id": "s1",
+                "branch": "main",
+                "auto": True,
+                "focus": "auto stub",
+            }
+        )
+        j.append(
+            {
+                "timestamp": "2026-03-01T09:00:00Z",
+                "session_id": "s1",
+                "branch": "main",
+                "focus": "websocket gateway: sticky sessions",
+                "done": ["wrote schema.sql"],
+                "next_steps": ["benchmarks", "write the docs"],
+            }
+        )
+        j.append(
+            {
+                "timestamp": "2026-03-02T10:00:00Z",
+                "session_id": "s2",
+                "branch": "feature",
+                "focus": "feature flag rollout",
+                "done": ["write the docs"],
+                "next_steps": ["ship the flag"],
+            }
+        )
+        gone = j.append(
+            {
+                "timestamp": "2026-03-01T07:00:00Z",
+                "session_id": "s4",
+                "branch": "main",
+                "focus": SECRET,
+            }
+        ).id
+        j.forget(gone)
+        s.summaries.add("What happened on main: the gateway", branch="main", kind="day")
+        db = s.workspace.db_path
+    with open_store(wt) as s:
+        s.journal.append(
+            {
+                "timestamp": "2026-03-02T11:00:00Z",
+                "session_id": "s3",
+                "branch": "wt",
+                "focus": "worktree experiment",
+                "next_steps": ["measure latency"],
+            }
+        )
+    sync_dir = Path(place.directory(db))
+    sync_dir.mkdir()
+    (sync_dir / place.PEERS).write_text(json.dumps({"peers": {"laptop": PEER}}))
+    return Built(root, Path(db), gone, wt)
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Built:
+    return build_store(tmp_path)
+
+
+def fetch(db: Path, *paths: str) -> list[Any]:
+    """Each path through Datasette's own test client: (status, JSON or HTML text)."""
+
+    async def run() -> list[Any]:
+        out = []
+        with serve.viewer(db) as v:
+            for path in paths:
+                r = await v.datasette.client.get(path)
+                body = r.json() if ".json" in path and r.status_code == 200 else r.text
+                out.append((r.status_code, body))
+        return out
+
+    return asyncio.run(run())
+
+
+def rows(db: Path, path: str) -> list[dict[str, Any]]:
+    sep = "&" if "?" in path else "?"
+    ((status, body),) = fetch(db, f"{path}{sep}_shape=array")
+    assert status == 200, body
+    assert isinstance(body, list)
+    return body
+
+
+def digest(db: Path) -> str:
+    return hashlib.sha256(db.read_bytes()).hexdigest()
+
+
+def beside(db: Path) -> list[str]:
+    return sorted(p.name for p in db.parent.iterdir() if p.name.startswith(db.name + "-"))
+
+
+def test_every_page_and_canned_query_answers(built: Built) -> None:
+    meta = serve.metadata()["databases"]
+    pages = ["/", "/-/metadata.json", f"/{serve.DATABASE}"]
+    for name, info in meta.items():
+        pages += [f"/{name}/{t}" for t in info.get("tables", {})]
+        pages += [f"/{name}/{q}" for q in info.get("queries", {})]
+        pages += [f"/{name}/{q}.json" for q in info.get("queries", {})]
+    answers = fetch(built.db, *pages)
+    failed = [(p, s) for p, (s, _) in zip(pages, answers, strict=True) if s != 200]
+    assert not failed
+    # The machinery is hidden; what a person sees has a title and a description.
+    for info in meta.values():
+        for table, spec in info.get("tables", {}).items():
+            assert spec.get("description"), table
+            assert spec.get("hidden") or spec.get("title"), table
+        for query, spec in info.get("queries", {}).items():
+            assert spec.get("title") and spec.get("description"), query
+    # Forgetting left no byte of the text, in any page.
+    assert not [p for p, (_, body) in zip(pages, answers, strict=True) if SECRET in str(body)]
+
+
+def test_the_journal_is_searched_and_faceted(built: Built) -> None:
+    journal = rows(built.db, "/memory/journal.json")
+    assert sorted(r["focus"] for r in journal) == [
+        "feature flag rollout",
+        "websocket gateway: sticky sessions",
+        "worktree experiment",
+    ]
+    found = rows(built.db, "/memory/journal.json?_search=gateway")
+    assert [r["session_id"] for r in found] == ["s1"]
+    assert [r["worktree"] for r in rows(built.db, "/memory/journal.json?_search=latency")] == [
+        "@wt"
+    ]
+    ((status, page),) = fetch(built.db, "/memory/journal.json?_facet=worktree&_facet=branch")
+    assert status == 200
+    facets = {
+        name: {v["value"]: v["count"] for v in f["results"]}
+        for name, f in page["facet_results"].items()
+    }
+    assert facets["worktree"] == {".": 2, "@wt": 1}
+    assert facets["branch"] == {"main": 1, "feature": 1, "wt": 1}
+    summaries = rows(built.db, "/memory/summaries_view.json?_search=gateway")
+    assert [r["text"] for r in summaries] == ["What happened on main: the gateway"]
+    assert rows(built.db, "/memory/summaries_view.json?_search=nothinglikethis") == []
+
+
+def test_the_facets_and_search_box_come_from_the_metadata(built: Built) -> None:
+    ((status, html),) = fetch(built.db, "/memory/journal")
+    assert status == 200
+    assert 'name="_search"' in html
+    for facet in ("worktree", "branch", "session_id"):
+        assert f'data-column="{facet}"' in html, facet
+    # Lists are lists, not JSON text.
+    assert "<li>wrote schema.sql</li>" in html
+    assert "[&#34;wrote schema.sql&#34;]" not in html and '["wrote schema.sql"]' not in html
+
+
+def test_the_canned_queries_answer_what_the_library_does(built: Built) -> None:
+    timeline = rows(built.db, "/memory/timeline.json")
+    assert [(r["day"], r["branch"], r["sessions"]) for r in timeline] == [
+        ("2026-03-02", "feature", 1),
+        ("2026-03-02", "wt", 1),
+        ("2026-03-01", "main", 1),
+    ]
+    assert timeline[0]["chart"] == "█"
+    with open_store(built.root, read_only=True) as s:
+        pending = s.journal.pending_next_steps().pending
+        versions = s.journal.versions(session_id="s1")
+    assert pending == ["ship the flag", "benchmarks"]
+    assert [r["step"] for r in rows(built.db, "/memory/pending_next_steps.json")] == pending
+    assert [r["step"] for r in rows(built.db, "/memory/pending_next_steps.json?worktree=@wt")] == [
+        "measure latency"
+    ]
+    got = rows(built.db, "/memory/session_versions.json?session_id=s1")
+    assert [r["id"] for r in got] == [v.id for v in versions]
+    assert [(r["focus"], r["shown_in_worktree"]) for r in got] == [
+        ("auto stub", 0),
+        ("websocket gateway: sticky sessions", 1),
+    ]
+    start = rows(built.db, "/memory/session_start.json?worktree=&branch=main")
+    assert [(r["section"], r["text"]) for r in start] == [
+        ("latest summary", "What happened on main: the gateway"),
+        ("pending next step", "ship the flag"),
+        ("pending next step", "benchmarks"),
+        ("entry", "websocket gateway: sticky sessions"),
+    ]
+    forgotten = rows(built.db, "/memory/forgotten.json")
+    assert [r["id"] for r in forgotten] == [built.forgotten]
+    assert set(forgotten[0]) == {"id", "forgotten_at", "kind"}
+    places = rows(built.db, "/memory/worktrees_and_branches.json")
+    assert [(r["worktree"], r["branch"], r["sessions"]) for r in places] == [
+        (".", "feature", 1),
+        (".", "main", 1),
+        ("@wt", "wt", 1),
+    ]
+    peers = rows(built.db, "/sync/sync_peers.json")
+    assert [(p["machine"], p["host"], p["behind"], p["merged_position"]) for p in peers] == [
+        ("laptop", "laptop.local", 1, 3)
+    ]
+
+
+def test_a_browse_session_leaves_the_file_as_it_was(built: Built) -> None:
+    before = digest(built.db)
+    assert beside(built.db) == [f"{built.db.name}-sync"]
+    fetch(built.db, "/memory/journal?_search=gateway", "/memory/timeline", "/memory/summaries_view")
+    assert digest(built.db) == before
+    assert beside(built.db) == [f"{built.db.name}-sync"]
+
+
+def test_the_viewer_cannot_write(built: Built) -> None:
+    answers = fetch(
+        built.db,
+        "/memory.json?sql=" + urllib.request.quote("delete from journal_entries"),
+        "/memory.json?sql=" + urllib.request.quote("select count(*) as n from journal_entries"),
+    )
+    assert answers[0][0] == 400
+    assert answers[1][1]["rows"] == [[4]]
+
+
+def test_it_reads_beside_a_writer_and_sees_the_wal(built: Built) -> None:
+    """A writer holds the write lock, with a commit still in its -wal: the viewer reads
+    through it and sees that commit (immutable=1 would not: checked), and leaves the
+    writer's files where they are."""
+    with open_store(built.root) as s:
+        s.journal.append(
+            {
+                "timestamp": "2026-03-03T09:00:00Z",
+                "session_id": "s5",
+                "branch": "main",
+                "focus": "fresh in the wal",
+            }
+        )
+        assert os.path.getsize(f"{built.db}-wal") > 0
+        immutable = sqlite3.connect(f"file:{built.db}?immutable=1", uri=True)
+        try:
+            old = immutable.execute("select count(*) from journal_entries").fetchone()
+        finally:
+            immutable.close()
+        assert old == (4,)  # the new commit lives in the WAL only
+        writer = apsw.Connection(str(built.db))
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            found = rows(built.db, "/memory/journal.json?_search=fresh")
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+        assert [r["session_id"] for r in found] == ["s5"]
+        assert f"{built.db.name}-wal" in beside(built.db)
+
+
+def test_a_non_loopback_host_is_refused_unless_named() -> None:
+    assert serve.check_host(None, explicit=False) == "127.0.0.1"
+    assert serve.check_host("localhost", explicit=False) == "localhost"
+    assert serve.check_host("127.0.0.2", explicit=False) == "127.0.0.2"
+    with pytest.raises(UsageError, match="not a loopback address"):
+        serve.check_host("192.0.2.1", explicit=False)
+    assert serve.check_host("192.0.2.1", explicit=True) == "192.0.2.1"
+    assert not serve.is_loopback("0.0.0.0")
+
+
+def test_no_store_and_no_datasette_are_one_line_each(tmp_path: Path) -> None:
+    root = new_repo(tmp_path / "empty")
+    res = run_cli("--cwd", str(root), "browse", "--no-open")
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "no store" in res.stderr
+    assert sorted(p.name for p in root.iterdir()) == [".git"]
+    (tmp_path / "shadow").mkdir()
+    (tmp_path / "shadow" / "datasette.py").write_text(
+        "raise ModuleNotFoundError(name='datasette')\n"
+    )
+    res = run_cli("--cwd", str(root), "browse", env=user_env(PYTHONPATH=str(tmp_path / "shadow")))
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "[browse]" in res.stderr, res.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen[str], url: str) -> None:
+        self.proc = proc
+        self.url = url
+
+
+def start(root: Path) -> Served:
+    """`recall-sqlite browse --no-open` as its own process on a free port: its URL, once
+    it answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*CLI, "--cwd", str(root), "browse", "--no-open", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=user_env(),
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    url = f"http://127.0.0.1:{port}/memory"
+    assert url in line, (line, proc.stderr.read() if proc.poll() is not None else "")
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                assert r.status == 200
+            return Served(proc, url)
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise
+
+
+def stop(served: Served) -> int:
+    served.proc.terminate()
+    try:
+        return served.proc.wait(timeout=30)
+    finally:
+        if served.proc.poll() is None:
+            served.proc.kill()
+
+
+@pytest.fixture
+def served(built: Built) -> Iterator[tuple[Built, Served]]:
+    s = start(built.root)
+    try:
+        yield built, s
+    finally:
+        if s.proc.poll() is None:
+            stop(s)
+
+
+def test_the_command_serves_until_terminated_and_leaves_nothing(
+    served: tuple[Built, Served],
+) -> None:
+    built, s = served
+    before = digest(built.db)
+    with urllib.request.urlopen(f"{s.url}/journal.json?_search=gateway&_shape=array") as r:
+        assert [e["session_id"] for e in json.load(r)] == ["s1"]
+    assert f"{built.db.name}-wal" in beside(built.db)  # the viewer's, while it reads
+    assert stop(s) == 0
+    assert digest(built.db) == before
+    assert beside(built.db) == [f"{built.db.name}-sync"]
+
+
+def test_the_command_refuses_a_port_in_use(built: Built) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        res = run_cli("--cwd", str(built.root), "browse", "--no-open", "--port", str(port))
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "--port" in res.stderr
