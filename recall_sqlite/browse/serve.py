@@ -220,6 +220,19 @@ def leave_nothing_behind(path: str) -> None:
         pass  # harmless files: the next open of the store removes them
 
 
+def workspaces_in(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """(workspace id, its last root) of every workspace the file holds: the viewer shows
+    the whole file, so a file shared by several (`--db`) shows each of them."""
+    from .. import identity
+    from ..db import Database
+
+    db = Database(path, read_only=True)
+    try:
+        return identity.workspaces_last_seen(db)
+    finally:
+        db.close()
+
+
 def _bind(host: str, port: int) -> socket.socket:
     import socket
 
@@ -259,6 +272,12 @@ def serve(
 
     bound = check_host(host, explicit=explicit_host)
     out = sys.stdout if out is None else out
+    held = workspaces_in(db_path)
+    if len(held) > 1:
+        sys.stderr.write(
+            f"recall-sqlite: warning: this file holds {len(held)} workspaces' memory "
+            f"({', '.join(root for _, root in held)}): the viewer shows all of it\n"
+        )
     with viewer(db_path) as v:
         sock = _bind(bound, port)
         url = url_of(bound, port)

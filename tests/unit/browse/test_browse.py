@@ -400,3 +400,19 @@ def test_the_command_refuses_a_port_in_use(built: Built) -> None:
         res = run_cli("--cwd", str(built.root), "browse", "--no-open", "--port", str(port))
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "--port" in res.stderr
+
+
+def test_a_file_shared_by_workspaces_is_named_as_such(store: Any, other: Any) -> None:
+    """The viewer shows the whole file: serve warns when it holds another workspace's
+    memory (a shared --db), which a workspace's own file never does."""
+    store.journal.append({"timestamp": "2026-03-01T09:00:00Z", "focus": "mine"})
+    other.journal.append({"timestamp": "2026-03-01T09:00:00Z", "focus": "theirs"})
+    db = store.workspace.db_path
+    held = serve.workspaces_in(db)
+    assert sorted(u for u, _ in held) == sorted([store.workspace.id, other.workspace.id])
+
+
+def test_a_workspace_file_holds_its_own_workspace_only(built: Built) -> None:
+    with open_store(built.root, read_only=True) as s:
+        assert [u for u, _ in serve.workspaces_in(built.db)] == [s.workspace.id]
+    assert beside(built.db) == [f"{built.db.name}-sync"]
