@@ -201,6 +201,10 @@ def test_the_facets_and_search_box_come_from_the_metadata(built: Built) -> None:
     # Lists are lists, not JSON text.
     assert "<li>wrote schema.sql</li>" in html
     assert "[&#34;wrote schema.sql&#34;]" not in html and '["wrote schema.sql"]' not in html
+    # The raw table's 16-byte ids read as the hex the views show, not as a blob.
+    head = rows(built.db, "/memory/journal.json?session_id=s1")[0]["id"]
+    ((status, raw),) = fetch(built.db, "/memory/journal_entries?session_id=s1")
+    assert status == 200 and f"<code>{head}</code>" in raw
 
 
 def test_the_canned_queries_answer_what_the_library_does(built: Built) -> None:
