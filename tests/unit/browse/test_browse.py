@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
@@ -337,12 +338,12 @@ class Served:
         self.url = url
 
 
-def start(root: Path) -> Served:
-    """`recall-sqlite browse --no-open` as its own process on a free port: its URL, once
-    it answers."""
+def start(root: Path, *options: str) -> Served:
+    """`recall-sqlite [OPTIONS] browse --no-open` as its own process on a free port: its
+    URL, once it answers."""
     port = free_port()
     proc = subprocess.Popen(
-        [*CLI, "--cwd", str(root), "browse", "--no-open", "--port", str(port)],
+        [*CLI, "--cwd", str(root), *options, "browse", "--no-open", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -364,8 +365,8 @@ def start(root: Path) -> Served:
                 raise
 
 
-def stop(served: Served) -> int:
-    served.proc.terminate()
+def stop(served: Served, sig: int = signal.SIGTERM) -> int:
+    served.proc.send_signal(sig)
     try:
         return served.proc.wait(timeout=30)
     finally:
@@ -383,15 +384,17 @@ def served(built: Built) -> Iterator[tuple[Built, Served]]:
             stop(s)
 
 
-def test_the_command_serves_until_terminated_and_leaves_nothing(
-    served: tuple[Built, Served],
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_the_command_serves_until_stopped_and_leaves_nothing(
+    served: tuple[Built, Served], sig: int
 ) -> None:
     built, s = served
     before = digest(built.db)
     with urllib.request.urlopen(f"{s.url}/journal.json?_search=gateway&_shape=array") as r:
         assert [e["session_id"] for e in json.load(r)] == ["s1"]
     assert f"{built.db.name}-wal" in beside(built.db)  # the viewer's, while it reads
-    assert stop(s) == 0
+    assert stop(s, sig) == 0
+    assert s.proc.stderr is not None and s.proc.stderr.read() == ""
     assert digest(built.db) == before
     assert beside(built.db) == [f"{built.db.name}-sync"]
 
@@ -420,3 +423,17 @@ def test_a_workspace_file_holds_its_own_workspace_only(built: Built) -> None:
     with open_store(built.root, read_only=True) as s:
         assert [u for u, _ in serve.workspaces_in(built.db)] == [s.workspace.id]
     assert beside(built.db) == [f"{built.db.name}-sync"]
+
+
+def test_the_command_serves_the_store_db_names(tmp_path: Path) -> None:
+    root = new_repo(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere.db"
+    with open_store(root, db_path=elsewhere) as s:
+        s.journal.append({"timestamp": "2026-03-01T09:00:00Z", "focus": "kept elsewhere"})
+    served = start(root, "--db", str(elsewhere))
+    try:
+        with urllib.request.urlopen(f"{served.url}/journal.json?_shape=array") as r:
+            assert [e["focus"] for e in json.load(r)] == ["kept elsewhere"]
+    finally:
+        assert stop(served) == 0
+    assert not (root / ".synapt" / "recall" / "recall-sqlite.db").exists()
