@@ -13,9 +13,10 @@ How the file is opened, and why not one of Datasette's two ways alone:
 
 So the viewer is Datasette's `mode=ro` database, and when it stops, after closing every
 connection Datasette opened, it has the store's own read-only open (db.py: query_only, the
-files a reader made removed by SQLite as the last connection) close the store, if the -wal
-and -shm were not there before it started. A directory the viewer may not write (no -shm
-can be made) gets immutable=1, as db.py's reader does, and only while no -wal holds commits.
+-wal and -shm removed by SQLite when it is the last connection) close the store last. A
+writer still at work is not done with its files, and keeps them: SQLite removes them only
+for the last connection. A directory the viewer may not write (no -shm can be made) gets
+immutable=1, as db.py's reader does, and only while no -wal holds commits.
 """
 
 from __future__ import annotations
@@ -152,8 +153,6 @@ class _Viewer:
         self.path = os.path.abspath(os.fspath(db_path))
         if not os.path.isfile(self.path):
             raise UsageError(f"{self.path}: no store file to browse")
-        # What was beside the file before: only what the viewer made is removed after it.
-        self.had_companions = bool(_companions(self.path))
         mutable = _readable_mode_ro(self.path)
         if not mutable and _wal_holds_commits(self.path):
             raise UsageError(
@@ -196,7 +195,7 @@ class _Viewer:
         for db in self.datasette.databases.values():
             db.close()
         self._peers.close()
-        if not self.had_companions and _companions(self.path):
+        if _companions(self.path):
             leave_nothing_behind(self.path)
 
     def __enter__(self) -> _Viewer:
@@ -212,9 +211,10 @@ def viewer(db_path: str | os.PathLike[str]) -> _Viewer:
 
 
 def leave_nothing_behind(path: str) -> None:
-    """Remove the -wal/-shm files read-only connections made: the store's own read-only
-    open (db.py) closes as the last connection, so SQLite removes them; where another
-    process still has the store open, they are its files and stay."""
+    """Remove the -wal/-shm files read-only connections made, or that a writer which
+    stopped while they read left to them: the store's own read-only open (db.py) closes
+    as the last connection, so SQLite removes them; where another process still has the
+    store open, they are its files and stay."""
     from ..db import Database
     from ..errors import RecallError
 

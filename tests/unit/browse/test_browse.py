@@ -437,3 +437,22 @@ def test_the_command_serves_the_store_db_names(tmp_path: Path) -> None:
     finally:
         assert stop(served) == 0
     assert not (root / ".synapt" / "recall" / "recall-sqlite.db").exists()
+
+
+def test_a_writer_that_stops_while_the_viewer_reads_leaves_nothing(built: Built) -> None:
+    """A writer at work when the viewer starts, which stops while it reads: the viewer
+    reads on, and nothing is left once both are gone; the commit is kept."""
+
+    async def run() -> list[Any]:
+        s = open_store(built.root)
+        s.journal.append({"timestamp": "2026-03-03T09:00:00Z", "focus": "written meanwhile"})
+        with serve.viewer(built.db) as v:
+            await v.datasette.client.get("/memory/journal.json")
+            s.close()
+            r = await v.datasette.client.get("/memory/journal.json?_search=meanwhile&_shape=array")
+        return list(r.json())
+
+    assert [e["focus"] for e in asyncio.run(run())] == ["written meanwhile"]
+    assert beside(built.db) == [f"{built.db.name}-sync"]
+    with open_store(built.root, read_only=True) as s:
+        assert s.journal.search("meanwhile").hits[0].entry.focus == "written meanwhile"
