@@ -11,6 +11,12 @@ objects the project owns admit no other key, integers are integers and null is a
 only where it occurs. A read command where no store exists yet answers its empty answer
 beside `"store": null` (nothing was created): each read's schema admits that too.
 
+Every answer says its scope and what lies outside it (`scope`, `elsewhere`), as reads
+always did: a write the worktree and branch it wrote to, a cursor its branch in the
+workspace, a summary its scope (a summary scope: summaries have no worktree), forget,
+where and doctor the whole workspace (nothing elsewhere); where no store exists, the scope
+the call would have covered, without a workspace id, and nothing elsewhere.
+
 Pure data, importing nothing (not even `typing` at run time): a `journal read` never loads
 it (the start-up budget of tests/house/test_architecture.py); the CLI does not need it either."""
 
@@ -78,6 +84,45 @@ NO_STORE: Final = {
     "const": None,
     "description": "no store exists here yet: nothing was read, and nothing was created",
 }
+NO_ID: Final = {"const": None, "description": "no store yet: the first write mints the id"}
+WORKSPACE_ID: Final = _ref("workspace_id")
+ELSEWHERE: Final = ("other_worktrees", "other_branches", "other_machines")
+
+
+def _scope(workspace_id: dict[str, Any], description: str) -> dict[str, Any]:
+    return _obj(
+        {
+            "workspace_id": workspace_id,
+            "worktree": _nullable("string", description="a worktree's key; null: every one"),
+            "branch": _nullable("string", description="null: every branch"),
+            "meaningful": FLAG,
+        },
+        description=description,
+    )
+
+
+def _summary_scope(workspace_id: dict[str, Any], description: str) -> dict[str, Any]:
+    return _obj(
+        {
+            "workspace_id": workspace_id,
+            "branch": _nullable(
+                "string", description="with all_branches false, null: the workspace-wide ones"
+            ),
+            "all_branches": FLAG,
+            "kind": _nullable("string", description="null: every kind"),
+            "include_superseded": FLAG,
+        },
+        description=description,
+    )
+
+
+def _scoped(scope: str, elsewhere: str = "elsewhere") -> dict[str, Any]:
+    """An answer's `scope` and `elsewhere` properties."""
+    return {"scope": _ref(scope), "elsewhere": _ref(elsewhere)}
+
+
+def _either(*names: str) -> dict[str, Any]:
+    return {"anyOf": [_ref(n) for n in names]}
 
 
 # -- the shared shapes ---------------------------------------------------------------------
@@ -98,18 +143,23 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
         "type": "integer",
         "minimum": 0,
     },
-    "scope": _obj(
-        {
-            "workspace_id": _ref("workspace_id"),
-            "worktree": _nullable("string", description="a worktree's key; null: every one"),
-            "branch": _nullable("string", description="null: every branch"),
-            "meaningful": FLAG,
-        },
-        description="what the answer covers (scope.py)",
+    "scope": _scope(WORKSPACE_ID, "what the answer covers (scope.py Scope)"),
+    "unstored_scope": _scope(
+        NO_ID, "what the call would have covered, where no store exists yet (scope.py Scope)"
+    ),
+    "summary_scope": _summary_scope(
+        WORKSPACE_ID, "the summaries the answer covers (summaries.py SummaryScope)"
+    ),
+    "unstored_summary_scope": _summary_scope(
+        NO_ID, "the summaries the call would have covered, where no store exists yet"
     ),
     "elsewhere": _obj(
-        {"other_worktrees": COUNT, "other_branches": COUNT, "other_machines": COUNT},
+        {name: COUNT for name in ELSEWHERE},
         description="what matches outside the scope: never a silent partial answer",
+    ),
+    "nothing_elsewhere": _obj(
+        {name: {"const": 0} for name in ELSEWHERE},
+        description="nothing outside the scope: the whole workspace, or no store yet",
     ),
     # synapt 0.30.0's fields (synapt_fields.py; the tests hold the two to one list), the
     # store's id and worktree, and `extra` only when a legacy line carried unknown keys.
@@ -187,7 +237,7 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
         },
         description="a line of a file that held a forgotten version (journal/forget.py)",
     ),
-    "summary": _obj(
+    "summary_fields": _obj(
         {
             "id": {"type": "integer", "minimum": 1},
             "workspace_id": _ref("workspace_id"),
@@ -211,8 +261,14 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "stale": FLAG,
             "newer_entries": COUNT,
         },
-        description="a summary (summaries.py Summary)",
+        closed=False,
+        description="a summary's fields (the base of summary and summary answer)",
     ),
+    "summary": {
+        "description": "a summary (summaries.py Summary)",
+        "$ref": "#/$defs/summary_fields",
+        "unevaluatedProperties": False,
+    },
     "cursor_fields": _obj(
         {
             "workspace_id": _ref("workspace_id"),
@@ -280,8 +336,10 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "entry": _ref("entry"),
             "carry": _ref("carry"),
             "explicit_next_steps": TEXTS,
+            **_scoped("scope"),
         },
-        description="an entry written (journal/results.py WriteResult)",
+        description="an entry written (journal/results.py WriteResult): scope, the worktree"
+        " and branch written; elsewhere, what a read of that scope counts outside it",
     ),
     "forget": _obj(
         {
@@ -297,9 +355,24 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "copies_left": _array(_ref("file_copy")),
             "file_errors": TEXTS,
             "replicas": TEXTS,
+            **_scoped("scope", "nothing_elsewhere"),
         },
-        description="entry versions forgotten (journal/forget.py ForgetReport)",
+        description="entry versions forgotten (journal/forget.py ForgetReport), in the"
+        " whole workspace",
     ),
+    "summary_answer": _extends(
+        "summary_fields",
+        _scoped("summary_scope"),
+        "a summary with the scope of its answer (summaries.py SummaryAnswer)",
+    ),
+    "no_summary": _obj(
+        {"summary": {"type": "null"}, **_scoped("summary_scope")},
+        description="no summary in the scope asked for (summaries.py SummaryAnswer)",
+    ),
+    "latest_summary": {
+        "description": "the newest summary of a scope (summaries.py SummaryAnswer)",
+        **_either("summary_answer", "no_summary"),
+    },
     "unread": _obj(
         {
             "workspace_id": _ref("workspace_id"),
@@ -309,12 +382,19 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "next_position": _ref("position"),
             "more": FLAG,
             "entries": _array(_ref("unread_entry")),
+            **_scoped("scope"),
         },
-        description="what a consumer has not read, oldest first (cursors.py UnreadResult)",
+        description="what a consumer has not read, oldest first (cursors.py UnreadResult);"
+        " scope: the branch in every worktree",
     ),
     "cursor_move": _extends(
         "cursor_fields",
-        {"previous": _ref("position"), "requested": _ref("position"), "moved": FLAG},
+        {
+            "previous": _ref("position"),
+            "requested": _ref("position"),
+            "moved": FLAG,
+            **_scoped("scope"),
+        },
         "what an advance did: where the cursor is now (cursors.py CursorMove)",
     ),
     "where": _obj(
@@ -332,8 +412,11 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "branch": TEXT,
             "db_path": TEXT,
             "warnings": TEXTS,
+            "scope": _either("scope", "unstored_scope"),
+            "elsewhere": _ref("nothing_elsewhere"),
         },
-        description="the resolved workspace and database (context.py WorkspaceInfo)",
+        description="the resolved workspace and database (context.py WorkspaceInfo);"
+        " scope: the whole workspace",
     ),
     "doctor": _obj(
         {
@@ -341,16 +424,42 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "database": _nullable("string", description="null: no store, or none that opens"),
             "findings": _array(_ref("finding")),
             "repaired": TEXTS,
+            "scope": _either("scope", "unstored_scope"),
+            "elsewhere": _ref("nothing_elsewhere"),
         },
-        description="every check of the store (doctor/report.py DoctorReport)",
+        description="every check of the store (doctor/report.py DoctorReport); scope: the"
+        " whole workspace (no id: no store, or none that opens)",
     ),
     # -- where no store exists yet ---------------------------------------------------------
     "no_store_entries": _obj(
-        {"entries": {"type": "array", "maxItems": 0}, "total": {"const": 0}, "store": NO_STORE}
+        {
+            "entries": {"type": "array", "maxItems": 0},
+            "total": {"const": 0},
+            "store": NO_STORE,
+            **_scoped("unstored_scope", "nothing_elsewhere"),
+        }
     ),
-    "no_store_pending": _obj({"pending": {"type": "array", "maxItems": 0}, "store": NO_STORE}),
-    "no_store_unread": _obj({"entries": {"type": "array", "maxItems": 0}, "store": NO_STORE}),
-    "no_store_summary": _obj({"summary": {"type": "null"}, "store": NO_STORE}),
+    "no_store_pending": _obj(
+        {
+            "pending": {"type": "array", "maxItems": 0},
+            "store": NO_STORE,
+            **_scoped("unstored_scope", "nothing_elsewhere"),
+        }
+    ),
+    "no_store_unread": _obj(
+        {
+            "entries": {"type": "array", "maxItems": 0},
+            "store": NO_STORE,
+            **_scoped("unstored_scope", "nothing_elsewhere"),
+        }
+    ),
+    "no_store_summary": _obj(
+        {
+            "summary": {"type": "null"},
+            "store": NO_STORE,
+            **_scoped("unstored_summary_scope", "nothing_elsewhere"),
+        }
+    ),
 }
 
 
@@ -417,7 +526,8 @@ _CALLS: Final = {
     "journal_search": ("search", "no_store_entries", "a full-text search, best first"),
     "journal_write": ("write", None, "an entry written, next steps carried forward"),
     "journal_forget": ("forget", None, "entry versions removed for good"),
-    "summary_add": ("summary", None, "the summary stored"),
+    "summary_latest": ("latest_summary", "no_store_summary", "the newest summary of a scope"),
+    "summary_add": ("summary_answer", None, "the summary stored"),
     "cursor_unread": ("unread", "no_store_unread", "what a consumer has not read"),
     "cursor_advance": ("cursor_move", None, "a cursor moved forward"),
     "where": ("where", None, "the resolved workspace, worktree, branch and database"),
@@ -428,28 +538,26 @@ ANSWERS: Final[dict[str, dict[str, Any]]] = {
     call: _document(call, what, _found_or(body, empty))
     for call, (body, empty, what) in _CALLS.items()
 }
-# The newest summary of a scope, or null where there is none: the one answer that is not
-# an object (summaries.py Summaries.latest returns Summary | None), so the MCP tool wraps
-# it in one (TOOL_ANSWERS below).
-ANSWERS["summary_latest"] = _document(
-    "summary_latest",
-    "the newest summary of a scope; null: none",
-    {"anyOf": [_ref("summary"), {"type": "null"}, _ref("no_store_summary")]},
-)
 
-# The MCP tools' answers (recall_sqlite/agents/mcp_server.py): MCP's structured content must
-# be an object, so summary_latest's tool answers `{"summary": <the CLI's answer>}` (the
-# summary or null), or the CLI's own answer where no store exists (already an object);
-# every other tool answers exactly its call's answer.
+# The MCP tools' answers (recall_sqlite/agents/mcp_server.py): each tool answers exactly its
+# call's answer but summary_latest, whose tool has answered the summary under "summary"
+# (null when there is none) since it was first served, and the CLI the summary itself
+# (summaries.py SummaryAnswer.to_dict and .wrapped_dict): both beside the same scope and
+# elsewhere, and alike where there is none or no store.
 TOOL_ANSWERS: Final[dict[str, dict[str, Any]]] = {
     **ANSWERS,
     "summary_latest": _document(
         "summary_latest",
-        "the newest summary of a scope, as an object: summary null when there is none",
+        "the newest summary of a scope, under summary: null when there is none",
         {
             "type": "object",
             "anyOf": [
-                _obj({"summary": {"anyOf": [_ref("summary"), {"type": "null"}]}}),
+                _obj(
+                    {
+                        "summary": {"anyOf": [_ref("summary"), {"type": "null"}]},
+                        **_scoped("summary_scope"),
+                    }
+                ),
                 _ref("no_store_summary"),
             ],
         },

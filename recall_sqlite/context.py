@@ -68,8 +68,25 @@ class StoreContext:
         return identity.worktree_pk(self.db, self.workspace_pk, key)
 
 
+def whole_workspace(workspace_id: str | None) -> dict[str, dict[str, object]]:
+    """The `scope` and `elsewhere` of an answer about the whole workspace (where, doctor,
+    forget): every worktree and every branch, so nothing lies outside it; no id where no
+    store exists yet. Spelled here in scope.py's shapes (Scope.to_dict, Elsewhere.to_dict)
+    because context sits below scope.py; tests/unit/answers holds the two spellings equal."""
+    return {
+        "scope": {
+            "workspace_id": workspace_id,
+            "worktree": None,
+            "branch": None,
+            "meaningful": False,
+        },
+        "elsewhere": {"other_worktrees": 0, "other_branches": 0, "other_machines": 0},
+    }
+
+
 class WorkspaceInfo(Frozen):
-    """The resolved identity of this store: what `recall-sqlite where` prints."""
+    """The resolved identity of this store: what `recall-sqlite where` prints. `id` None:
+    no store exists yet (store.py unstored_workspace), so no id was minted."""
 
     __slots__ = (
         "id",
@@ -83,7 +100,7 @@ class WorkspaceInfo(Frozen):
         "db_path",
         "warnings",
     )
-    id: str
+    id: str | None
     root: Path
     resolved_by: str
     weak: bool
@@ -97,7 +114,7 @@ class WorkspaceInfo(Frozen):
     def __init__(
         self,
         *,
-        id: str,
+        id: str | None,
         root: Path,
         resolved_by: str,  # noqa: A002 - the field
         weak: bool,
@@ -133,6 +150,7 @@ class WorkspaceInfo(Frozen):
             "branch": self.branch,
             "db_path": str(self.db_path),
             "warnings": list(self.warnings),
+            **whole_workspace(self.id),
         }
 
 

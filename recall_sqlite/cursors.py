@@ -46,6 +46,7 @@ from .journal.entry import JournalEntry
 from .journal.journal import Journal
 from .journal.positions import resolve_position
 from .limits import INT64_MAX
+from .scope import Elsewhere, Keys, Scope
 from .timestamps import utc_now_iso
 
 TYPE_CHECKING = False
@@ -99,11 +100,14 @@ class Cursor:
 @dataclass(frozen=True)
 class CursorMove:
     """What an advance or reset did: `cursor` is where the cursor really is now (after any
-    concurrent advance), `requested` what this caller asked for."""
+    concurrent advance), `requested` what this caller asked for; `scope` the cursor's branch
+    in every worktree, `elsewhere` what a read of it counts on other branches."""
 
     cursor: Cursor
     previous: int
     requested: int
+    scope: Scope
+    elsewhere: Elsewhere
 
     @property
     def position(self) -> int:
@@ -119,6 +123,8 @@ class CursorMove:
             "previous": self.previous,
             "requested": self.requested,
             "moved": self.moved,
+            "scope": self.scope.to_dict(),
+            "elsewhere": self.elsewhere.to_dict(),
         }
 
 
@@ -141,6 +147,8 @@ class UnreadResult:
     items: list[UnreadEntry]  # oldest first (insertion order)
     next_position: int  # advance(to=next_position) once `items` are handled
     more: bool  # `limit` cut the list short: read again after advancing
+    scope: Scope  # the branch, in every worktree: what a cursor delivers
+    elsewhere: Elsewhere  # what a read of that scope counts on other branches
 
     @property
     def entries(self) -> list[JournalEntry]:
@@ -158,6 +166,8 @@ class UnreadResult:
             "next_position": self.next_position,
             "more": self.more,
             "entries": [item.to_dict() for item in self.items],
+            "scope": self.scope.to_dict(),
+            "elsewhere": self.elsewhere.to_dict(),
         }
 
 
@@ -291,7 +301,13 @@ class Cursors:
             )
             self._store(conn, consumer, branch, target, forward_only=forward_only)
             cursor = self._cursor(conn, consumer, branch)
-        return CursorMove(cursor, previous, target)
+            scope, elsewhere = self._scope(conn, branch)
+        return CursorMove(cursor, previous, target, scope, elsewhere)
+
+    def _scope(self, conn: Connection, branch: str) -> tuple[Scope, Elsewhere]:
+        """A cursor's scope (its branch in every worktree: it is per branch, not per desk)
+        and what a read of it counts elsewhere, on `conn`'s snapshot."""
+        return self._journal.scope_of(conn, Keys(self._ctx.workspace_pk, None, branch, False))
 
     def _position(self, conn: Connection, consumer: str, branch: str) -> tuple[int, str | None]:
         rows = conn.execute(_POSITION_SQL, (self._ctx.workspace_pk, branch, consumer)).fetchall()
@@ -348,6 +364,15 @@ class Cursors:
             next_position = max(position, self._branch_end(conn, branch))
         entries = JournalEntry.from_rows(rows, self._ctx.worktree_key_of)
         items = [UnreadEntry(int(r[0]), e, bool(r[-1])) for r, e in zip(rows, entries, strict=True)]
+        scope, elsewhere = self._scope(conn, branch)
         return UnreadResult(
-            self._ctx.workspace_uuid, branch, consumer, position, items, next_position, more
+            self._ctx.workspace_uuid,
+            branch,
+            consumer,
+            position,
+            items,
+            next_position,
+            more,
+            scope,
+            elsewhere,
         )

@@ -25,25 +25,36 @@ from .memo import memo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     from .context import StoreContext
+
+    class ScopeLike(Protocol):
+        """A journal scope (Scope) or a summary scope (summaries.py SummaryScope)."""
+
+        def to_dict(self) -> dict[str, Any]: ...
+
 
 IN_SCOPE, OTHER_WORKTREE, OTHER_BRANCH = 0, 1, 2
 
 
 class Scope(Frozen):
-    """A scope as hosts see it: the workspace id, the worktree key (None: every worktree),
-    the branch (None: every branch) and whether only meaningful entries count."""
+    """A scope as hosts see it: the workspace id (None: no store yet, so no id is minted),
+    the worktree key (None: every worktree), the branch (None: every branch) and whether
+    only meaningful entries count."""
 
     __slots__ = ("workspace_id", "worktree", "branch", "meaningful")
-    workspace_id: str
+    workspace_id: str | None
     worktree: str | None
     branch: str | None
     meaningful: bool
 
     def __init__(
-        self, workspace_id: str, worktree: str | None, branch: str | None, meaningful: bool = False
+        self,
+        workspace_id: str | None,
+        worktree: str | None,
+        branch: str | None,
+        meaningful: bool = False,
     ) -> None:
         self._set(
             workspace_id=workspace_id, worktree=worktree, branch=branch, meaningful=meaningful
@@ -245,3 +256,17 @@ def keys(
     only_meaningful = require_bool("meaningful", meaningful, error=error)
     b: str | None = branch  # type: ignore[assignment]  # checked above
     return Keys(ctx.workspace_pk, None if all_wt else ctx.worktree_pk, b, only_meaningful)
+
+
+def scoped(scope: ScopeLike) -> dict[str, Any]:
+    """The `scope` and `elsewhere` of an answer with nothing outside its scope: one where no
+    store exists yet (its empty answer's)."""
+    return {"scope": scope.to_dict(), "elsewhere": Elsewhere().to_dict()}
+
+
+def unstored_scope(
+    worktree: str, branch: str | None = None, all_worktrees: bool = False, meaningful: bool = False
+) -> Scope:
+    """The scope a journal read from `worktree` (its key) would have covered where no store
+    exists yet: no workspace id, none being minted before the first write."""
+    return Scope(None, None if all_worktrees else worktree, branch, meaningful)

@@ -34,6 +34,7 @@ __all__ = [
     "open_store",
     "resolve_db_path",
     "restore_store",
+    "unstored_workspace",
 ]
 
 
@@ -261,6 +262,32 @@ def open_store(
     new store there, keeping the damaged files beside it."""
     ctx, where = open_context(cwd, db_path=db_path, root=root, read_only=read_only, force=force)
     return Store(ctx, where)
+
+
+def unstored_workspace(
+    cwd: str | os.PathLike[str] | None = None, *, db_path: str | os.PathLike[str] | None = None
+) -> WorkspaceInfo:
+    """The workspace `cwd` resolves to and the database file it would have, where no store
+    exists yet (`id` None: none is minted before the first write): what `where` answers
+    then, and the worktree and branch a read's answer says it would have covered. Reads the
+    filesystem only; creates nothing."""
+    from pathlib import Path
+
+    from .paths.resolve import resolve
+
+    r = resolve(cwd)
+    return WorkspaceInfo(
+        id=None,
+        root=r.root,
+        resolved_by=r.resolved_by,
+        weak=r.weak,
+        worktree=r.worktree,
+        worktree_name=r.worktree_name,
+        worktree_root=r.worktree_root,
+        branch=r.branch,
+        db_path=Path(resolve_db_path(r.root_text, db_path)),
+        warnings=tuple(r.warnings),
+    )
 
 
 def restore_store(

@@ -35,6 +35,7 @@ from .context import StoreContext
 from .db import as_bytes, as_int, merge_fts, scalar
 from .errors import InvalidInputError, NotFoundError, RecallError, UnknownEntryError
 from .jsontext import loads
+from .scope import Elsewhere
 from .timestamps import datetime_us, iso_utc, now_us, parse_timestamp
 
 # A session-start hook reads the latest summary: nothing here imports enum, json (and with
@@ -62,29 +63,13 @@ if TYPE_CHECKING:
         @property
         def summary(self) -> Summary: ...
 
-    class SummarySearchScope(Protocol):
-        """What a summary search covered (search/results.py SummaryScope)."""
-
-        @property
-        def workspace_id(self) -> str: ...
-        @property
-        def branch(self) -> str | None: ...
-        @property
-        def all_branches(self) -> bool: ...
-        @property
-        def kind(self) -> str | None: ...
-        @property
-        def include_superseded(self) -> bool: ...
-        def describe(self) -> str: ...
-        def to_dict(self) -> dict[str, Any]: ...
-
     class SummarySearch(Searched, Protocol):
         """A summary search's answer (search/results.py SummarySearchResult)."""
 
         @property
         def hits(self) -> Sequence[SummaryFound]: ...
         @property
-        def scope(self) -> SummarySearchScope: ...
+        def scope(self) -> SummaryScope: ...
         @property
         def summaries(self) -> list[Summary]: ...
 
@@ -115,6 +100,62 @@ else:
 
     # A sentinel, not a string: every string (even "*") is a possible branch name.
     ALL_BRANCHES = _AllBranches()
+
+
+class SummaryScope(Frozen):
+    """Which summaries an answer covers: the workspace's (None: no store yet, so no id),
+    of every scope (`all_branches`), or of `branch` (None: the workspace-wide ones), of
+    `kind` (None: any), superseded ones too or not. A search's, a latest read's, a write's
+    (the scope it was written to)."""
+
+    __slots__ = ("workspace_id", "branch", "all_branches", "kind", "include_superseded")
+    workspace_id: str | None
+    branch: str | None  # with all_branches False: None = workspace-wide summaries
+    all_branches: bool
+    kind: str | None
+    include_superseded: bool
+
+    def __init__(
+        self,
+        workspace_id: str | None,
+        branch: str | None,
+        all_branches: bool,
+        kind: str | None,
+        include_superseded: bool = False,
+    ) -> None:
+        self._set(
+            workspace_id=workspace_id,
+            branch=branch,
+            all_branches=all_branches,
+            kind=kind,
+            include_superseded=include_superseded,
+        )
+
+    @classmethod
+    def of(cls, workspace_id: str | None, branch: BranchFilter, kind: str | None) -> SummaryScope:
+        """The scope of a call's branch filter (ALL_BRANCHES: every scope)."""
+        every = branch is ALL_BRANCHES
+        return cls(workspace_id, None if branch is ALL_BRANCHES else branch, every, kind)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "workspace_id": self.workspace_id,
+            "branch": self.branch,
+            "all_branches": self.all_branches,
+            "kind": self.kind,
+            "include_superseded": self.include_superseded,
+        }
+
+    def describe(self) -> str:
+        if self.all_branches:
+            where = "every scope"
+        elif self.branch is None:
+            where = "workspace-wide summaries"
+        else:
+            where = f"branch {self.branch or '(none)'}"
+        kind = f", kind {self.kind!r}" if self.kind is not None else ""
+        old = ", superseded too" if self.include_superseded else ", current only"
+        return where + kind + old
 
 
 class CoverRange(Frozen):
@@ -228,6 +269,37 @@ class Summary(Frozen):
             "stale": self.stale,
             "newer_entries": self.newer_entries,
         }
+
+
+class SummaryAnswer(Frozen):
+    """A summary (None: there is none in the scope asked for) with the scope of the call
+    that answered it and the current summaries of other scopes (`other_branches`), which
+    the answer did not include: `Summaries.read_latest` and `Summaries.write`."""
+
+    __slots__ = ("summary", "scope", "elsewhere")
+    summary: Summary | None
+    scope: SummaryScope
+    elsewhere: Elsewhere
+
+    def __init__(self, summary: Summary | None, scope: SummaryScope, elsewhere: Elsewhere) -> None:
+        self._set(summary=summary, scope=scope, elsewhere=elsewhere)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's own fields beside scope and elsewhere (the answer `summary latest
+        --json` and `summary add --json` gave before they said their scope, with it added);
+        where there is none, `wrapped_dict()`."""
+        if self.summary is None:
+            return self.wrapped_dict()
+        return {**self.summary.to_dict(), **self._scoped_dict()}
+
+    def wrapped_dict(self) -> dict[str, Any]:
+        """The summary under "summary" (null where there is none), beside scope and
+        elsewhere: the MCP tool summary_latest's answer (answers.py TOOL_ANSWERS)."""
+        found = None if self.summary is None else self.summary.to_dict()
+        return {"summary": found, **self._scoped_dict()}
+
+    def _scoped_dict(self) -> dict[str, Any]:
+        return {"scope": self.scope.to_dict(), "elsewhere": self.elsewhere.to_dict()}
 
 
 # One statement per read: the row, its source ids and its staleness come from one snapshot.
@@ -359,6 +431,22 @@ class Summaries:
         CoverRange of positions, or None (the journal as it stands now). Bad input raises
         InvalidInputError (UnknownEntryError for ids not in this workspace); nothing is
         written then."""
+        written = self.write(text, branch=branch, kind=kind, covers=covers, author=author)
+        assert written.summary is not None  # a write always has its summary
+        return written.summary
+
+    def write(
+        self,
+        text: str,
+        *,
+        branch: str | None = None,
+        kind: str = DEFAULT_KIND,
+        covers: Covers = None,
+        author: str | None = None,
+    ) -> SummaryAnswer:
+        """`add`, answered with the (branch, kind) scope written to and how many current
+        summaries other scopes of that kind hold (counted in the same transaction): the
+        answer of `summary add` and of the MCP tool summary_add."""
         require_text("text", text, allow_empty=False)
         branch = require_optional_text("branch", branch)
         require_text("kind", kind, allow_empty=False)
@@ -431,7 +519,8 @@ class Summaries:
                 " AND kind = ? AND superseded_by IS NULL AND id <> ?",
                 (new_id, ctx.workspace_pk, branch, kind, new_id),
             )
-            return self._one(conn, new_id)
+            scope = SummaryScope(ctx.workspace_uuid, branch, False, kind)
+            return SummaryAnswer(self._one(conn, new_id), scope, self._elsewhere(conn, scope))
 
     def remove(self, summary_id: int) -> Summary:
         """Delete a summary with its source links and its vectors (never the entries), and
@@ -466,9 +555,21 @@ class Summaries:
 
     def latest(self, branch: BranchFilter = None, kind: str | None = None) -> Summary | None:
         """The newest summary of `branch` (None: the workspace-wide ones; ALL_BRANCHES: any
-        scope), of `kind` or of any kind. Being the newest, it is the current one."""
+        scope), of `kind` or of any kind. Being the newest, it is the current one. (One
+        statement: a session start's read; `read_latest` also says the scope.)"""
         found = self.list(branch, kind, limit=1)
         return found[0] if found else None
+
+    def read_latest(self, branch: BranchFilter = None, kind: str | None = None) -> SummaryAnswer:
+        """`latest`, answered with the scope it read and how many current summaries of
+        `kind` other scopes hold, from one snapshot: the answer of `summary latest` and of
+        the MCP tool summary_latest."""
+        sql, params = self._list_query(branch, kind, limit=1)
+        scope = SummaryScope.of(self._ctx.workspace_uuid, branch, kind)
+        with self._ctx.db.read() as conn:
+            rows = conn.execute(sql, params).fetchall()
+            elsewhere = self._elsewhere(conn, scope)
+        return SummaryAnswer(self._summary(rows[0]) if rows else None, scope, elsewhere)
 
     def list(
         self,
@@ -482,8 +583,23 @@ class Summaries:
     ) -> builtins.list[Summary]:
         """Summaries newest first by created_at, superseded ones included (marked) unless
         `current_only`; `since` <= created_at < `until`."""
+        return self._many(
+            *self._list_query(branch, kind, since, until, limit, current_only=current_only)
+        )
+
+    def _list_query(
+        self,
+        branch: BranchFilter,
+        kind: str | None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        limit: int | None = DEFAULT_LIMIT,
+        *,
+        current_only: bool = False,
+    ) -> tuple[str, builtins.list[SQLiteValue]]:
+        """`list`'s statement and its parameters, its arguments checked."""
         where = ["s.workspace_id = ?"]
-        params: list[Any] = [self._ctx.workspace_pk]
+        params: list[SQLiteValue] = [self._ctx.workspace_pk]
         select = _branch_clause(branch, where, params)
         if kind is not None:
             where.append("s.kind = ?")
@@ -500,7 +616,7 @@ class Summaries:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(require_int("limit", limit, minimum=1))
-        return self._many(sql, params)
+        return sql, params
 
     def stale(
         self, branch: BranchFilter = ALL_BRANCHES, kind: str | None = None
@@ -547,6 +663,22 @@ class Summaries:
         )
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _elsewhere(self, conn: Connection, scope: SummaryScope) -> Elsewhere:
+        """The current summaries of `scope`'s kind (any kind when None) in other scopes: a
+        workspace-wide scope's others are every branch's, a branch's the workspace-wide
+        ones and other branches'; every scope has none. One statement."""
+        if scope.all_branches:
+            return Elsewhere()
+        sql = (
+            "SELECT count(*) FROM summaries WHERE workspace_id = ? AND superseded_by IS NULL"
+            " AND branch IS NOT ?"
+        )
+        params: list[SQLiteValue] = [self._ctx.workspace_pk, scope.branch]
+        if scope.kind is not None:
+            sql += " AND kind = ?"
+            params.append(scope.kind)
+        return Elsewhere(other_branches=as_int(scalar(conn, sql, params)))
 
     def _seq_of(self, conn: Connection, raw_ids: builtins.list[bytes]) -> dict[bytes, int]:
         return {

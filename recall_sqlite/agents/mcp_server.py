@@ -5,7 +5,9 @@ Each tool is one library call on the public face (`open_store`), and its structu
 is that call's `to_dict()`, the CLI's `--json` for the same call, in answers.py's shape
 (`TOOL_ANSWERS`, the tool's outputSchema: the SDK checks every answer against it). Read
 tools open the store read-only, so they never create it nor wait on the write lock; where
-no store exists they answer the CLI's empty answer. Every store error is an MCP tool error
+no store exists they answer the CLI's empty answer (with the scope the call would have
+covered from here, no workspace id), and `where` the CLI's answer (the workspace and the
+database it would have). Every store error is an MCP tool error
 with its one-line message. The store is opened per call: two servers and a CLI writer on
 one store are three writers SQLite serialises, so none loses another's write.
 
@@ -22,15 +24,21 @@ import sys
 from recall_sqlite import ALL_BRANCHES, open_store
 from recall_sqlite.answers import TOOL_ANSWERS
 from recall_sqlite.errors import NoStoreError, RecallError, UsageError
+from recall_sqlite.scope import scoped, unstored_scope
+from recall_sqlite.store import unstored_workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any, Final
 
-    from recall_sqlite import Store
+    from recall_sqlite import Store, WorkspaceInfo
+    from recall_sqlite.summaries import BranchFilter
 
     Handler = Callable[[Store, dict[str, Any]], Any]
+    # A tool's answer where no store exists: from the workspace and database there would be
+    # (store.py unstored_workspace) and the call's arguments.
+    Unstored = Callable[[WorkspaceInfo, dict[str, Any]], Any]
     # A tool served beside the store's: (its spec, as tool_specs lists one, its answer from
     # the call's arguments).
     ExtraTool = tuple[dict[str, Any], Callable[[dict[str, Any]], Any]]
@@ -58,24 +66,67 @@ _FORGET: Final = {"readOnlyHint": False, "destructiveHint": True, "idempotentHin
 _MEND: Final = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True}
 
 
-def _summary_latest(store: Store, a: dict[str, Any]) -> Any:
+def _summary_filter(a: dict[str, Any]) -> BranchFilter:
     if a.get("all_branches") and a.get("branch") is not None:
         raise UsageError("give branch or all_branches, not both")
-    branch = ALL_BRANCHES if a.get("all_branches") else a.get("branch")
-    found = store.summaries.latest(branch, a.get("kind"))
-    return {"summary": None if found is None else found.to_dict()}
+    branch: BranchFilter = ALL_BRANCHES if a.get("all_branches") else a.get("branch")
+    return branch
 
 
-def _branch_here(store: Store, a: dict[str, Any]) -> str:
+def _summary_latest(store: Store, a: dict[str, Any]) -> Any:
+    return store.summaries.read_latest(_summary_filter(a), a.get("kind")).wrapped_dict()
+
+
+def _summary_unstored(here: WorkspaceInfo, a: dict[str, Any]) -> Any:
+    from recall_sqlite.summaries import SummaryScope
+
+    scope = SummaryScope.of(None, _summary_filter(a), a.get("kind"))
+    return {"summary": None, "store": None, **scoped(scope)}
+
+
+def _branch_here(here: WorkspaceInfo, a: dict[str, Any]) -> str:
     # The branch checked out where the server runs, as the CLI's cursor commands default to.
     branch = a.get("branch")
-    return str(store.workspace.branch) if branch is None else str(branch)
+    return str(here.branch) if branch is None else str(branch)
+
+
+def _read_unstored(**empty: Any) -> Unstored:
+    """A journal read's answer where no store exists: `empty`, beside the scope the read
+    would have covered from here (its arguments') and nothing elsewhere."""
+
+    def answer(here: WorkspaceInfo, a: dict[str, Any]) -> Any:
+        scope = unstored_scope(
+            here.worktree,
+            a.get("branch"),
+            a.get("all_worktrees", False),
+            a.get("meaningful", False),
+        )
+        return {**empty, "store": None, **scoped(scope)}
+
+    return answer
+
+
+def _unread_unstored(here: WorkspaceInfo, a: dict[str, Any]) -> Any:
+    # A cursor covers its branch in every worktree.
+    scope = unstored_scope(here.worktree, _branch_here(here, a), all_worktrees=True)
+    return {"entries": [], "store": None, **scoped(scope)}
+
+
+def _doctor_unstored(here: WorkspaceInfo, a: dict[str, Any]) -> Any:
+    from recall_sqlite.doctor.report import DoctorReport
+
+    return DoctorReport((), (), None).to_dict()
 
 
 # name -> (what it does, its arguments (name -> JSON Schema), the required ones, its
 # annotations, whether it reads only, the call, its answer where no store exists).
 _TOOLS: Final[
-    dict[str, tuple[str, dict[str, Any], tuple[str, ...], dict[str, bool], bool, Handler, Any]]
+    dict[
+        str,
+        tuple[
+            str, dict[str, Any], tuple[str, ...], dict[str, bool], bool, Handler, Unstored | None
+        ],
+    ]
 ] = {
     "journal_read": (
         "The newest journal entries of this worktree, one per session, newest first.",
@@ -89,7 +140,7 @@ _TOOLS: Final[
             all_worktrees=a.get("all_worktrees", False),
             meaningful=a.get("meaningful", False),
         ).to_dict(),
-        {"entries": [], "total": 0, "store": None},
+        _read_unstored(entries=[], total=0),
     ),
     "journal_latest": (
         "The newest journal entry of this worktree (a read of one).",
@@ -102,7 +153,7 @@ _TOOLS: Final[
             branch=a.get("branch"),
             all_worktrees=a.get("all_worktrees", False),
         ).to_dict(),
-        {"entries": [], "total": 0, "store": None},
+        _read_unstored(entries=[], total=0),
     ),
     "journal_pending": (
         "The next steps still open: carried forward, not yet done.",
@@ -113,7 +164,7 @@ _TOOLS: Final[
         lambda s, a: s.journal.pending_next_steps(
             all_worktrees=a.get("all_worktrees", False)
         ).to_dict(),
-        {"pending": [], "store": None},
+        _read_unstored(pending=[]),
     ),
     "journal_search": (
         "Full-text search of the journal, best first.",
@@ -128,7 +179,7 @@ _TOOLS: Final[
             all_worktrees=a.get("all_worktrees", False),
             meaningful=a.get("meaningful", False),
         ).to_dict(),
-        {"entries": [], "total": 0, "store": None},
+        _read_unstored(entries=[], total=0),
     ),
     "journal_write": (
         "Write a journal entry; the previous entry's open next steps are carried forward.",
@@ -177,7 +228,7 @@ _TOOLS: Final[
         _READ,
         True,
         _summary_latest,
-        {"summary": None, "store": None},
+        _summary_unstored,
     ),
     "summary_add": (
         "Store a summary (workspace-wide unless a branch is given).",
@@ -185,7 +236,7 @@ _TOOLS: Final[
         ("text",),
         _WRITE,
         False,
-        lambda s, a: s.summaries.add(
+        lambda s, a: s.summaries.write(
             a["text"],
             branch=a.get("branch"),
             covers=a.get("covers") or None,
@@ -201,9 +252,9 @@ _TOOLS: Final[
         _READ,
         True,
         lambda s, a: s.cursors.unread(
-            a["consumer"], _branch_here(s, a), limit=a.get("limit")
+            a["consumer"], _branch_here(s.workspace, a), limit=a.get("limit")
         ).to_dict(),
-        {"entries": [], "store": None},
+        _unread_unstored,
     ),
     "cursor_advance": (
         "Mark a consumer's entries read up to a position or an entry id (never backwards).",
@@ -215,7 +266,9 @@ _TOOLS: Final[
         ("consumer", "to"),
         _WRITE,
         False,
-        lambda s, a: s.cursors.advance(a["consumer"], _branch_here(s, a), to=a["to"]).to_dict(),
+        lambda s, a: s.cursors.advance(
+            a["consumer"], _branch_here(s.workspace, a), to=a["to"]
+        ).to_dict(),
         None,
     ),
     "where": (
@@ -225,7 +278,7 @@ _TOOLS: Final[
         _READ,
         True,
         lambda s, a: s.workspace.to_dict(),
-        None,
+        lambda here, a: here.to_dict(),
     ),
     "doctor": (
         "Check the store; repair mends what it finds (never deletes an entry).",
@@ -234,7 +287,7 @@ _TOOLS: Final[
         _MEND,
         True,
         lambda s, a: s.doctor(repair=a.get("repair", False), deep=a.get("deep", False)).to_dict(),
-        {"ok": True, "database": None, "findings": [], "repaired": []},
+        _doctor_unstored,
     ),
 }
 TOOLS: Final = tuple(_TOOLS)
@@ -263,15 +316,15 @@ def call(cwd: str, name: str, arguments: dict[str, Any], db: str | None = None) 
     """The tool `name`'s answer for the store of `cwd` (or the database file `db`): one
     library call's to_dict(). Raises RecallError (the tool error's message) for what the
     store refuses."""
-    _, _, _, _, reads, handler, empty = _TOOLS[name]
+    _, _, _, _, reads, handler, unstored = _TOOLS[name]
     # doctor reads unless asked to repair.
     read_only = reads and not (name == "doctor" and arguments.get("repair"))
     try:
         store = open_store(cwd, db_path=db, read_only=read_only)
     except NoStoreError:
-        if empty is None:
+        if unstored is None:
             raise
-        return dict(empty)
+        return unstored(unstored_workspace(cwd, db_path=db), arguments)
     with store:
         return handler(store, arguments)
 

@@ -7,6 +7,7 @@ import shlex
 from typing import Any
 
 from ..cursors import Cursor, CursorMove, UnreadResult
+from ..scope import scoped, unstored_scope
 from . import _common as cli
 
 
@@ -78,7 +79,13 @@ def cmd_unread(args: argparse.Namespace) -> int:
     # --take writes (it moves the cursor); without it this only reads.
     store = cli.open_from_args(args) if args.take else cli.open_for_read(args)
     if store is None:
-        return cli.no_store(args, entries=[])
+        from ..store import unstored_workspace
+
+        here = unstored_workspace(args.cwd, db_path=args.db)
+        branch = here.branch if args.branch is None else str(args.branch)
+        # A cursor covers its branch in every worktree.
+        scope = unstored_scope(here.worktree, branch, all_worktrees=True)
+        return cli.no_store(args, entries=[], **scoped(scope))
     with store:
         branch = _branch(args, store)
         cursors = store.cursors

@@ -12,30 +12,18 @@ if TYPE_CHECKING:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from ..doctor.report import DoctorReport, Finding
     from ..errors import CorruptStoreError, NotAStoreError
 
     try:
         store = open_from_args(args) if args.repair else open_for_read(args)
     except (CorruptStoreError, NotAStoreError) as exc:
         # A store too damaged to open is doctor's finding, not doctor's failure.
-        finding: dict[str, Any] = {
-            "kind": "damaged_store",
-            "severity": "error",
-            "message": str(exc),
-            "repairable": False,
-        }
-        emit(
-            args,
-            {"ok": False, "database": None, "findings": [finding], "repaired": []},
-            f"error: damaged_store: {clean(exc)}",
-        )
+        damaged = DoctorReport((Finding("damaged_store", "error", str(exc)),), (), None)
+        emit(args, damaged.to_dict(), f"error: damaged_store: {clean(exc)}")
         return 1
     if store is None:
-        emit(
-            args,
-            {"ok": True, "database": None, "findings": [], "repaired": []},
-            "No store yet: nothing to check.",
-        )
+        emit(args, DoctorReport((), (), None).to_dict(), "No store yet: nothing to check.")
         return 0
     with store:
         report = store.doctor(repair=args.repair, deep=args.deep)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ._show import (
-    NO_STORE,
     clean,
     counted,
     describe_elsewhere,
@@ -47,6 +46,17 @@ READ_DEFAULTS: dict[str, Any] = {
 }
 
 
+def _no_store(args: Any, branch: str | None = None, meaningful: bool = False, **empty: Any) -> int:
+    """A journal read's answer where no store exists yet: `empty`, beside the scope it would
+    have covered from here (no workspace id) and nothing elsewhere."""
+    from ..scope import scoped, unstored_scope
+    from ..store import unstored_workspace
+
+    here = unstored_workspace(args.cwd, db_path=args.db)
+    scope = unstored_scope(here.worktree, branch, args.all_worktrees, meaningful)
+    return no_store(args, **empty, **scoped(scope))
+
+
 def cmd_journal_write(args: argparse.Namespace) -> int:
     with open_from_args(args) as store:
         result = store.journal.write(
@@ -77,8 +87,7 @@ def cmd_journal_write(args: argparse.Namespace) -> int:
 def cmd_journal_read(args: argparse.Namespace) -> int:
     store = open_for_read(args)
     if store is None:
-        emit(args, {"entries": [], "total": 0, "store": None}, NO_STORE)
-        return 0
+        return _no_store(args, args.branch, args.meaningful, entries=[], total=0)
     with store:
         result = store.journal.read(
             args.n, branch=args.branch, all_worktrees=args.all_worktrees, meaningful=args.meaningful
@@ -95,8 +104,7 @@ def cmd_journal_read(args: argparse.Namespace) -> int:
 def cmd_journal_pending(args: argparse.Namespace) -> int:
     store = open_for_read(args)
     if store is None:
-        emit(args, {"pending": [], "store": None}, NO_STORE)
-        return 0
+        return _no_store(args, pending=[])
     with store:
         result = store.journal.pending_next_steps(all_worktrees=args.all_worktrees)
     data = result.to_dict()
@@ -214,7 +222,7 @@ def _agreed(n: int, verb: str) -> str:
 def cmd_journal_search(args: argparse.Namespace) -> int:
     store = open_for_read(args)
     if store is None:
-        return no_store(args, entries=[], total=0)
+        return _no_store(args, args.branch, args.meaningful, entries=[], total=0)
     with store:
         result = store.journal.search(
             " ".join(args.query),

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..summaries import ALL_BRANCHES, DEFAULT_KIND, CoverRange, Summary
+from ..scope import scoped
+from ..summaries import ALL_BRANCHES, DEFAULT_KIND, CoverRange, Summary, SummaryScope
 from . import _common as cli
 
 if TYPE_CHECKING:
@@ -85,10 +86,11 @@ def cmd_add(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     covers = _covers(args)
     with cli.open_from_args(args) as store:
-        summary = store.summaries.add(
+        written = store.summaries.write(
             text, branch=args.branch, kind=args.kind, covers=covers, author=args.author
         )
-    cli.emit(args, summary.to_dict(), "Summary stored.\n" + format_summary(summary))
+    assert written.summary is not None  # a write always has its summary
+    cli.emit(args, written.to_dict(), "Summary stored.\n" + format_summary(written.summary))
     return 0
 
 
@@ -96,12 +98,12 @@ def cmd_latest(args: argparse.Namespace) -> int:
     branch = _filter(args)
     store = cli.open_for_read(args)
     if store is None:
-        return cli.no_store(args, summary=None)
+        return cli.no_store(args, summary=None, **scoped(SummaryScope.of(None, branch, args.kind)))
     with store:
-        summary = store.summaries.latest(branch, args.kind)
-    data = None if summary is None else summary.to_dict()
+        answer = store.summaries.read_latest(branch, args.kind)
+    summary = answer.summary
     text = "No summary." if summary is None else format_summary(summary)
-    cli.emit(args, data, f"{text}\n({_filter_text(branch, args.kind)})")
+    cli.emit(args, answer.to_dict(), f"{text}\n({_filter_text(branch, args.kind)})")
     return 0
 
 

@@ -29,31 +29,17 @@ def cmd_where(args: argparse.Namespace) -> int:
 
 
 def _no_store(args: argparse.Namespace) -> int:
-    from ..paths.resolve import resolve
-    from ..store import resolve_db_path
+    from ..store import unstored_workspace
 
-    r = resolve(args.cwd)
-    db = resolve_db_path(r.root, args.db)
-    info = {
-        "workspace_id": None,
-        "workspace_root": str(r.root),
-        "resolved_by": r.resolved_by,
-        "weak": r.weak,
-        "worktree": r.worktree,
-        "worktree_name": r.worktree_name,
-        "worktree_root": str(r.worktree_root),
-        "branch": r.branch,
-        "db_path": str(db),
-        "warnings": list(r.warnings),
-    }
+    w = unstored_workspace(args.cwd, db_path=args.db)
     lines = [
         "workspace  (no store yet: the first write mints the id)",
-        f"root       {r.root}  (resolved by {r.resolved_by})",
-        f"worktree   {r.worktree}  ({r.worktree_root})",
-        f"branch     {r.branch or '(none)'}",
-        f"database   {db}  (does not exist yet)",
-    ] + [f"warning    {w}" for w in r.warnings]
-    emit(args, info, "\n".join(lines))
+        f"root       {w.root}  (resolved by {w.resolved_by})",
+        f"worktree   {w.worktree}  ({w.worktree_root})",
+        f"branch     {w.branch or '(none)'}",
+        f"database   {w.db_path}  (does not exist yet)",
+    ] + [f"warning    {x}" for x in w.warnings]
+    emit(args, w.to_dict(), "\n".join(lines))
     return 0
 
 

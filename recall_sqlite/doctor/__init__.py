@@ -60,4 +60,4 @@ def doctor(
                 break
         repaired += workspace.acknowledge(ctx, info)
     found += rows.guarded("workspace", workspace.findings, ctx, info, legacy)
-    return DoctorReport(tuple(found), tuple(repaired), str(ctx.db.path))
+    return DoctorReport(tuple(found), tuple(repaired), str(ctx.db.path), ctx.workspace_uuid)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._record import Frozen
+from ..context import whole_workspace
 
 
 class Finding(Frozen):
@@ -48,15 +49,25 @@ class Finding(Frozen):
 
 
 class DoctorReport(Frozen):
-    __slots__ = ("findings", "repaired", "database")
+    """What doctor found in the whole workspace's store. `database` and `workspace_id`
+    None: no store exists yet, or none that opens (the CLI's report then)."""
+
+    __slots__ = ("findings", "repaired", "database", "workspace_id")
     findings: tuple[Finding, ...]  # after a repair: what is left
     repaired: tuple[str, ...]  # what the repair changed, one sentence each
-    database: str
+    database: str | None
+    workspace_id: str | None
 
     def __init__(
-        self, findings: tuple[Finding, ...], repaired: tuple[str, ...], database: str
+        self,
+        findings: tuple[Finding, ...],
+        repaired: tuple[str, ...],
+        database: str | None,
+        workspace_id: str | None = None,
     ) -> None:
-        self._set(findings=findings, repaired=repaired, database=database)
+        self._set(
+            findings=findings, repaired=repaired, database=database, workspace_id=workspace_id
+        )
 
     @property
     def ok(self) -> bool:
@@ -68,4 +79,5 @@ class DoctorReport(Frozen):
             "database": self.database,
             "findings": [f.to_dict() for f in self.findings],
             "repaired": list(self.repaired),
+            **whole_workspace(self.workspace_id),
         }

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from .._record import Frozen
 from ..checks import require_bool, require_ids, require_text
+from ..context import whole_workspace
 from ..db import as_bytes, as_int, as_str, merge_fts
 from ..errors import InvalidInputError, UnknownEntryError
 
@@ -137,6 +138,7 @@ class ForgetReport(Frozen):
         "copies",
         "file_errors",
         "replicas",
+        "workspace_id",
     )
     entries: tuple[str, ...]  # ids of the removed versions
     sessions: tuple[str, ...]
@@ -151,6 +153,7 @@ class ForgetReport(Frozen):
     file_errors: tuple[str, ...]  # files that could not be read or rewritten
     replicas: tuple[str, ...]  # what replication reached and what it cannot reach yet
     # (sync/: this machine's replica history, the other machines): one sentence each
+    workspace_id: str  # forget acts on the whole workspace: its scope
 
     def __init__(
         self,
@@ -165,11 +168,14 @@ class ForgetReport(Frozen):
         copies: tuple[FileCopy, ...] = (),
         file_errors: tuple[str, ...] = (),
         replicas: tuple[str, ...] = (),
+        *,
+        workspace_id: str,
     ) -> None:
         self._set(
             copies=copies,
             file_errors=file_errors,
             replicas=replicas,
+            workspace_id=workspace_id,
             entries=entries,
             sessions=sessions,
             vectors=vectors,
@@ -194,6 +200,7 @@ class ForgetReport(Frozen):
             "copies_left": [c.to_dict() for c in self.copies if not c.removed],
             "file_errors": list(self.file_errors),
             "replicas": list(self.replicas),
+            **whole_workspace(self.workspace_id),
         }
 
     @property
@@ -248,6 +255,7 @@ def forget(
         copies=outcome.copies,
         file_errors=outcome.errors,
         replicas=tuple(notes),
+        workspace_id=ctx.workspace_uuid,
     )
 
 

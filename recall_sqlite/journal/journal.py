@@ -178,8 +178,13 @@ class Journal:
                 earlier_done,
             )
             result = _insert(conn, self._row(entry, self._ctx.worktree_pk))
+            # The worktree and branch written, and what a read of them counts outside,
+            # in the write's own transaction.
+            written, elsewhere = self.scope_of(
+                conn, scope.Keys(self._ctx.workspace_pk, self._ctx.worktree_pk, entry.branch, False)
+            )
         entry.id, entry.worktree = result.id, self._ctx.worktree_key
-        return WriteResult(result.id, result.created, entry, report, explicit)
+        return WriteResult(result.id, result.created, entry, report, explicit, written, elsewhere)
 
     def _worktree_pk(self, worktree: str | None) -> int:
         if worktree is None:
@@ -348,6 +353,12 @@ class Journal:
             (raw, self._ctx.workspace_pk),
         )
         return self._entries(rows[:1])[0] if rows else None
+
+    def scope_of(self, conn: Connection, k: scope.Keys) -> tuple[scope.Scope, scope.Elsewhere]:
+        """`k`'s scope as results report it and what a read of it counts outside it, on
+        `conn`'s snapshot (one statement on the count tables): for the answers that say the
+        scope they wrote to or delivered (a write, a cursor's) without reading it."""
+        return k.public(self._ctx), self._counts(conn, k)[1]
 
     # -- internals ----------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""What journal calls return. Every read result says its scope and how many matching
-entries lie outside it (scope.py), so a partial answer is never silent. (Records, not
-dataclasses: see _record.py.)"""
+"""What journal calls return. Every result says its scope and how many matching entries
+lie outside it (scope.py), so a partial answer is never silent: a read the scope it read,
+a write the worktree and branch it wrote to, with what a read there counts elsewhere.
+(Records, not dataclasses: see _record.py.)"""
 
 from __future__ import annotations
 
@@ -160,12 +161,14 @@ class AppendResult(Frozen):
 
 
 class WriteResult(Frozen):
-    __slots__ = ("id", "created", "entry", "carry", "explicit_next_steps")
+    __slots__ = ("id", "created", "entry", "carry", "explicit_next_steps", "scope", "elsewhere")
     id: str
     created: bool
     entry: JournalEntry
     carry: CarryReport
     explicit_next_steps: list[str]
+    scope: Scope  # the worktree and branch written (every entry, meaningful or not)
+    elsewhere: Elsewhere  # what a read of that scope counted outside it, after the write
 
     def __init__(
         self,
@@ -174,6 +177,8 @@ class WriteResult(Frozen):
         entry: JournalEntry,  # noqa: A002
         carry: CarryReport,
         explicit_next_steps: list[str],
+        scope: Scope,
+        elsewhere: Elsewhere,
     ) -> None:
         self._set(
             id=id,
@@ -181,6 +186,8 @@ class WriteResult(Frozen):
             entry=entry,
             carry=carry,
             explicit_next_steps=explicit_next_steps,
+            scope=scope,
+            elsewhere=elsewhere,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -190,4 +197,6 @@ class WriteResult(Frozen):
             "entry": self.entry.to_dict(),
             "carry": self.carry.to_dict(),
             "explicit_next_steps": self.explicit_next_steps,
+            "scope": self.scope.to_dict(),
+            "elsewhere": self.elsewhere.to_dict(),
         }

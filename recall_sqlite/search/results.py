@@ -10,6 +10,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..scope import Elsewhere, Scope
+
+# A summary search's scope is every summary answer's (summaries.py), re-exported here.
+from ..summaries import SummaryScope as SummaryScope
 from .query import ParsedQuery
 from .snippets import Matched, Snippet
 
@@ -83,35 +86,6 @@ class EntrySearchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return _result_dict(self, "entries")
-
-
-@dataclass(frozen=True)
-class SummaryScope:
-    workspace_id: str
-    branch: str | None  # with all_branches False: None = workspace-wide summaries
-    all_branches: bool
-    kind: str | None
-    include_superseded: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "workspace_id": self.workspace_id,
-            "branch": self.branch,
-            "all_branches": self.all_branches,
-            "kind": self.kind,
-            "include_superseded": self.include_superseded,
-        }
-
-    def describe(self) -> str:
-        if self.all_branches:
-            where = "every scope"
-        elif self.branch is None:
-            where = "workspace-wide summaries"
-        else:
-            where = f"branch {self.branch or '(none)'}"
-        kind = f", kind {self.kind!r}" if self.kind is not None else ""
-        old = ", superseded too" if self.include_superseded else ", current only"
-        return where + kind + old
 
 
 @dataclass(frozen=True)

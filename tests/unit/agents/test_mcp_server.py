@@ -1,9 +1,9 @@
 """`recall-sqlite mcp` through the official SDK's stdio client (issue 34): the tools listed
 with their names, annotations and answers.py's schemas; each tool's structured answer is
 the CLI's `--json` for the same call, from the main checkout, a subdirectory and a linked
-worktree; a bad call is a one-line tool error; where no store exists the reads answer the
-CLI's empty answers and create nothing; two servers and a CLI writer on one store lose
-nothing."""
+worktree; every answer says its scope and elsewhere; a bad call is a one-line tool error;
+where no store exists the reads (and where) answer as the CLI does and create nothing; two
+servers and a CLI writer on one store lose nothing."""
 
 from __future__ import annotations
 
@@ -62,11 +62,16 @@ def serve(cwd: Path, script: Script, *args: str) -> Any:
 
 
 def answer(result: Any) -> Any:
-    """A tool result's structured answer; fails the test on a tool error."""
+    """A tool result's structured answer; fails the test on a tool error, or on an answer
+    that does not say its scope and what lies outside it (issue 34: every answer does)."""
     assert not result.isError, result.content
     # The text content is the same answer, for clients that read only text.
     assert json.loads(result.content[0].text) == result.structuredContent
-    return result.structuredContent
+    got = result.structuredContent
+    assert {"scope", "elsewhere"} <= set(got), sorted(got)
+    assert set(got["elsewhere"]) == {"other_worktrees", "other_branches", "other_machines"}
+    assert "workspace_id" in got["scope"], got["scope"]
+    return got
 
 
 def cli_json(cwd: Path, *argv: str) -> Any:
@@ -134,10 +139,13 @@ SAME: list[tuple[str, dict[str, Any], list[str]]] = [
 
 
 def as_tool(name: str, cli_answer: Any) -> Any:
-    """The CLI's answer as the tool answers it: summary_latest's, which may be null, in an
-    object (answers.py TOOL_ANSWERS); every other the same."""
-    if name == "summary_latest" and (cli_answer is None or "store" not in cli_answer):
-        return {"summary": cli_answer}
+    """The CLI's answer as the tool answers it: summary_latest's found summary under
+    "summary", beside the same scope and elsewhere (answers.py TOOL_ANSWERS); every other
+    answer the same."""
+    if name == "summary_latest" and "summary" not in cli_answer:
+        said = ("scope", "elsewhere")
+        summary = {k: v for k, v in cli_answer.items() if k not in said}
+        return {"summary": summary, **{k: cli_answer[k] for k in said}}
     return cli_answer
 
 
@@ -192,12 +200,18 @@ def test_every_write_answers_what_the_cli_then_reads(world: dict[str, Path]) -> 
             await session.call_tool("cursor_advance", {"consumer": "indexer", "to": wrote["id"]})
         )
         latest = answer(await session.call_tool("journal_latest", {}))
-        return wrote, summary, moved, latest
+        there = answer(
+            await session.call_tool("journal_read", {"branch": wrote["entry"]["branch"]})
+        )
+        return wrote, summary, moved, latest, there
 
-    wrote, summary, moved, latest = serve(cwd, script)
+    wrote, summary, moved, latest, there = serve(cwd, script)
     assert latest["entries"] == [wrote["entry"]]
     assert wrote["carry"]["retired_by_done"] == 1
-    assert summary == cli_json(cwd, "summary", "latest")
+    # What the write wrote to is what a read of it reports, elsewhere included.
+    assert (wrote["scope"], wrote["elsewhere"]) == (there["scope"], there["elsewhere"])
+    assert wrote["scope"]["worktree"] == wrote["entry"]["worktree"]
+    assert summary == cli_json(cwd, "summary", "latest", "--kind", "summary")
     shown = cli_json(cwd, "cursor", "show", "indexer")
     assert {k: moved[k] for k in shown if k != "unread"} == {
         k: v for k, v in shown.items() if k != "unread"
@@ -209,6 +223,10 @@ def test_every_write_answers_what_the_cli_then_reads(world: dict[str, Path]) -> 
 
     forgot = serve(cwd, forget)
     assert forgot["entries"] == [wrote["id"]] and forgot["sessions"] == ["m1"]
+    assert forgot["scope"]["worktree"] is None and forgot["scope"]["branch"] is None
+    # Every tool was called here or in the reads, each answer checked by answer().
+    writes = {"journal_write", "summary_add", "cursor_advance", "journal_forget"}
+    assert {n for n, _, _ in SAME} | writes == set(NAMES)
     assert wrote["id"] not in {e["id"] for e in cli_json(cwd, "journal", "read")["entries"]}
 
 
@@ -236,17 +254,19 @@ def test_a_bad_call_is_a_one_line_tool_error(world: dict[str, Path]) -> None:
 
 @pytest.mark.slow
 def test_where_no_store_exists_reads_answer_empty_and_create_nothing(tmp_path: Path) -> None:
+    """The reads' empty answers (with the scope each would have covered) and where's
+    answer (no workspace id, the database there would be) are the CLI's."""
     cwd = new_repo(tmp_path / "repo")
-    reads = [(n, a, argv) for n, a, argv in SAME if n not in {"where"}]
 
     async def script(session: Session) -> Any:
-        got = [answer(await session.call_tool(n, a)) for n, a, _ in reads]
-        return got, await session.call_tool("where", {})
+        return [answer(await session.call_tool(n, a)) for n, a, _ in SAME]
 
-    got, where = serve(cwd, script)
-    for (name, _, argv), tool_answer in zip(reads, got, strict=True):
+    got = serve(cwd, script)
+    for (name, _, argv), tool_answer in zip(SAME, got, strict=True):
         assert tool_answer == as_tool(name, cli_json(cwd, *argv)), name
-    assert where.isError and "\n" not in where.content[0].text
+        assert tool_answer["scope"]["workspace_id"] is None, name
+    where = got[[n for n, _, _ in SAME].index("where")]
+    assert where["workspace_id"] is None and where["db_path"].endswith(".db")
     assert not (cwd / ".synapt").exists()
 
 

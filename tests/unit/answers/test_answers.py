@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from recall_sqlite import Store, open_store
-from recall_sqlite.answers import ANSWERS, DEFS
+from recall_sqlite import Elsewhere, Scope, Store, open_store
+from recall_sqlite.answers import ANSWERS, DEFS, TOOL_ANSWERS
+from recall_sqlite.context import whole_workspace
 from recall_sqlite.cursors import Cursors
 from recall_sqlite.errors import InvalidEntryError
 from recall_sqlite.journal.journal import Journal
@@ -237,21 +238,21 @@ READS: list[tuple[str, list[str], Callable[[Store], Any]]] = [
         lambda s: s.journal.search('"the gateway" rew*', branch="main"),
     ),
     ("journal_search", ["journal", "search", "--", "-"], lambda s: s.journal.search("-")),
-    ("summary_latest", ["summary", "latest"], lambda s: s.summaries.latest()),
+    ("summary_latest", ["summary", "latest"], lambda s: s.summaries.read_latest()),
     (
         "summary_latest",
         ["summary", "latest", "--branch", "main", "--kind", "day"],
-        lambda s: s.summaries.latest("main", "day"),
+        lambda s: s.summaries.read_latest("main", "day"),
     ),
     (
         "summary_latest",
         ["summary", "latest", "--all-branches"],
-        lambda s: s.summaries.latest(ALL_BRANCHES),
+        lambda s: s.summaries.read_latest(ALL_BRANCHES),
     ),
     (
         "summary_latest",
         ["summary", "latest", "--branch", "nowhere"],
-        lambda s: s.summaries.latest("nowhere"),
+        lambda s: s.summaries.read_latest("nowhere"),
     ),
     (
         "cursor_unread",
@@ -373,11 +374,11 @@ def test_every_write_validates_and_the_cli_says_what_the_library_returned(
             linked,
             ["journal", "write", "--focus", "on the feature", "--branch", ""],
         ),
-        ("summary_add", Summaries, "add", main, ["summary", "add", "from the CLI"]),
+        ("summary_add", Summaries, "write", main, ["summary", "add", "from the CLI"]),
         (
             "summary_add",
             Summaries,
-            "add",
+            "write",
             linked,
             [
                 "summary",
@@ -459,17 +460,51 @@ def test_a_read_where_no_store_exists_answers_its_empty_shape(
     assert not list(repo.rglob("*.db")), "a read created a store"
 
 
+def test_a_read_where_no_store_exists_says_the_scope_it_would_have_covered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No workspace id (none is minted by a read), the worktree the directory resolves to
+    unless every worktree was asked for, the branch and kind asked for; nothing elsewhere."""
+    main = new_repo(tmp_path / "proj")
+    linked = add_worktree(main, tmp_path / "proj-feature", "feature")
+    key = cli(capsys, linked, "where")["worktree"]
+    nothing = Elsewhere().to_dict()
+    for argv, scope in (
+        (["journal", "read", "--branch", "x", "--meaningful"], Scope(None, key, "x", True)),
+        (["journal", "read", "-n", "1", "--all-worktrees"], Scope(None, None, None)),
+        (["journal", "search", "q", "--branch", ""], Scope(None, key, "")),
+        (["journal", "pending"], Scope(None, key, None)),
+        (["journal", "pending", "--all-worktrees"], Scope(None, None, None)),
+        (["cursor", "unread", "c"], Scope(None, None, "feature")),
+        (["cursor", "unread", "c", "--branch", "main"], Scope(None, None, "main")),
+        (["where"], Scope(None, None, None)),
+        (["doctor"], Scope(None, None, None)),
+    ):
+        data = cli(capsys, linked, *argv)
+        assert (data["scope"], data["elsewhere"]) == (scope.to_dict(), nothing), argv
+    data = cli(capsys, linked, "summary", "latest", "--all-branches", "--kind", "day")
+    assert data["scope"] == {
+        "workspace_id": None,
+        "branch": None,
+        "all_branches": True,
+        "kind": "day",
+        "include_superseded": False,
+    }
+    assert data["elsewhere"] == nothing
+
+
 def test_where_says_the_same_before_and_after_the_first_write(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Where no store exists the id is null and the database absent; every other key is
-    the one the store reports once it exists."""
+    """Where no store exists the id is null (the scope's too) and the database absent;
+    every other key is the one the store reports once it exists."""
     repo = new_repo(tmp_path / "w")
     before = cli(capsys, repo, "where")
     with open_store(repo) as store:
         after = check("where", store.workspace.to_dict())
     assert before["workspace_id"] is None
-    assert {**before, "workspace_id": after["workspace_id"]} == after
+    assert before["scope"] == {**after["scope"], "workspace_id": None}
+    assert {**before, "workspace_id": after["workspace_id"], "scope": after["scope"]} == after
 
 
 def test_doctor_on_a_store_that_does_not_open_answers_a_report(
@@ -491,6 +526,102 @@ def test_a_doctor_finding_with_its_data_validates(world: World) -> None:
     shutil.rmtree(world.linked)
     report = check("doctor", world.here.doctor().to_dict())
     assert any("data" in f for f in report["findings"]), report
+
+
+# -- every answer says its scope and what lies outside it ------------------------------------
+
+
+def _required(document: dict[str, Any], node: dict[str, Any]) -> Iterator[set[str]]:
+    """The keys required of each object `node` may be: one set per alternative of its
+    anyOf, a $ref's required keys with those of the node that extends it."""
+    own = set(node.get("required", ()))
+    if "anyOf" in node:
+        for alternative in node["anyOf"]:
+            for keys in _required(document, alternative):
+                yield own | keys
+    elif "$ref" in node:
+        target = document["$defs"][node["$ref"].removeprefix("#/$defs/")]
+        for keys in _required(document, target):
+            yield own | keys
+    else:
+        yield own
+
+
+@pytest.mark.parametrize("answers", [ANSWERS, TOOL_ANSWERS], ids=["library", "tool"])
+def test_every_answer_requires_its_scope_and_elsewhere(answers: dict[str, Any]) -> None:
+    """Issue 34: every answer carries its scope and elsewhere, as reads do: each call's
+    schema requires both in every shape its answer may take (no store included)."""
+    assert set(answers) == set(CALLS)
+    for name, schema in answers.items():
+        shapes = list(_required(schema, schema))
+        assert shapes, name
+        for keys in shapes:
+            assert {"scope", "elsewhere"} <= keys, (name, sorted(keys))
+
+
+def test_the_whole_workspace_is_spelled_as_scope_py_spells_it() -> None:
+    """context.whole_workspace spells a Scope and an Elsewhere by hand (context sits below
+    scope.py): the same JSON."""
+    for workspace_id in (None, "0c2f8f3e-95c5-4d43-9d5b-7f0a8a3b8f9e"):
+        assert whole_workspace(workspace_id) == {
+            "scope": Scope(workspace_id, None, None).to_dict(),
+            "elsewhere": Elsewhere().to_dict(),
+        }
+
+
+def test_each_answer_says_what_a_read_of_its_scope_says(world: World) -> None:
+    """A write's scope is the worktree and branch it wrote to, with what a read of them
+    counts elsewhere; a cursor's its branch in every worktree; forget, where and doctor
+    the whole workspace, nothing elsewhere; a summary answer the summaries asked for, with
+    the current ones of its kind in other scopes."""
+    here, there = world.here, world.there
+    for store, branch in ((here, None), (there, ""), (here, "hotfix")):
+        wrote = store.journal.write(focus=f"on {branch!r}", branch=branch)
+        read = store.journal.read(branch=wrote.entry.branch)
+        assert (wrote.scope, wrote.elsewhere) == (read.scope, read.elsewhere), branch
+        assert wrote.scope.worktree == store.workspace.worktree
+        assert wrote.scope.worktree == wrote.entry.worktree
+    assert wrote.elsewhere.other_branches, "the world has entries on other branches"
+    wide = here.journal.read(branch="main", all_worktrees=True)
+    unread = there.cursors.unread("indexer", "main")
+    moved = there.cursors.advance("indexer", "main", to=unread.next_position)
+    for answer in (unread, moved):
+        assert (answer.scope, answer.elsewhere) == (wide.scope, wide.elsewhere)
+    assert wide.elsewhere.other_branches and not wide.elsewhere.other_worktrees
+    whole = Scope(here.workspace.id, None, None).to_dict()
+    for answer in (
+        world.forgotten.to_dict(),
+        here.workspace.to_dict(),
+        there.workspace.to_dict(),
+        here.doctor().to_dict(),
+    ):
+        assert (answer["scope"], answer["elsewhere"]) == (whole, Elsewhere().to_dict())
+    current = here.summaries.list(ALL_BRANCHES, current_only=True, limit=None)
+    for branch, kind in ((None, None), ("main", "day"), ("main", None), ("nowhere", None)):
+        latest = here.summaries.read_latest(branch, kind)
+        assert latest.summary == here.summaries.latest(branch, kind)
+        assert (latest.scope.branch, latest.scope.kind) == (branch, kind)
+        others = [s for s in current if s.branch != branch and kind in (None, s.kind)]
+        assert latest.elsewhere == Elsewhere(other_branches=len(others)), (branch, kind)
+    assert here.summaries.read_latest(ALL_BRANCHES).elsewhere == Elsewhere()
+    assert here.summaries.read_latest(ALL_BRANCHES).scope.all_branches
+    written = there.summaries.write("feature, again", branch="feature", kind="day")
+    assert written.summary == there.summaries.latest("feature", "day")
+    assert written.elsewhere == there.summaries.read_latest("feature", "day").elsewhere
+    assert written.elsewhere.other_branches == 1  # main's day summary
+
+
+def test_a_summary_answer_is_the_summary_beside_its_scope(world: World) -> None:
+    """summary latest's and summary add's answers were the summary itself before they said
+    their scope: its fields stay where they were; the MCP tool's stays under "summary"."""
+    latest = world.here.summaries.read_latest("main", "day")
+    assert latest.summary is not None
+    data = latest.to_dict()
+    said = {k: data.pop(k) for k in ("scope", "elsewhere")}
+    assert data == latest.summary.to_dict()
+    assert latest.wrapped_dict() == {"summary": latest.summary.to_dict(), **said}
+    none = world.here.summaries.read_latest("nowhere")
+    assert none.to_dict() == none.wrapped_dict() and none.to_dict()["summary"] is None
 
 
 # -- the schemas themselves ----------------------------------------------------------------
@@ -524,12 +655,10 @@ def test_every_reference_resolves_within_its_document() -> None:
         assert names == set(schema["$defs"]), name
 
 
-def test_the_object_answers_are_objects() -> None:
-    """An MCP tool's structured answer is a JSON object; summary_latest is the exception
-    (the library answers Summary or None)."""
-    for name, schema in ANSWERS.items():
-        if name != "summary_latest":
-            assert schema["type"] == "object", name
+def test_the_answers_are_objects() -> None:
+    """An MCP tool's structured answer is a JSON object; so is every library answer."""
+    for name, schema in {**ANSWERS, **TOOL_ANSWERS}.items():
+        assert schema["type"] == "object", name
 
 
 def test_the_entry_shape_is_synapts_fields_and_the_stores() -> None:
@@ -575,7 +704,7 @@ def _at(data: Any, path: tuple[Any, ...]) -> Any:
 def test_a_key_gained_or_lost_anywhere_fails(world: World) -> None:
     answers = [(name, as_json(_dict(call(world.here)))) for name, _, call in READS]
     answers.append(("journal_forget", as_json(world.forgotten.to_dict())))
-    answers.append(("summary_add", as_json(world.here.summaries.latest("main", "day").to_dict())))
+    answers.append(("summary_add", as_json(world.here.summaries.write("w", kind="day").to_dict())))
     answers.append(
         ("cursor_advance", as_json(world.here.cursors.advance("x", "main", to=1).to_dict()))
     )
@@ -724,8 +853,8 @@ def test_random_journal_inputs_give_answers_that_validate(
     )
     check(
         "summary_add",
-        store.summaries.add(query or "x", branch=branch, covers=[appended[0].id]).to_dict(),
+        store.summaries.write(query or "x", branch=branch, covers=[appended[0].id]).to_dict(),
     )
-    check("summary_latest", _dict(store.summaries.latest(branch)))
+    check("summary_latest", store.summaries.read_latest(branch).to_dict())
     if forget:
         check("journal_forget", j.forget([appended[-1].id]).to_dict())
