@@ -51,6 +51,8 @@ from .timestamps import utc_now_iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from apsw import Connection
 
 # The columns of the journal's row decoder, prefixed for use beside a correlated subquery.
@@ -196,9 +198,11 @@ _POSITION_SQL = (
 
 
 class Cursors:
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: StoreContext, *, others: Callable[[], int] | None = None) -> None:
+        """`others`: what other machines hold that this store has not pulled (as the
+        store composes it into the journal), so a cursor's elsewhere counts it as a read's."""
         self._ctx = ctx
-        self._journal = Journal(ctx)
+        self._journal = Journal(ctx, others=others)
 
     # -- reading ---------------------------------------------------------------------------
 

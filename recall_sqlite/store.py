@@ -120,7 +120,7 @@ class Store:
     def cursors(self) -> Cursors:
         from .cursors import Cursors
 
-        family: Cursors = self._family("cursors", Cursors)
+        family: Cursors = self._family("cursors", lambda ctx: Cursors(ctx, others=self._others))
         return family
 
     @property

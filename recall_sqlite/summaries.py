@@ -274,7 +274,9 @@ class Summary(Frozen):
 class SummaryAnswer(Frozen):
     """A summary (None: there is none in the scope asked for) with the scope of the call
     that answered it and the current summaries of other scopes (`other_branches`), which
-    the answer did not include: `Summaries.read_latest` and `Summaries.write`."""
+    the answer did not include: `Summaries.read_latest` and `Summaries.write`. (Other
+    machines' are not counted: what sync knows of them is entry versions, as for a search
+    of summaries.)"""
 
     __slots__ = ("summary", "scope", "elsewhere")
     summary: Summary | None

@@ -611,6 +611,27 @@ def test_each_answer_says_what_a_read_of_its_scope_says(world: World) -> None:
     assert written.elsewhere.other_branches == 1  # main's day summary
 
 
+def test_what_other_machines_hold_is_counted_as_a_read_counts_it(tmp_path: Path) -> None:
+    """A store that syncs knows how many entry versions other machines hold that it has
+    not pulled (sync/peers.py): a write's and a cursor's elsewhere count them as a read of
+    their scope does. (The record is written by hand here: sync needs Litestream.)"""
+    from recall_sqlite.sync import place
+
+    root = make_workspace(tmp_path)
+    with open_store(root) as store:
+        store.journal.write(focus="here")
+        db = store.workspace.db_path
+    Path(place.directory(db)).mkdir()
+    peers = {"peers": {"m1": {"ahead": 3, "seen_position": 5}}}
+    (Path(place.directory(db)) / place.PEERS).write_text(json.dumps(peers), "utf-8")
+    with open_store(root) as store:
+        branch = store.workspace.branch
+        assert store.journal.read(branch=branch).elsewhere.other_machines == 3
+        assert store.journal.write(focus="again").elsewhere.other_machines == 3
+        assert store.cursors.unread("c", branch).elsewhere.other_machines == 3
+        assert store.cursors.advance("c", branch, to=1).elsewhere.other_machines == 3
+
+
 def test_a_summary_answer_is_the_summary_beside_its_scope(world: World) -> None:
     """summary latest's and summary add's answers were the summary itself before they said
     their scope: its fields stay where they were; the MCP tool's stays under "summary"."""
