@@ -7,9 +7,10 @@ is that call's `to_dict()`, the CLI's `--json` for the same call, in answers.py'
 tools open the store read-only, so they never create it nor wait on the write lock; where
 no store exists they answer the CLI's empty answer (with the scope the call would have
 covered from here, no workspace id), and `where` the CLI's answer (the workspace and the
-database it would have). Every store error is an MCP tool error
-with its one-line message. The store is opened per call: two servers and a CLI writer on
-one store are three writers SQLite serialises, so none loses another's write.
+database it would have). Every store error is an MCP tool error with its one-line message,
+but doctor's on a store too damaged to open: that is its finding, as on the command line.
+The store is opened per call: two servers and a CLI writer on one store are three writers
+SQLite serialises, so none loses another's write.
 
 The SDK is imported by `serve` only: the tools' table and `call` import nothing heavier
 than the store, and nothing here is on a `journal read`'s path."""
@@ -23,7 +24,13 @@ import sys
 
 from recall_sqlite import ALL_BRANCHES, open_store
 from recall_sqlite.answers import TOOL_ANSWERS
-from recall_sqlite.errors import NoStoreError, RecallError, UsageError
+from recall_sqlite.errors import (
+    CorruptStoreError,
+    NoStoreError,
+    NotAStoreError,
+    RecallError,
+    UsageError,
+)
 from recall_sqlite.scope import scoped, unstored_scope
 from recall_sqlite.store import unstored_workspace
 
@@ -325,6 +332,13 @@ def call(cwd: str, name: str, arguments: dict[str, Any], db: str | None = None) 
         if unstored is None:
             raise
         return unstored(unstored_workspace(cwd, db_path=db), arguments)
+    except (CorruptStoreError, NotAStoreError) as exc:
+        if name != "doctor":
+            raise
+        # As the CLI's doctor: a store too damaged to open is its finding.
+        from recall_sqlite.doctor.report import DoctorReport
+
+        return DoctorReport.unopened(exc).to_dict()
     with store:
         return handler(store, arguments)
 

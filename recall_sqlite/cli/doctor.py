@@ -12,15 +12,13 @@ if TYPE_CHECKING:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from ..doctor.report import DoctorReport, Finding
+    from ..doctor.report import DoctorReport
     from ..errors import CorruptStoreError, NotAStoreError
 
     try:
         store = open_from_args(args) if args.repair else open_for_read(args)
     except (CorruptStoreError, NotAStoreError) as exc:
-        # A store too damaged to open is doctor's finding, not doctor's failure.
-        damaged = DoctorReport((Finding("damaged_store", "error", str(exc)),), (), None)
-        emit(args, damaged.to_dict(), f"error: damaged_store: {clean(exc)}")
+        emit(args, DoctorReport.unopened(exc).to_dict(), f"error: damaged_store: {clean(exc)}")
         return 1
     if store is None:
         emit(args, DoctorReport((), (), None).to_dict(), "No store yet: nothing to check.")

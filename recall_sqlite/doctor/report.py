@@ -69,6 +69,12 @@ class DoctorReport(Frozen):
             findings=findings, repaired=repaired, database=database, workspace_id=workspace_id
         )
 
+    @classmethod
+    def unopened(cls, damage: BaseException) -> DoctorReport:
+        """The report on a store too damaged to open (CorruptStoreError, NotAStoreError):
+        that is doctor's finding, not doctor's failure."""
+        return cls((Finding("damaged_store", "error", str(damage)),), (), None)
+
     @property
     def ok(self) -> bool:
         return not self.findings

@@ -271,6 +271,24 @@ def test_where_no_store_exists_reads_answer_empty_and_create_nothing(tmp_path: P
 
 
 @pytest.mark.slow
+def test_doctor_on_a_store_that_does_not_open_answers_as_the_cli(tmp_path: Path) -> None:
+    """Its finding, not a tool error (the CLI's report); a read there is a tool error."""
+    cwd = new_repo(tmp_path / "repo")
+    assert run_cli("journal", "write", "--focus", "x", cwd=cwd).returncode == 0
+    db = Path(cli_json(cwd, "where")["db_path"])
+    db.write_bytes(b"not a database at all" * 100)
+
+    async def script(session: Session) -> Any:
+        doctor = answer(await session.call_tool("doctor", {}))
+        return doctor, await session.call_tool("journal_read", {})
+
+    doctor, read = serve(cwd, script)
+    assert doctor == cli_json(cwd, "doctor")
+    assert doctor["ok"] is False and doctor["findings"][0]["kind"] == "damaged_store"
+    assert read.isError and "\n" not in read.content[0].text
+
+
+@pytest.mark.slow
 def test_the_resources_are_the_newest_entries_and_pending_steps(world: dict[str, Path]) -> None:
     async def script(session: Session) -> Any:
         listed = [str(r.uri) for r in (await session.list_resources()).resources]
