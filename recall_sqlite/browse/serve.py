@@ -40,6 +40,9 @@ DEFAULT_PORT = 8001  # Datasette's own
 DATABASE = "memory"  # the store's name in Datasette's URLs: /memory/journal
 PEERS_DATABASE = "sync"
 METADATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "metadata.json")
+# Templates Datasette looks up before its own: query-memory-timeline.html draws the
+# timeline canned query's rows as a chart.
+TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 SETTINGS = {
     # The file is never offered for download (it is the whole memory, forgotten-free or
     # not, and immutable databases would otherwise offer it).
@@ -160,7 +163,7 @@ class _Viewer:
                 "holds commits: open it once where it is writable to checkpoint it"
             )
         _register_plugin()
-        ds = Datasette(metadata=metadata(), settings=SETTINGS)
+        ds = Datasette(metadata=metadata(), settings=SETTINGS, template_dir=TEMPLATES)
         ds.remove_database("_memory")
         ds.add_database(Database(ds, path=self.path, is_mutable=mutable), name=DATABASE)
         self._peers = self._peers_database(ds)

@@ -9,6 +9,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -16,6 +17,7 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +166,9 @@ def test_every_page_and_canned_query_answers(built: Built) -> None:
             assert spec.get("hidden") or spec.get("title"), table
         for query, spec in info.get("queries", {}).items():
             assert spec.get("title") and spec.get("description"), query
+    # The start page's own links lead somewhere.
+    links = re.findall(r'href="(/[^"]*)"', serve.metadata()["description_html"])
+    assert links and all(status == 200 for status, _ in fetch(built.db, *links)), links
     # Forgetting left no byte of the text, in any page.
     assert not [p for p, (_, body) in zip(pages, answers, strict=True) if SECRET in str(body)]
 
@@ -215,7 +220,7 @@ def test_the_canned_queries_answer_what_the_library_does(built: Built) -> None:
         ("2026-03-02", "wt", 1),
         ("2026-03-01", "main", 1),
     ]
-    assert timeline[0]["chart"] == "█"
+    assert set(timeline[0]) == {"day", "branch", "sessions", "worktrees"}
     with open_store(built.root, read_only=True) as s:
         pending = s.journal.pending_next_steps().pending
         versions = s.journal.versions(session_id="s1")
@@ -250,6 +255,132 @@ def test_the_canned_queries_answer_what_the_library_does(built: Built) -> None:
     assert [(p["machine"], p["host"], p["behind"], p["merged_position"]) for p in peers] == [
         ("laptop", "laptop.local", 1, 3)
     ]
+
+
+class Chart(HTMLParser):
+    """The timeline page's chart, as its markup says: each bar's (day, branch, sessions),
+    x and height; each day's total label; the legend's items."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.svgs = 0
+        self.bars: list[dict[str, str]] = []
+        self.totals: list[str] = []
+        self.legend: list[str] = []
+        self._in: str | None = None
+        self.html = html
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "svg" and "recall-timeline-chart" in a.get("class", ""):
+            self.svgs += 1
+        elif tag == "rect" and a.get("class") == "recall-bar":
+            self.bars.append(a)
+        elif tag == "text" and a.get("class") == "recall-total":
+            self._in = "total"
+            self.totals.append("")
+        elif tag == "li" and self._in == "legend":
+            self.legend.append("")
+        elif tag == "ul" and a.get("class") == "recall-legend":
+            self._in = "legend"
+
+    def handle_endtag(self, tag: str) -> None:
+        if (tag == "text" and self._in == "total") or (tag == "ul" and self._in == "legend"):
+            self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "total":
+            self.totals[-1] += data
+        elif self._in == "legend" and self.legend:
+            self.legend[-1] += data
+
+    def rows(self) -> list[tuple[str, str, int]]:
+        return sorted((b["data-day"], b["data-branch"], int(b["data-sessions"])) for b in self.bars)
+
+
+def chart_of(db: Path) -> Chart:
+    ((status, html),) = fetch(db, "/memory/timeline")
+    assert status == 200
+    return Chart(html)
+
+
+def test_the_timeline_page_draws_its_rows_as_a_chart(built: Built) -> None:
+    """Datasette finds the package's query-memory-timeline.html: the page holds an SVG with
+    one bar per (day, branch) row of the query, its count as data and a total per day,
+    above the table, which is still there; the SQL hidden until asked for."""
+    chart = chart_of(built.db)
+    html = chart.html
+    assert chart.svgs == 1
+    rows_ = rows(built.db, "/memory/timeline.json")
+    assert chart.rows() == sorted((r["day"], r["branch"], r["sessions"]) for r in rows_)
+    assert chart.totals == ["1", "2"]  # 03-01: main; 03-02: feature and wt, one bar
+    assert [" ".join(item.split()) for item in chart.legend] == [
+        "feature (1)",
+        "main (1)",
+        "wt (1)",
+    ]
+    assert html.index("recall-timeline-chart") < html.index('<table class="rows-and-columns"')
+    assert '<td class="col-sessions">1</td>' in html
+    assert '<pre id="sql-query">' not in html
+    # One day's bars stack on one x; the next day's is one slot along.
+    x = {(b["data-day"], b["data-branch"]): float(b["x"]) for b in chart.bars}
+    assert x["2026-03-02", "feature"] == x["2026-03-02", "wt"] > x["2026-03-01", "main"]
+
+
+def test_the_chart_keeps_the_calendar_and_the_newest_sixty_days(built: Built) -> None:
+    """A day without sessions is a gap of one slot; past 60 days, the chart draws the newest
+    60 (the table keeps all); bar heights follow the counts; past the palette's nine
+    colours, the quieter branches share one grey and one legend item."""
+    with open_store(built.root) as s:
+        for day in range(1, 31):  # April: every day but the 10th, 11 branches
+            if day == 10:
+                continue
+            for n in range(day % 3 + 1):
+                s.journal.append(
+                    {
+                        "timestamp": f"2026-04-{day:02d}T{9 + n:02d}:00:00Z",
+                        "session_id": f"a{day}-{n}",
+                        "branch": "main" if n == 0 else f"topic-{day % 11}",
+                        "focus": f"april {day}",
+                    }
+                )
+        for day in (20, 21):  # and, after a gap of 19 days, two of May
+            s.journal.append(
+                {
+                    "timestamp": f"2026-05-{day}T09:00:00Z",
+                    "session_id": f"m{day}",
+                    "branch": "main",
+                    "focus": "may",
+                }
+            )
+    chart = chart_of(built.db)
+    every = rows(built.db, "/memory/timeline.json")
+    newest = {r["day"] for r in every if r["day"] >= "2026-03-23"}  # 05-21 back 60 days
+    assert {b["data-day"] for b in chart.bars} == newest
+    assert "2026-03-02" in {r["day"] for r in every}  # the table keeps them
+    assert "The newest 60 days; the table below lists every day." in chart.html
+    x = {b["data-day"]: float(b["x"]) for b in chart.bars if b["data-branch"] == "main"}
+    slot = (x["2026-05-21"] - x["2026-04-01"]) / 50  # the markup's x are rounded to 0.1
+    assert slot > 17
+    assert x["2026-04-02"] - x["2026-04-01"] == pytest.approx(slot, abs=0.2)
+    assert x["2026-04-11"] - x["2026-04-09"] == pytest.approx(2 * slot, abs=0.2)  # the 10th: a gap
+    assert x["2026-05-20"] - x["2026-04-30"] == pytest.approx(20 * slot, abs=0.2)
+    height = {(b["data-day"], b["data-branch"]): float(b["height"]) for b in chart.bars}
+    one = height["2026-04-06", "main"]
+    assert height["2026-04-05", "main"] == pytest.approx(one, abs=0.1)
+    assert height["2026-04-05", "topic-5"] == pytest.approx(2 * one, abs=0.1)  # two sessions
+    colours = {b["data-branch"]: b["fill"] for b in chart.bars}
+    assert len(set(colours.values())) == 10  # nine colours and the grey
+    assert chart.legend[0].split() == ["main", "(31)"]  # the drawn days: not 03-01
+    assert chart.legend[-1].split()[:3] == ["2", "other", "branches"]
+
+
+def test_an_empty_timeline_draws_no_chart(store: Any) -> None:
+    store.summaries.add("nothing journaled yet")
+    ((status, html),) = fetch(Path(store.workspace.db_path), "/memory/timeline")
+    assert status == 200
+    assert "recall-timeline-chart" not in html and "0 results" in html
 
 
 def test_a_browse_session_leaves_the_file_as_it_was(built: Built) -> None:
