@@ -16,14 +16,22 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from recall_sqlite.agents.mcp_server import serve  # noqa: E402
+from recall_sqlite.answers import DRAFT  # noqa: E402
 
 NOOP = "noop"
 NOOP_ANSWER = {"ok": True}
 NOOP_SPEC: dict[str, Any] = {
     "name": NOOP,
     "description": "Does nothing (the bench's limit of a tool's round trip).",
-    "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+    # The dialect of the store's tools (answers.py), so the SDK's checks cost both alike.
+    "inputSchema": {
+        "$schema": DRAFT,
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    },
     "outputSchema": {
+        "$schema": DRAFT,
         "type": "object",
         "properties": {"ok": {"type": "boolean"}},
         "required": ["ok"],

@@ -1,4 +1,4 @@
-"""The JSON shape of every answer, written once: a JSON Schema (draft 2020-12) per call a
+"""The JSON shape of every answer, written once: a JSON Schema (draft-07) per call a
 host makes of the store, named by the call (`ANSWERS["journal_read"]`), each a whole
 document (its `$defs` hold the shared shapes it uses: an entry, a scope, elsewhere, a
 summary, a cursor...). The library's `to_dict()` of the call's result, the CLI's `--json`
@@ -26,11 +26,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Final
 
-DRAFT: Final = "https://json-schema.org/draft/2020-12/schema"
+# Draft-07, the dialect every JSON Schema validator knows (ajv's default, as MCP clients in
+# TypeScript use it). The Python SDK checks a tool's schema against its dialect's
+# meta-schema on every call, server and client alike: 2020-12's dynamic meta-schema took
+# ~15 ms for journal_read's schema (bench/RESULTS.md, row 'MCP: schema dialect').
+DRAFT: Final = "http://json-schema.org/draft-07/schema#"
+
+
+# The shared shapes stay under `$defs`, where later drafts keep them: a draft-07 validator
+# reaches them by JSON pointer, as every $ref here does, and does not check them against
+# its meta-schema on every call (the tests check each one: tests/unit/answers/).
+_DEFINITIONS: Final = "#/$defs/"
 
 
 def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/$defs/{name}"}
+    return {"$ref": _DEFINITIONS + name}
 
 
 def _obj(
@@ -41,7 +51,7 @@ def _obj(
     description: str = "",
 ) -> dict[str, Any]:
     """An object whose keys are all required but `optional`; `closed`: no other key (an open
-    one is a base that closed shapes extend with unevaluatedProperties)."""
+    one is a base that closed shapes extend: _extends)."""
     schema: dict[str, Any] = {"type": "object"}
     if description:
         schema["description"] = description
@@ -53,14 +63,26 @@ def _obj(
 
 
 def _extends(base: str, properties: dict[str, Any], description: str) -> dict[str, Any]:
-    """`base`'s keys and these, and no other (unevaluatedProperties sees through the $ref)."""
-    return {
-        "description": description,
-        "$ref": f"#/$defs/{base}",
-        "properties": properties,
-        "required": list(properties),
-        "unevaluatedProperties": False,
-    }
+    """`base`'s keys and these, and no other. Draft-07 has no unevaluatedProperties to see
+    through a $ref: the shape is written out whole once every base is defined
+    (_written_out, below DEFS)."""
+    return {"description": description, "extends": base, "properties": properties}
+
+
+def _written_out(defs: dict[str, dict[str, Any]]) -> None:
+    """Each extension in `defs` as one closed object: its base's keys, then its own."""
+    for name, node in defs.items():
+        base = node.get("extends")
+        if base is None:
+            continue
+        inherited = defs[base]
+        defs[name] = {
+            "type": "object",
+            "description": node["description"],
+            "properties": {**inherited["properties"], **node["properties"]},
+            "required": [*inherited["required"], *node["properties"]],
+            "additionalProperties": False,
+        }
 
 
 def _array(items: dict[str, Any]) -> dict[str, Any]:
@@ -187,11 +209,7 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
         closed=False,
         description="an entry version's fields (the base of entry, hit and unread entry)",
     ),
-    "entry": {
-        "description": "one entry version (journal/entry.py JournalEntry)",
-        "$ref": "#/$defs/entry_fields",
-        "unevaluatedProperties": False,
-    },
+    "entry": _extends("entry_fields", {}, "one entry version (journal/entry.py JournalEntry)"),
     "query": _obj(
         {"text": TEXT, "terms": TEXTS, "match": TEXT, "truncated": FLAG},
         description="the typed query as the search read it (search/query.py)",
@@ -206,7 +224,8 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "highlights": _array(
                 {
                     "type": "array",
-                    "prefixItems": [COUNT, COUNT],
+                    "items": [COUNT, COUNT],
+                    "additionalItems": False,
                     "minItems": 2,
                     "maxItems": 2,
                 }
@@ -251,7 +270,8 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "covers_range": {
                 "description": "[first, last] positions, when it covers a range; else null",
                 "type": ["array", "null"],
-                "prefixItems": [_ref("position"), _ref("position")],
+                "items": [_ref("position"), _ref("position")],
+                "additionalItems": False,
                 "minItems": 2,
                 "maxItems": 2,
             },
@@ -264,11 +284,7 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
         closed=False,
         description="a summary's fields (the base of summary and summary answer)",
     ),
-    "summary": {
-        "description": "a summary (summaries.py Summary)",
-        "$ref": "#/$defs/summary_fields",
-        "unevaluatedProperties": False,
-    },
+    "summary": _extends("summary_fields", {}, "a summary (summaries.py Summary)"),
     "cursor_fields": _obj(
         {
             "workspace_id": _ref("workspace_id"),
@@ -461,14 +477,15 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
         }
     ),
 }
+_written_out(DEFS)
 
 
 def _refs(node: object, found: set[str]) -> None:
-    """The $defs names `node` refers to, directly."""
+    """The definitions' names `node` refers to, directly."""
     if isinstance(node, dict):
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            found.add(ref[len("#/$defs/") :])
+        if isinstance(ref, str) and ref.startswith(_DEFINITIONS):
+            found.add(ref[len(_DEFINITIONS) :])
         for value in node.values():
             _refs(value, found)
     elif isinstance(node, list):
@@ -510,7 +527,7 @@ def _document(title: str, description: str, root: dict[str, Any]) -> dict[str, A
 def _found_or(body: str, empty: str | None) -> dict[str, Any]:
     """An object answer: `body`, or (a read where no store exists) `empty`."""
     if empty is None:
-        return {"type": "object", **_ref(body)}
+        return {"type": "object", "allOf": [_ref(body)]}  # no siblings beside a $ref
     return {"type": "object", "anyOf": [_ref(body), _ref(empty)]}
 
 

@@ -23,7 +23,7 @@ import shutil
 import sys
 
 from recall_sqlite import ALL_BRANCHES, open_store
-from recall_sqlite.answers import TOOL_ANSWERS
+from recall_sqlite.answers import DRAFT, TOOL_ANSWERS
 from recall_sqlite.errors import (
     CorruptStoreError,
     NoStoreError,
@@ -307,6 +307,7 @@ def tool_specs() -> list[dict[str, Any]]:
             "name": name,
             "description": what,
             "inputSchema": {
+                "$schema": DRAFT,  # answers.py's dialect: cheap to check on every call
                 "type": "object",
                 "properties": properties,
                 "required": list(required),

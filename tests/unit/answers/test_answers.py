@@ -1,6 +1,6 @@
 """The JSON shape of every answer (recall_sqlite/answers.py) against the code that makes it:
 the library's `to_dict()` of each call validates against its schema, the CLI's `--json`
-for the same call is the same JSON, the schemas are valid draft 2020-12 and strict (a key
+for the same call is the same JSON, the schemas are valid draft-07 and strict (a key
 gained or lost anywhere fails), and random valid journal inputs give answers that validate.
 
 The one answer with two spellings: the library's `journal.latest(...)` is `journal read
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
+from jsonschema import Draft7Validator
 
 from recall_sqlite import Elsewhere, Scope, Store, open_store
 from recall_sqlite.answers import ANSWERS, DEFS, TOOL_ANSWERS
@@ -46,7 +46,7 @@ CALLS = ISSUE_34_CALLS
 # it holds something.
 DATA_KEYS = ("extra", "data")
 
-VALIDATORS = {name: Draft202012Validator(schema) for name, schema in ANSWERS.items()}
+VALIDATORS = {name: Draft7Validator(schema) for name, schema in ANSWERS.items()}
 
 
 def invalid(name: str, answer: object) -> str:
@@ -539,6 +539,10 @@ def _required(document: dict[str, Any], node: dict[str, Any]) -> Iterator[set[st
         for alternative in node["anyOf"]:
             for keys in _required(document, alternative):
                 yield own | keys
+    elif "allOf" in node:
+        (only,) = node["allOf"]
+        for keys in _required(document, only):
+            yield own | keys
     elif "$ref" in node:
         target = document["$defs"][node["$ref"].removeprefix("#/$defs/")]
         for keys in _required(document, target):
@@ -651,9 +655,25 @@ def test_a_summary_answer_is_the_summary_beside_its_scope(world: World) -> None:
 def test_there_is_one_schema_per_call_and_each_is_valid() -> None:
     assert set(ANSWERS) == set(CALLS)
     for name, schema in ANSWERS.items():
-        Draft202012Validator.check_schema(schema)
-        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        Draft7Validator.check_schema(schema)
+        assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
         assert schema["title"] == name
+        # A draft-07 meta-schema does not look under $defs: each shape is checked itself.
+        for shape in schema["$defs"].values():
+            Draft7Validator.check_schema(shape)
+
+
+def test_no_keyword_needs_a_later_draft_and_no_ref_has_siblings() -> None:
+    """Draft-07 ignores what it does not know (unevaluatedProperties, prefixItems,
+    $dynamicRef...) and every keyword beside a $ref: a shape that used one would validate
+    less than it says."""
+    later = {"unevaluatedProperties", "unevaluatedItems", "prefixItems", "$dynamicRef"}
+    later |= {"$anchor", "dependentRequired", "dependentSchemas", "minContains", "maxContains"}
+    for name, schema in {**ANSWERS, **TOOL_ANSWERS}.items():
+        for node in _walk(schema):
+            assert not later & set(node), (name, sorted(later & set(node)))
+            if "$ref" in node:
+                assert set(node) == {"$ref"}, (name, node)
 
 
 def _walk(node: object) -> Iterator[dict[str, Any]]:
