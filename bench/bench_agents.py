@@ -9,7 +9,10 @@
   (p95 in `ours_p95`, `limit_p95`), target <= 1.5x the no-op. In the same turns the
   installed `recall-sqlite --cwd ROOT mcp` (a second session) answers journal_read too
   (`installed_p50`, `installed_p95`: the product as a client starts it; its answers must
-  equal the launcher's). What the round trip is spent on, timed in this process:
+  equal the launcher's). `recorded_p50`/`recorded_p95`: a tool of the same server answering
+  journal_read's answer as read at its start (the SDK's cost of carrying that answer, its
+  checks and JSON both ways, without the store); `ours_vs_recorded` is the store's share
+  over that floor. What the round trip is spent on, timed in this process:
   `library_call` (mcp_server.call, the store's answer) and `sdk_validate` /
   `sdk_validate_noop` (jsonschema.validate of the answer against the tool's outputSchema,
   which the SDK runs per call on both the server's and the client's side). The peer is
@@ -52,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import fill_store, median_time, row  # noqa: E402
 from bench_journal import _compile_package, make_entries  # noqa: E402
-from mcp_noop_server import NOOP, NOOP_ANSWER, NOOP_SPEC  # noqa: E402
+from mcp_noop_server import NOOP, NOOP_ANSWER, NOOP_SPEC, RECORDED  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 
@@ -200,6 +203,7 @@ def bench_mcp(tmp: Path, root: Path, bucket: Path, n: int, calls: int) -> list[d
             [
                 ("ours", "bench", "journal_read", read),
                 ("noop", "bench", NOOP, {}),
+                ("recorded", "bench", RECORDED, read),
                 ("installed", "installed", "journal_read", read),
             ],
             calls,
@@ -211,6 +215,7 @@ def bench_mcp(tmp: Path, root: Path, bucket: Path, n: int, calls: int) -> list[d
     assert answer == ours_last["installed"].structuredContent
     assert len(answer["entries"]) == 5 and answer["total"] > 0, answer
     assert ours_last["noop"].structuredContent == NOOP_ANSWER
+    assert ours_last["recorded"].structuredContent == answer
     spent = _spent(root, read, answer)
     peer_lines = _lines(bucket)
     peer_samples, peer_last = anyio.run(
@@ -244,6 +249,9 @@ def bench_mcp(tmp: Path, root: Path, bucket: Path, n: int, calls: int) -> list[d
             calls=calls,
             ours_p95=p95["ours"],
             limit_p95=p95["noop"],
+            recorded_p50=p50["recorded"],
+            recorded_p95=p95["recorded"],
+            ours_vs_recorded=p50["ours"] / p50["recorded"],
             installed_p50=p50["installed"],
             installed_p95=p95["installed"],
             **spent,
