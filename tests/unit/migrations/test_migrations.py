@@ -122,6 +122,9 @@ def test_migrated_store_answers_as_before(frozen: Path, tmp_path: Path) -> None:
 # Fields results gained after a frozen store was written (a field is only ever added):
 # compared as the version then answered, with each addition at its neutral value.
 ADDED = {"other_machines": 0}
+# What every answer said from issue 34 on (its scope and what lies outside it): where the
+# version then did not say it, compared without it (tests/unit/answers/ holds its values).
+SAID_LATER = ("scope", "elsewhere")
 
 
 def _as_then(got: Any, then: Any) -> Any:
@@ -129,7 +132,11 @@ def _as_then(got: Any, then: Any) -> Any:
         for name, neutral in ADDED.items():
             if name in got and name not in then:
                 assert got[name] == neutral, name
-        return {k: _as_then(v, then.get(k)) for k, v in got.items() if k in then or k not in ADDED}
+        return {
+            k: _as_then(v, then.get(k))
+            for k, v in got.items()
+            if k in then or (k not in ADDED and k not in SAID_LATER)
+        }
     if isinstance(got, list) and isinstance(then, list) and len(got) == len(then):
         return [_as_then(g, t) for g, t in zip(got, then, strict=True)]
     return got
