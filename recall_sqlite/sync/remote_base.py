@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 OWNER_FILE = "owner.json"
 # A Litestream LTX file name: <min txid>-<max txid>.ltx, both 16 hex digits.
 LTX_NAME = re.compile(r"^([0-9a-f]{16})-([0-9a-f]{16})\.ltx$")
-MACHINE_ID = re.compile(r"^[0-9a-f]{12,32}$")
 TRUE_WORDS = {"1", "true", "yes", "on"}
 
 

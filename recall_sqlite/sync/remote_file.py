@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SyncError
+from ..checks import is_machine_id
 from .remote_base import (
-    MACHINE_ID,
     OWNER_FILE,
     Position,
     Remote,
@@ -47,7 +47,7 @@ class FileRemote(Remote):
             return []
         except OSError as exc:
             raise SyncError(f"cannot list {self.base / key_slug}: {exc.strerror}") from None
-        return sorted(n for n in names if MACHINE_ID.match(n))
+        return sorted(n for n in names if is_machine_id(n))
 
     def read_owner(self, key_slug: str, machine: str) -> dict[str, Any] | None:
         try:

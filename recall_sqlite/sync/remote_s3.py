@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from ..errors import SyncError, SyncSetupError
+from ..checks import is_machine_id
 from .remote_base import (
-    MACHINE_ID,
     OWNER_FILE,
     TRUE_WORDS,
     Position,
@@ -107,7 +107,7 @@ class S3Remote(Remote):
             page = self._call("list", self.client().list_objects_v2, **kwargs) or {}
             for common in page.get("CommonPrefixes", []):
                 name = common["Prefix"].rstrip("/").rsplit("/", 1)[-1]
-                if MACHINE_ID.match(name):
+                if is_machine_id(name):
                     found.add(name)
             token = page.get("NextContinuationToken")
             if not token:
