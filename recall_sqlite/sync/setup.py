@@ -262,6 +262,7 @@ def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
         if problems != [("ok",)]:
             raise PeerError(f"machine {machine}'s replica is damaged: {problems[:3]}")
         identity.drop_paths(db)
+        _name_its_removals(db, machine)
         (entries,) = db.query("SELECT count(*) FROM journal_entries WHERE workspace_id = ?", (ws,))[
             0
         ]
@@ -272,6 +273,14 @@ def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
         raise
     db.close()
     return uuid, as_int(entries)
+
+
+def _name_its_removals(db: Database, machine: str) -> None:
+    """The removals the restored machine asked for itself (asked_by NULL: "this store's
+    own") named as its: this file is another machine from now on (schema v12)."""
+    with db.write() as conn:
+        for table in ("journal_tombstones", "summary_tombstones", "vector_tombstones"):
+            conn.execute(f"UPDATE {table} SET asked_by = ? WHERE asked_by IS NULL", (machine,))
 
 
 def _remove(path: Path) -> None:

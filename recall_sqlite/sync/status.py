@@ -9,6 +9,7 @@ import json
 import time
 
 from .._record import Frozen
+from ..db import as_int
 from ..errors import RecallError
 from . import pause, peers
 from .merge import count_ahead
@@ -69,6 +70,7 @@ class SyncStatus(Frozen):
         "written_at",
         "loss_window",
         "peers",
+        "forgotten_by",
     )
     url: str
     key: str
@@ -79,6 +81,9 @@ class SyncStatus(Frozen):
     written_at: str | None
     loss_window: str
     peers: tuple[PeerStatus, ...]
+    # (machine, entries, summaries, vectors): every removal this store holds, by the
+    # machine that asked for it (this one's own included)
+    forgotten_by: tuple[tuple[str, int, int, int], ...]
 
     def __init__(self, **values: Any) -> None:
         self._set(**values)
@@ -86,7 +91,27 @@ class SyncStatus(Frozen):
     def to_dict(self) -> dict[str, Any]:
         out = {n: getattr(self, n) for n in self.__slots__}
         out["peers"] = [p.to_dict() for p in self.peers]
+        out["forgotten_by"] = [
+            {"machine": m, "entries": e, "summaries": s, "vectors": v}
+            for m, e, s, v in self.forgotten_by
+        ]
         return out
+
+
+def forgotten_by(ctx: StoreContext, me: str) -> tuple[tuple[str, int, int, int], ...]:
+    """The tombstones of this workspace counted by the machine that asked (NULL: this
+    machine, `me`), each kind apart."""
+    rows = ctx.db.query(
+        "SELECT coalesce(asked_by, ?), 0 FROM journal_tombstones"
+        " WHERE workspace_id = ? AND formula = 2"
+        " UNION ALL SELECT coalesce(asked_by, ?), 1 FROM summary_tombstones WHERE workspace_id = ?"
+        " UNION ALL SELECT coalesce(asked_by, ?), 2 FROM vector_tombstones WHERE workspace_id = ?",
+        (me, ctx.workspace_pk) * 3,
+    )
+    counts: dict[str, list[int]] = {}
+    for machine, kind in rows:
+        counts.setdefault(str(machine), [0, 0, 0])[as_int(kind)] += 1
+    return tuple((m, c[0], c[1], c[2]) for m, c in sorted(counts.items()))
 
 
 def status(
@@ -131,6 +156,7 @@ def status(
         written_at=own.written_at if own else None,
         loss_window=loss,
         peers=tuple(out),
+        forgotten_by=forgotten_by(ctx, me),
     )
 
 
