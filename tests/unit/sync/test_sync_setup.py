@@ -251,3 +251,28 @@ def test_the_sync_face_before_and_after_init(tmp_path: Path) -> None:
         assert (pulled.peers, pulled.failed, pulled.entries) == ((), (), 0)
         assert pulled.to_dict() == {"peers": []}
         assert store.sync.verify().ok  # no peer: nothing to meet
+
+
+def test_a_machine_id_that_would_leave_the_replica_location_is_refused(tmp_path: Path) -> None:
+    """machine.json names this machine's replica directory (and what a forget purges): an
+    id of any other shape than the minted one is refused, never used as a path."""
+    import json
+
+    ws = tmp_path / "ws"
+    (ws / ".grip").mkdir(parents=True)
+    with open_store(ws) as s:
+        db = s.workspace.db_path
+    state = SyncState(db)
+    state.machine()
+    data = json.loads(state.machine_file.read_text())
+    data["machine"] = "../../escaped"
+    state.machine_file.write_text(json.dumps(data))
+    with pytest.raises(SyncSetupError, match="not a machine id"):
+        state.machine()
+
+
+def test_a_location_lists_only_directories_named_as_machines(tmp_path: Path) -> None:
+    base = tmp_path / "replicas"
+    for name in ("0123456789abcdef", "..x", "ESCAPED0123456789", "0123456789abcdef0", "note"):
+        (base / "key" / name).mkdir(parents=True)
+    assert FileRemote(base).machines("key") == ["0123456789abcdef"]
