@@ -61,7 +61,7 @@ def _elsewhere_lines(
     import shlex
 
     return [
-        f"{', '.join(ms)} replicate this repository under the key {k!r} ({how} here), which"
+        f"{', '.join(ms)} replicate this repository under the key {k!r} ({how}), which"
         f" never meets {key!r}: to join them, run"
         f" `recall-sqlite sync init --url {shlex.quote(url)} --key {shlex.quote(k)}` here"
         for k, how, ms in found
@@ -254,6 +254,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"  {p.machine} {p.host or ''}  [{state_text}]  {where}")
         if p.error:
             lines.append(f"    ! {p.error}")
+    lines += [
+        f"elsewhere    {x}" for x in _elsewhere_lines(report.elsewhere, report.key, report.url)
+    ]
     for machine, e, s, v in report.forgotten_by:
         who = f"{machine} (this machine)" if machine == report.machine else machine
         asked = {"entries": e, "summaries": s, "vectors": v}

@@ -47,6 +47,11 @@ class Remote:
         """The machines that have a replica (or an owner file) of this repository."""
         raise NotImplementedError
 
+    def slugs(self) -> list[str]:
+        """The sync keys' directories at this location (key.is_slug names): where clones of
+        one repository keyed otherwise are looked for."""
+        raise NotImplementedError
+
     def vfs_url(self, key_slug: str, machine: str) -> str:
         """The replica URL Litestream's VFS reads (sync peek)."""
         raise NotImplementedError

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import SyncError
 from ..checks import is_machine_id
+from .key import is_slug
 from .remote_base import (
     OWNER_FILE,
     Position,
@@ -48,6 +49,15 @@ class FileRemote(Remote):
         except OSError as exc:
             raise SyncError(f"cannot list {self.base / key_slug}: {exc.strerror}") from None
         return sorted(n for n in names if is_machine_id(n))
+
+    def slugs(self) -> list[str]:
+        try:
+            names = os.listdir(self.base)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise SyncError(f"cannot list {self.base}: {exc.strerror}") from None
+        return sorted(n for n in names if is_slug(n))
 
     def read_owner(self, key_slug: str, machine: str) -> dict[str, Any] | None:
         try:

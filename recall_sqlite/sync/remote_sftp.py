@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import SyncError
 from ..checks import is_machine_id
+from .key import is_slug
 from .remote_base import (
     OWNER_FILE,
     Position,
@@ -93,6 +94,9 @@ class SftpRemote(Remote):
 
     def machines(self, key_slug: str) -> list[str]:
         return sorted(n for n in (self._list(self._remote(key_slug)) or []) if is_machine_id(n))
+
+    def slugs(self) -> list[str]:
+        return sorted(n for n in (self._list(self.path) or []) if is_slug(n))
 
     def read_owner(self, key_slug: str, machine: str) -> dict[str, Any] | None:
         with tempfile.TemporaryDirectory() as tmp:

@@ -12,13 +12,16 @@ from .._record import Frozen
 from ..db import as_int
 from ..errors import RecallError
 from . import pause, peers
+from .key import elsewhere_dicts
 from .merge import count_ahead
 from .owner import LEASE_S, generation
 from .pull import restored_copy
+from .setup import elsewhere
 from .state import SyncConfig, SyncState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from ..context import StoreContext
@@ -71,6 +74,7 @@ class SyncStatus(Frozen):
         "loss_window",
         "peers",
         "forgotten_by",
+        "elsewhere",
     )
     url: str
     key: str
@@ -84,6 +88,8 @@ class SyncStatus(Frozen):
     # (machine, entries, summaries, vectors): every removal this store holds, by the
     # machine that asked for it (this one's own included)
     forgotten_by: tuple[tuple[str, int, int, int], ...]
+    # With no peers: machines of this repository under another key (setup.elsewhere)
+    elsewhere: tuple[tuple[str, str, tuple[str, ...]], ...]
 
     def __init__(self, **values: Any) -> None:
         self._set(**values)
@@ -95,6 +101,7 @@ class SyncStatus(Frozen):
             {"machine": m, "entries": e, "summaries": s, "vectors": v}
             for m, e, s, v in self.forgotten_by
         ]
+        out["elsewhere"] = elsewhere_dicts(self.elsewhere)
         return out
 
 
@@ -115,8 +122,15 @@ def forgotten_by(ctx: StoreContext, me: str) -> tuple[tuple[str, int, int, int],
 
 
 def status(
-    ctx: StoreContext, state: SyncState, config: SyncConfig, *, count: bool = True
+    ctx: StoreContext,
+    state: SyncState,
+    config: SyncConfig,
+    *,
+    count: bool = True,
+    root: Path | None = None,
 ) -> SyncStatus:
+    """This machine and every peer; with no peer and the clone's `root`, the machines of
+    this repository under another key."""
     remote = config.remote()
     me = state.machine()
     running = pause.run_is_live(state)
@@ -157,6 +171,7 @@ def status(
         loss_window=loss,
         peers=tuple(out),
         forgotten_by=forgotten_by(ctx, me),
+        elsewhere=elsewhere(remote, root, config.key, me) if root and not out else (),
     )
 
 
