@@ -265,9 +265,7 @@ def is_machine_id(value: object) -> bool:
     )
 
 
-def require_machine_id(
-    name: str, value: object, *, error: ErrorType = InvalidInputError
-) -> str:
+def require_machine_id(name: str, value: object, *, error: ErrorType = InvalidInputError) -> str:
     """A machine id (is_machine_id's shape), from machine.json, a replica location's
     listing or a peer's row naming who forgot what."""
     if not is_machine_id(value):
@@ -290,9 +288,7 @@ def require_summary_text(
     return text
 
 
-def require_vector_dim(
-    name: str, value: object, *, error: ErrorType = InvalidInputError
-) -> int:
+def require_vector_dim(name: str, value: object, *, error: ErrorType = InvalidInputError) -> int:
     """A vector's dimension: 1 to MAX_VECTOR_DIM."""
     dim = require_int(name, value, minimum=1, error=error)
     if dim > MAX_VECTOR_DIM:

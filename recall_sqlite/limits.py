@@ -37,6 +37,10 @@ MAX_QUERY_TERMS: Final = 32
 MAX_VECTOR_DIM: Final = 65536
 # A machine id (sync/state.py mints it with secrets.token_hex(8)): this many hex digits.
 MACHINE_ID_HEX: Final = 16
+# A summary created at one microsecond on two machines moves the later arrival by 1 µs
+# (sync/merge_summaries.py): its created_us may run ahead of its created_at by that much
+# per clash, never behind it. A second of clashes is not a clash: a forged order.
+MAX_CLASH_SHIFT_US: Final = 1_000_000
 # A sync key (sync/key.py): the name of the repository on every machine.
 MAX_SYNC_KEY: Final = 200
 

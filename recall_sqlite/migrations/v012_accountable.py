@@ -23,7 +23,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection
 
-_ASKED_BY = "TEXT CHECK (asked_by IS NULL OR (length(asked_by) = 16 AND asked_by NOT GLOB '*[^0-9a-f]*'))"
+_ASKED_BY = (
+    "TEXT CHECK (asked_by IS NULL OR (length(asked_by) = 16 AND asked_by NOT GLOB '*[^0-9a-f]*'))"
+)
 
 STATEMENTS = (
     f"ALTER TABLE journal_tombstones ADD COLUMN asked_by {_ASKED_BY}",

@@ -38,14 +38,14 @@ from ..journal.bulk import bulk_insert
 from ..journal.entry import JournalEntry
 from ..journal.forget import remove_in
 from ..timestamps import now_us
-from .merge_summaries import merge_summaries
 from . import peer_rows
+from .merge_summaries import merge_summaries
 from .merge_vectors import merge_vectors
 from .peer_rows import KINDS, Refused, Tally
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
 
     from ..db import Row
 
@@ -96,7 +96,7 @@ class MergeReport(Frozen):
     # (machine, entries, summaries, vectors) removed here at that machine's asking
     forgotten_by: tuple[tuple[str, int, int, int], ...]
 
-    def __init__(self, **values: Any) -> None:
+    def __init__(self, **values: int | tuple[tuple[str, int, int, int], ...]) -> None:
         self._set(**{"forgotten_by": (), **values})
 
     @property
@@ -184,11 +184,15 @@ def _tombstones(
     # Read first, write only when something is new: a pull that brings nothing writes
     # nothing (peers.py says why).
     ours = _tombstoned(ctx.db, ws)
-    fresh = [r for r in rows if not (isinstance(r[0], bytes) and r[0] in ours)]
-    if not fresh:
-        return
     theirs: list[tuple[bytes, str, str]] = []
-    for raw_id, raw_at, raw_by in fresh:
+    earlier: list[tuple[bytes, str, str | None]] = []
+    for raw_id, raw_at, raw_by in rows:
+        held = ours.get(raw_id) if isinstance(raw_id, bytes) else None
+        if held is not None:
+            first = tally.earlier(held, raw_at, raw_by)
+            if first is not None and isinstance(raw_id, bytes):
+                earlier.append((raw_id, *first))
+            continue
         asker = tally.asker(raw_by)
         try:
             if asker is None:
@@ -196,7 +200,7 @@ def _tombstones(
             theirs.append((peer_rows.blob16(raw_id), peer_rows.instant(raw_at), asker))
         except Refused:
             tally.refuse("tombstones")
-    if not theirs:
+    if not theirs and not earlier:
         return
     with ctx.db.write() as conn:
         ours = _tombstoned(conn, ws)
@@ -217,12 +221,23 @@ def _tombstones(
             [(ws, i, at, who) for i, at, who in new],
         )
         counts["tombstones"] += len(new)
+        conn.executemany(
+            "UPDATE journal_tombstones SET forgotten_at = ?, asked_by = ?"
+            " WHERE workspace_id = ? AND id = ?",
+            [(at, who, ws, i) for i, at, who in earlier],
+        )
 
 
-def _tombstoned(conn: Database | Connection, ws: int) -> set[bytes]:
-    sql = "SELECT id FROM journal_tombstones WHERE workspace_id = ? AND formula = 2"
+def _tombstoned(
+    conn: Database | Connection, ws: int
+) -> dict[bytes, tuple[SQLiteValue, SQLiteValue]]:
+    """This workspace's synced tombstones: id -> (forgotten_at, asked_by)."""
+    sql = (
+        "SELECT id, forgotten_at, asked_by FROM journal_tombstones"
+        " WHERE workspace_id = ? AND formula = 2"
+    )
     rows = conn.query(sql, (ws,)) if isinstance(conn, Database) else conn.execute(sql, (ws,))
-    return {as_bytes(i) for (i,) in rows}
+    return {as_bytes(i): (at, by) for i, at, by in rows}
 
 
 # -- entry versions -----------------------------------------------------------------------

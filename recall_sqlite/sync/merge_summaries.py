@@ -14,7 +14,18 @@ from .peer_rows import PEER_SUMMARIES, PeerSummary, Refused, Tally
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from apsw import Connection, SQLiteValue
+
+    from ..db import Row
+
+    # What a pull brings of a peer's summaries, checked: removals new here, removals held
+    # here that another machine asked for first, summaries new here.
+    _Checked = tuple[
+        list[tuple[bytes, str, str]], list[tuple[bytes, str, str | None]], list[PeerSummary]
+    ]
+
 
 def merge_summaries(
     ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int], tally: Tally
@@ -34,9 +45,12 @@ def merge_summaries(
             "SELECT uid FROM summaries WHERE workspace_id = ? AND uid IS NOT NULL", (ws,)
         )
     }
-    buried = {
-        as_bytes(u)
-        for (u,) in ctx.db.query("SELECT uid FROM summary_tombstones WHERE workspace_id = ?", (ws,))
+    buried: dict[bytes, tuple[SQLiteValue, SQLiteValue]] = {
+        as_bytes(u): (at, by)
+        for u, at, by in ctx.db.query(
+            "SELECT uid, removed_at, asked_by FROM summary_tombstones WHERE workspace_id = ?",
+            (ws,),
+        )
     }
 
     def known(uid: SQLiteValue) -> bool:
@@ -44,9 +58,30 @@ def merge_summaries(
 
     # Read first: a pull that brings nothing writes nothing (peers.py). What is new is
     # checked against what its id proves before anything is written.
+    graves, earlier, theirs = _checked(removed, rows, known, buried, tally)
+    if not graves and not earlier and not theirs:
+        return
+    _write(ctx, peer, peer_ws, (graves, earlier, theirs), counts, tally)
+
+
+def _checked(
+    removed: list[Row],
+    rows: list[Row],
+    known: Callable[[SQLiteValue], bool],
+    buried: dict[bytes, tuple[SQLiteValue, SQLiteValue]],
+    tally: Tally,
+) -> _Checked:
+    """The peer's removals and summaries new here, each checked (peer_rows.py), the
+    refused counted in `tally`; and the removals held here that the peer says another
+    machine asked for first (Tally.earlier)."""
     graves: list[tuple[bytes, str, str]] = []
+    earlier: list[tuple[bytes, str, str | None]] = []
     for uid_raw, at, by in removed:
-        if isinstance(uid_raw, bytes) and uid_raw in buried:
+        held = buried.get(uid_raw) if isinstance(uid_raw, bytes) else None
+        if held is not None:
+            first = tally.earlier(held, at, by)
+            if first is not None and isinstance(uid_raw, bytes):
+                earlier.append((uid_raw, *first))
             continue
         asker = tally.asker(by)
         try:
@@ -63,9 +98,25 @@ def merge_summaries(
             theirs.append(PeerSummary(tuple(row)))
         except Refused:
             tally.refuse("summaries")
-    if not graves and not theirs:
-        return
+    return graves, earlier, theirs
+
+
+def _write(
+    ctx: StoreContext,
+    peer: Database,
+    peer_ws: int,
+    checked: _Checked,
+    counts: dict[str, int],
+    tally: Tally,
+) -> None:
+    ws = ctx.workspace_pk
+    graves, earlier, theirs = checked
     with ctx.db.write() as conn:
+        conn.executemany(
+            "UPDATE summary_tombstones SET removed_at = ?, asked_by = ?"
+            " WHERE workspace_id = ? AND uid = ?",
+            [(at, who, ws, uid) for uid, at, who in earlier],
+        )
         local = {
             bytes(u): (int(i), b, str(k))
             for u, i, b, k in conn.execute(

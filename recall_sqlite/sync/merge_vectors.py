@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from ..context import StoreContext
 from ..checks import require_model
+from ..context import StoreContext
 from ..db import Database, as_bytes, as_int, as_str
 from . import peer_rows
 from .peer_rows import Refused, Tally

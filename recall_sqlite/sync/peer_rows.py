@@ -1,6 +1,6 @@
 """A peer's rows as a pull reads them, checked against what their ids prove before any is
 merged: whoever can write a replica location can write a replica, so nothing in one is
-taken on trust (DESIGN.md, "More than one machine").
+taken on trust.
 
 * a summary's uid is its content id: recomputed here with the function that minted it
   (summaries.summary_uid), over its text, scope, creation time, author, covered range and
@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import json
 
+from .._record import Frozen
 from ..checks import is_machine_id, require_model, require_summary_text, require_vector_dim
-from ..errors import RecallError
+from ..errors import PeerError, RecallError
+from ..limits import MAX_CLASH_SHIFT_US
 from ..summaries import summary_uid
 from ..timestamps import parse_timestamp
 
@@ -33,15 +35,11 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-# A summary created at one microsecond on two machines moves the later arrival by 1 µs
-# (merge_summaries.py): its created_us may run ahead of its created_at by that much per
-# clash, never behind it. More than a second of clashes is not a clash: a forged order.
-MAX_CLASH_SHIFT_US = 1_000_000
 # The kinds a pull refuses rows of, as its report names them.
 KINDS = ("entries", "summaries", "vectors", "tombstones")
 
 
-class Refused(ValueError):
+class Refused(PeerError):
     """A peer's row that its id does not prove, or that breaks a local write's rule."""
 
 
@@ -112,7 +110,7 @@ SELECT s.uid, CAST(s.branch AS BLOB), CAST(s.kind AS BLOB), CAST(s.text AS BLOB)
 """
 
 
-class PeerSummary:
+class PeerSummary(Frozen):
     """A peer's summary, decoded and proven (or Refused)."""
 
     __slots__ = (
@@ -131,20 +129,26 @@ class PeerSummary:
         "proven",
     )
 
+    uid: bytes
+    branch: str | None
+    kind: str
+    text: str
+    created_at: str
+    created_us: int
+    author: str | None
+    covers_from: int | None
+    covers_to: int | None
+    covered_seq: int
+    sources: tuple[str, ...]  # the entry ids it names there, in position order (hex)
+    minted: tuple[int | None, int | None]  # the covered range its uid was made with
+    proven: bool  # False: a source forgotten there took what proves the uid
+
     def __init__(self, row: tuple[SQLiteValue, ...]) -> None:
-        self.uid = blob16(row[0])
-        self.branch = optional_text(row[1])
-        self.kind = checked(require_summary_text, "kind", text(row[2]))
-        self.text = checked(require_summary_text, "text", text(row[3]))
-        if self.branch is not None:
-            checked(require_summary_text, "branch", self.branch, allow_empty=True)
-        self.created_at = text(row[4])
-        self.created_us = integer(row[5])
-        self.author = optional_text(row[6])
-        if self.author is not None:
-            checked(require_summary_text, "author", self.author)
-        self.covers_from, self.covers_to = optional_integer(row[7]), optional_integer(row[8])
-        self.covered_seq = integer(row[9])
+        branch, author = optional_text(row[1]), optional_text(row[6])
+        if branch is not None:
+            checked(require_summary_text, "branch", branch, allow_empty=True)
+        if author is not None:
+            checked(require_summary_text, "author", author)
         try:
             # Made by SQLite's json_group_array from hex ids: text, never the peer's bytes.
             sources = json.loads(str(row[10])) if row[10] is not None else []
@@ -152,20 +156,33 @@ class PeerSummary:
                 raise ValueError
         except ValueError:
             raise Refused("sources are not a JSON list") from None
-        self.sources: list[str] = [str(h) for h in sources]
-        # The range the uid was made with: where the peer translated its covers from
-        # another machine's positions, it kept the original (schema v12).
+        covers = (optional_integer(row[7]), optional_integer(row[8]))
+        # Where the peer translated its covers from another machine's positions, it kept
+        # the range the uid was made with (schema v12).
         minted = (optional_integer(row[12]), optional_integer(row[13]))
-        self.minted = minted if minted[0] is not None else (self.covers_from, self.covers_to)
+        self._set(
+            uid=blob16(row[0]),
+            branch=branch,
+            kind=checked(require_summary_text, "kind", text(row[2])),
+            text=checked(require_summary_text, "text", text(row[3])),
+            created_at=text(row[4]),
+            created_us=integer(row[5]),
+            author=author,
+            covers_from=covers[0],
+            covers_to=covers[1],
+            covered_seq=integer(row[9]),
+            sources=tuple(str(h) for h in sources),
+            minted=minted if minted[0] is not None else covers,
+            # A source forgotten on the peer took its link with it (the uid was made with
+            # it): such a summary cannot be proven, only kept as it came (counted apart).
+            proven=integer(row[11]) == len(sources),
+        )
         try:
             at_us = parse_timestamp(self.created_at)
         except RecallError as exc:
             raise Refused(str(exc)) from None
         if not 0 <= self.created_us - at_us < MAX_CLASH_SHIFT_US:
             raise Refused("created_us is not its created_at")
-        # A source forgotten on the peer took its link with it (the uid was made with
-        # it): such a summary cannot be proven, only kept as it came (counted apart).
-        self.proven = integer(row[11]) == len(self.sources)
         if self.proven and self.uid != self.uid_of():
             raise Refused("its uid is not its content's")
 
@@ -178,7 +195,7 @@ class PeerSummary:
             self.author,
             self.minted[0],
             self.minted[1],
-            self.sources,
+            list(self.sources),
         )
 
 
@@ -192,11 +209,9 @@ def vector(model: SQLiteValue, dim: SQLiteValue, at: SQLiteValue, blob: SQLiteVa
     if not isinstance(blob, bytes) or len(blob) != 4 * n:
         raise Refused(f"its embedding is not {n} float32 values")
     instant(at)
-    import numpy as np
+    from ..vectors.validate import check_embedding
 
-    from ..vectors.validate import as_float32
-
-    checked(as_float32, np.frombuffer(blob, dtype="<f4"), "embedding", 1)
+    checked(check_embedding, blob)
     return name
 
 
@@ -222,6 +237,26 @@ class Tally:
             return None
         assert isinstance(value, str)
         return value
+
+    def earlier(
+        self, held: tuple[SQLiteValue, SQLiteValue], at: SQLiteValue, by: SQLiteValue
+    ) -> tuple[str, str | None] | None:
+        """Two machines asked for one removal: every machine names the one that asked first
+        (then the smaller id), so all agree whatever the order of their pulls. The peer's
+        (instant, asker: None for this machine) to record over `held` (this store's
+        (instant, asked_by)), or None to keep what is here."""
+        if self.me is None:
+            return None
+        who = self.peer if by is None else by
+        try:
+            their_at = instant(at)
+            ours = (parse_timestamp(str(held[0])), str(held[1] or self.me))
+            theirs = (parse_timestamp(their_at), str(who))
+        except (Refused, RecallError):
+            return None
+        if not is_machine_id(who) or theirs >= ours:
+            return None
+        return their_at, None if who == self.me else str(who)
 
     def refuse(self, kind: str, n: int = 1) -> None:
         self.refused[kind] += n

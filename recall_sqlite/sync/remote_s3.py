@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ..errors import SyncError, SyncSetupError
 from ..checks import is_machine_id
+from ..errors import SyncError, SyncSetupError
 from .key import is_slug
 from .remote_base import (
     OWNER_FILE,

@@ -8,8 +8,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..errors import SyncError
 from ..checks import is_machine_id
+from ..errors import SyncError
 from .key import is_slug
 from .remote_base import (
     OWNER_FILE,

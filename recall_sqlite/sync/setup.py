@@ -149,10 +149,10 @@ def elsewhere(
             for m in remote.machines(name):
                 owner = remote.read_owner(name, m) or {}
                 theirs = _owner_key(owner, name)
-                how = keys.same_repository(mine, owner.get("repository"))
-                if m == machine or theirs is None or how is None:
+                same = keys.same_repository(mine, owner.get("repository"))
+                if m == machine or theirs is None or same is None:
                     continue
-                found.setdefault(theirs, (how, []))[1].append(m)
+                found.setdefault(theirs, (same, []))[1].append(m)
     except SyncError:
         return ()
     return tuple((k, how, tuple(sorted(set(ms)))) for k, (how, ms) in sorted(found.items()))

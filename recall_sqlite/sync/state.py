@@ -106,9 +106,7 @@ class SyncState:
         if found is not None:
             # It names this machine's replica directory (and what a forget purges): an id
             # of another shape would write, or delete, outside the replica location.
-            return require_machine_id(
-                f"{self.machine_file}: machine", found, error=SyncSetupError
-            )
+            return require_machine_id(f"{self.machine_file}: machine", found, error=SyncSetupError)
         machine = secrets.token_hex(8)
         self.ensure()
         shutil.rmtree(self.meta, ignore_errors=True)

@@ -46,15 +46,12 @@ def tampered(machine: Machine, tmp: Path, *sql: tuple[str, tuple[Any, ...]]) -> 
 
 
 def pull_file(into: Machine, source: Machine, path: Path) -> Any:
-    return merge_file(
-        context_of(into.store), path, into.book, machine=source.id, me=into.id
-    )
+    return merge_file(context_of(into.store), path, into.book, machine=source.id, me=into.id)
 
 
 def summary_row(machine: Machine) -> dict[str, Any]:
     (row,) = context_of(machine.store).db.query(
-        "SELECT id, branch, kind, text, created_at, author, covers_from, covers_to"
-        " FROM summaries"
+        "SELECT id, branch, kind, text, created_at, author, covers_from, covers_to FROM summaries"
     )
     keys = ("id", "branch", "kind", "text", "created_at", "author", "from", "to")
     return dict(zip(keys, row, strict=True))
@@ -128,7 +125,9 @@ def test_one_summary_not_utf8_is_refused_and_the_pull_goes_on(
     a.store.summaries.add("bad one", branch="main")
     a.store.summaries.add("good one", branch="feat")
     copy = tampered(
-        a, tmp_path, ("UPDATE summaries SET text = CAST(x'fffe41' AS TEXT) WHERE branch = 'main'", ())
+        a,
+        tmp_path,
+        ("UPDATE summaries SET text = CAST(x'fffe41' AS TEXT) WHERE branch = 'main'", ()),
     )
     report = pull_file(b, a, copy)
     assert (report.rejected_summaries, report.summaries, report.entries) == (1, 1, 1)
@@ -324,6 +323,4 @@ def test_forgotten_by_travels_in_json(pair: list[Machine], tmp_path: Path) -> No
     b.pull(a, tmp_path)
     a.store.journal.forget([got.id])
     data = json.loads(json.dumps(b.pull(a, tmp_path).to_dict()))
-    assert data["forgotten_by"] == [
-        {"machine": a.id, "entries": 1, "summaries": 0, "vectors": 0}
-    ]
+    assert data["forgotten_by"] == [{"machine": a.id, "entries": 1, "summaries": 0, "vectors": 0}]
