@@ -32,7 +32,7 @@ from .. import derived, identity
 from .._record import Frozen
 from ..context import StoreContext
 from ..db import Database, as_bytes, as_int
-from ..errors import PeerError, RecallError
+from ..errors import CorruptStoreError, PeerError, RecallError
 from ..journal import codec
 from ..journal.bulk import bulk_insert
 from ..journal.entry import JournalEntry
@@ -246,6 +246,7 @@ _PEER_ROWS = (
     f"SELECT {codec.select_list()} FROM journal_entries"
     " WHERE workspace_id = ? AND seq > ? ORDER BY seq LIMIT ?"
 )
+_PEER_ROW = f"SELECT {codec.select_list()} FROM journal_entries WHERE workspace_id = ? AND seq = ?"
 _SEQ, _ID, _WT = (codec.SELECT_INDEX[n] for n in ("seq", "id", "worktree_id"))
 
 
@@ -256,11 +257,44 @@ def _entries(
     theirs = identity.worktree_names(peer, peer_ws)
     ours = {key: pk for pk, (key, _) in identity.worktree_names(ctx.db, ctx.workspace_pk).items()}
     while True:
-        rows = peer.query(_PEER_ROWS, (peer_ws, last, CHUNK))
+        try:
+            rows = peer.query(_PEER_ROWS, (peer_ws, last, CHUNK))
+        except CorruptStoreError:
+            # A value of the chunk is not text SQLite can hand back (not UTF-8): read it
+            # row by row, so that row alone is refused and the pull goes on.
+            rows, last_seen = _rows_one_by_one(peer, peer_ws, last, counts)
+            if rows:
+                _merge_chunk(ctx, rows, theirs, ours, counts)
+            if last_seen == last:
+                return last
+            last = last_seen
+            continue
         if not rows:
             return last
         last = as_int(rows[-1][_SEQ])
         _merge_chunk(ctx, rows, theirs, ours, counts)
+
+
+def _rows_one_by_one(
+    peer: Database, peer_ws: int, after: int, counts: dict[str, int]
+) -> tuple[list[Row], int]:
+    """The chunk after seq `after` read a row at a time, the undecodable ones refused
+    (counted); with the last seq looked at."""
+    seqs = [
+        as_int(s)
+        for (s,) in peer.query(
+            "SELECT seq FROM journal_entries WHERE workspace_id = ? AND seq > ?"
+            " ORDER BY seq LIMIT ?",
+            (peer_ws, after, CHUNK),
+        )
+    ]
+    rows: list[Row] = []
+    for seq in seqs:
+        try:
+            rows += peer.query(_PEER_ROW, (peer_ws, seq))
+        except CorruptStoreError:
+            counts["rejected"] += 1
+    return rows, seqs[-1] if seqs else after
 
 
 def _merge_chunk(

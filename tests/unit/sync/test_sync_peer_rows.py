@@ -324,3 +324,26 @@ def test_forgotten_by_travels_in_json(pair: list[Machine], tmp_path: Path) -> No
     a.store.journal.forget([got.id])
     data = json.loads(json.dumps(b.pull(a, tmp_path).to_dict()))
     assert data["forgotten_by"] == [{"machine": a.id, "entries": 1, "summaries": 0, "vectors": 0}]
+
+
+def test_one_entry_version_not_utf8_is_refused_and_the_pull_goes_on(
+    pair: list[Machine], tmp_path: Path
+) -> None:
+    a, b, _ = pair
+    bad = a.journals["."].append(entry(1))
+    good = [a.journals["."].append(entry(i)) for i in (2, 3)]
+    copy = tampered(
+        a,
+        tmp_path,
+        ("DROP TRIGGER journal_entries_immutable", ()),
+        (
+            "UPDATE journal_entries SET focus = CAST(x'fffe41' AS TEXT) WHERE id = ?",
+            (bytes.fromhex(bad.id),),
+        ),
+    )
+    report = pull_file(b, a, copy)
+    assert (report.rejected, report.entries) == (1, 2)
+    assert b.store.journal.get(bad.id) is None
+    assert all(b.store.journal.get(g.id) is not None for g in good)
+    again = pull_file(b, a, copy)  # read past it: the next pull starts after
+    assert (again.entries, again.changed) == (0, False)
