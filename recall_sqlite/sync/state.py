@@ -106,7 +106,12 @@ class SyncState:
         if found is not None:
             # It names this machine's replica directory (and what a forget purges): an id
             # of another shape would write, or delete, outside the replica location.
-            return require_machine_id(f"{self.machine_file}: machine", found, error=SyncSetupError)
+            try:
+                return require_machine_id("machine", found, error=SyncSetupError)
+            except SyncSetupError as exc:
+                raise SyncSetupError(
+                    f"{self.machine_file}: {exc}; remove that file to mint a new one"
+                ) from None
         machine = secrets.token_hex(8)
         self.ensure()
         shutil.rmtree(self.meta, ignore_errors=True)
