@@ -361,9 +361,18 @@ def test_forget_on_one_machine_is_gone_on_the_other_and_never_back(
     for m in (a, b):
         assert f"leaked {secret} here" not in m.foci()
         assert "harmless" in m.foci()
+    logs = {}
     for m in (a, b):
-        code, _ = m.stop()
+        code, logs[m.root.name] = m.stop()
         assert code == 0
+    # Applied on b, named as a's: in b's pull, in b's status, and on a as its own.
+    machine_a = a.json("sync", "status", "--no-count")["machine"]
+    assert f"machine {machine_a} forgot 1 entries" in logs["b"]
+    asked = {"machine": machine_a, "entries": 1, "summaries": 0, "vectors": 0}
+    assert b.json("sync", "status", "--no-count")["forgotten_by"] == [asked]
+    assert a.json("sync", "status", "--no-count")["forgotten_by"] == [asked]
+    said = a.cli("sync", "status", "--no-count").stdout
+    assert f"forgotten    by {machine_a} (this machine): 1 entries" in said
     # No byte of it in either store's files, its sync state (Litestream's local pages
     # included) or anything else of the data directory, nor in either replica.
     for m in (a, b):
