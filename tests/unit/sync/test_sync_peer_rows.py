@@ -347,3 +347,20 @@ def test_one_entry_version_not_utf8_is_refused_and_the_pull_goes_on(
     assert all(b.store.journal.get(g.id) is not None for g in good)
     again = pull_file(b, a, copy)  # read past it: the next pull starts after
     assert (again.entries, again.changed) == (0, False)
+
+
+def test_the_pull_line_names_refusals_per_kind_and_who_forgot(
+    pair: list[Machine], tmp_path: Path
+) -> None:
+    from recall_sqlite.cli.sync import _arrived
+
+    a, b, _ = pair
+    got = a.journals["."].append(entry(4))
+    a.store.summaries.add("fine", branch="main")
+    b.pull(a, tmp_path)
+    a.store.journal.forget([got.id])
+    a.store.summaries.add("another", branch="feat")
+    copy = tampered(a, tmp_path, ("UPDATE summaries SET text = 'a lie' WHERE branch = 'feat'", ()))
+    line = _arrived(pull_file(b, a, copy).to_dict())
+    assert "REFUSED 1 summary(ies)" in line
+    assert f"machine {a.id} forgot 1 entries" in line
