@@ -212,7 +212,9 @@ def _add_summary(
                 summary.author,
                 covers_from,
                 covers_to,
-                len(seqs),
+                # What its uid was made with, as there: when a source was forgotten (there or
+                # here) the links are fewer, and nothing takes it for damage (doctor).
+                max(summary.source_count, len(seqs)),
                 covered,
                 summary.uid,
                 minted_from,

@@ -127,6 +127,7 @@ class PeerSummary(Frozen):
         "sources",
         "minted",
         "proven",
+        "source_count",
     )
 
     uid: bytes
@@ -141,6 +142,7 @@ class PeerSummary(Frozen):
     covered_seq: int
     sources: tuple[str, ...]  # the entry ids it names there, in position order (hex)
     minted: tuple[int | None, int | None]  # the covered range its uid was made with
+    source_count: int  # the sources its uid was made with (more than `sources`: some forgotten)
     proven: bool  # False: a source forgotten there took what proves the uid
 
     def __init__(self, row: tuple[SQLiteValue, ...]) -> None:
@@ -176,6 +178,7 @@ class PeerSummary(Frozen):
             # A source forgotten on the peer took its link with it (the uid was made with
             # it): such a summary cannot be proven, only kept as it came (counted apart).
             proven=integer(row[11]) == len(sources),
+            source_count=integer(row[11]),
         )
         try:
             at_us = parse_timestamp(self.created_at)

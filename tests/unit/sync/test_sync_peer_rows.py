@@ -364,3 +364,21 @@ def test_the_pull_line_names_refusals_per_kind_and_who_forgot(
     line = _arrived(pull_file(b, a, copy).to_dict())
     assert "REFUSED 1 summary(ies)" in line
     assert f"machine {a.id} forgot 1 entries" in line
+
+
+def test_a_summary_whose_source_was_forgotten_there_arrives_unproven(
+    pair: list[Machine], tmp_path: Path
+) -> None:
+    """Its uid was made with an id the peer no longer names: it cannot be proven, so it is
+    kept as it came, counted apart, and no doctor here calls it damaged (as none there)."""
+    a, b, c = pair
+    first, second = (a.journals["."].append(entry(i)) for i in (1, 2))
+    a.store.summaries.add("names both", branch="main", covers=[first.id, second.id])
+    a.store.journal.forget([first.id])
+    report = b.pull(a, tmp_path)
+    assert (report.summaries, report.summaries_unproven, report.rejected_summaries) == (1, 1, 0)
+    assert c.pull(b, tmp_path).summaries_unproven == 1  # and so on, machine to machine
+    for m in (a, b, c):
+        assert not [f for f in m.store.doctor(deep=True).findings if f.kind == "summary_content"]
+        (s,) = m.store.summaries.list("main", limit=None)
+        assert s.entry_ids == (second.id,)
