@@ -462,6 +462,15 @@ def test_forget_without_sync_run_purges_the_replica_itself(
     b.cli("sync", "pull")
     assert b.foci() == ["kept"]
     assert a.stop()[0] == 0
+    # A machine restored from a's replica is another machine: the forget stays a's.
+    machine_a = a.json("sync", "status", "--no-count")["machine"]
+    c = clone(tmp_path, "c", env)
+    c.cli("sync", "restore", "--url", url)
+    status = c.json("sync", "status", "--no-count")
+    assert status["machine"] != machine_a
+    assert status["forgotten_by"] == [
+        {"machine": machine_a, "entries": 1, "summaries": 0, "vectors": 0}
+    ]
 
 
 def test_a_clone_keyed_otherwise_is_told_where_its_peers_are(
