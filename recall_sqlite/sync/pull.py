@@ -13,6 +13,7 @@ import contextlib
 from pathlib import Path
 
 from .._record import Frozen
+from ..checks import require_machine_id
 from ..db import Database
 from ..errors import PeerError, RecallError, SchemaTooNewError, StoreError
 from . import litestream, peers
@@ -59,10 +60,13 @@ def merge_file(
     generation: int = 0,
     full: bool = False,
     quiet: Quiet | None = None,
+    me: str | None = None,
 ) -> MergeReport:
     """Merge the store at `path` (machine `machine`'s, at replica transaction `position`)
-    into this one; `full` re-reads every entry version instead of the ones the peer added
-    after the last merge (a repair: the result is the same)."""
+    into this one (machine `me`'s, when known); `full` re-reads every entry version instead
+    of the ones the peer added after the last merge (a repair: the result is the same)."""
+    # The peer's own removals are recorded as its: its id must be one.
+    require_machine_id("the peer's machine id", machine, error=PeerError)
     key = peers.sync_key(ctx)
     if key is None:
         raise PeerError("this store has no sync key yet: run `recall-sqlite sync init`")
@@ -71,7 +75,7 @@ def merge_file(
     peer = open_peer(path, machine)
     try:
         # secure_delete is on for every connection (db.py): what a merge removes is zeroed.
-        report = merge(ctx, peer, key, since_seq=since)
+        report = merge(ctx, peer, key, since_seq=since, machine=machine, me=me)
     finally:
         peer.close()
     if report.forgotten or report.summaries_removed or report.vectors_deleted:
@@ -190,6 +194,7 @@ def _pull_one(
             generation=gen,
             full=full,
             quiet=quiet,
+            me=state.machine(),
         )
         return PeerPull(
             machine=machine,
