@@ -64,6 +64,7 @@ WORKING_STATE = {
     "synapt.startup.Served": "the list a served session start returns, tagged with its view",
     "synapt.startup.View": "what one served session start knows, filled in as synapt reads",
     "paths.storefile.StoreFile": "the store file through one open: moved aside, read-only",
+    "agents.kept.KeptStore": "the read-only store an MCP server keeps between its reads",
     "sync.peer_rows.Tally": "what one merge refused and applied, counted as it goes",
 }
 
