@@ -228,6 +228,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     with store:
         report = store.sync.status(count=not args.no_count)
     run = f"live (pid {report.run_pid})" if report.running else "NOT RUNNING"
+    if report.orphans_stopped:
+        pids = ", ".join(str(p) for p in report.orphans_stopped)
+        run += (
+            f" (stopped Litestream pid {pids}: a `sync run` that died had left it replicating"
+            " this store)"
+        )
     lines = [
         f"replicas     {report.url}",
         f"sync key     {report.key}",

@@ -196,27 +196,34 @@ def _last_error(stderr: str) -> str:
 
 
 class Replicator:
-    """One `litestream replicate` child, its stderr appended to the log file."""
+    """One `litestream replicate` child, its stderr appended to the log file. It dies with
+    this process and is recorded in `record` while it lives (orphan.py): never two on a
+    store, never one left behind."""
 
-    def __init__(self, config: Path, log: Path) -> None:
-        self.config, self.log = config, log
+    def __init__(self, config: Path, log: Path, record: Path) -> None:
+        self.config, self.log, self.record = config, log, record
         self.proc: subprocess.Popen[bytes] | None = None
         self._log_fh: IO[bytes] | None = None
         self.started_at = 0.0
 
     def start(self) -> None:
+        from . import orphan
+
+        argv = [binary(), "replicate", "-config", str(self.config)]
         self._log_fh = open(self.log, "ab")  # noqa: SIM115 - lives as long as the child
         try:
             self.proc = subprocess.Popen(
-                [binary(), "replicate", "-config", str(self.config)],
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=self._log_fh,
                 stderr=self._log_fh,
                 env=child_env(),
+                preexec_fn=orphan.death_signal(os.getpid()),  # noqa: PLW1509 - see orphan.py
             )
         except OSError as exc:
             self._log_fh.close()
             raise SyncSetupError(f"Litestream could not start: {exc}; {install_hint()}") from None
+        orphan.record(self.record, self.proc.pid, argv)
         self.started_at = time.monotonic()
 
     def alive(self) -> bool:
@@ -236,6 +243,9 @@ class Replicator:
                     code = proc.wait()
             else:
                 code = proc.returncode
+            from .orphan import forget
+
+            forget(self.record, proc.pid)
         if self._log_fh is not None:
             self._log_fh.close()
             self._log_fh = None

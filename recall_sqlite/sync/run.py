@@ -1,10 +1,12 @@
 """`sync run`: the foreground process a service manager (systemd, launchd) or a terminal
 keeps running. It claims this machine's replica (owner.py), keeps `litestream replicate`
-alive on the store, pulls the other machines every `pull_every_s`, answers pause requests
-(pause.py) and stops cleanly on SIGTERM or SIGINT: Litestream syncs what is left, the claim
-is released, the exit code is 0.
+alive on the store, pulls the other machines when one's replica moves (watch.py) and every
+`pull_every_s` whatever happens, answers pause requests (pause.py) and stops cleanly on
+SIGTERM or SIGINT: Litestream syncs what is left, the claim is released, the exit code is 0.
 
-One `sync run` per store: it holds `<db>-sync/run.lock` for as long as it lives."""
+One `sync run` per store: it holds `<db>-sync/run.lock` for as long as it lives, and its
+Litestream dies with it (orphan.py); one that a `sync run` killed with SIGKILL left behind is
+stopped before this one starts its own."""
 
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ import shutil
 import time
 
 from ..errors import ReplicaOwnedError, SyncError
-from . import litestream, pause
+from . import litestream, orphan, pause
 from .owner import HEARTBEAT_S, Claim
 from .pull import PeerPull, pull_all
 from .state import SyncConfig, SyncState
+from .watch import Pace, Watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,6 +100,11 @@ class Supervisor:
         state, config = self.state, self.config
         state.ensure()
         with self._run_lock():
+            for pid in orphan.stop_all(state):
+                self.log(
+                    f"stopped Litestream (pid {pid}), left replicating this store by a `sync run`"
+                    " that died: one Litestream per store"
+                )
             machine = state.machine()
             remote = config.remote()
             claim = self.claim = Claim(
@@ -117,15 +125,16 @@ class Supervisor:
                     config.retention,
                 ),
             )
-            self.replicator = litestream.Replicator(config_path, state.log)
+            self.replicator = litestream.Replicator(config_path, state.log, state.litestream_pid)
             self.replicator.start()
             self._write_info(machine)
             self.log(
                 f"replicating {state.db_path} to {remote.describe()} as machine {machine}; "
-                f"pulling every {config.pull_every_s:g} s"
+                f"pulling when a peer's replica moves (read every {remote.watch_s:g} s)"
+                f" and every {config.pull_every_s:g} s"
             )
             try:
-                return self._loop(claim)
+                return self._loop(claim, Watch(remote, config.slug, machine))
             finally:
                 try:
                     self._settle()  # (a second Ctrl-C cuts it short: Litestream still stops)
@@ -136,9 +145,10 @@ class Supervisor:
                 with contextlib.suppress(OSError):
                     state.run_info.unlink()
 
-    def _loop(self, claim: Claim) -> int:
+    def _loop(self, claim: Claim, watch: Watch) -> int:
         next_pull = time.monotonic()
         next_beat = time.monotonic() + HEARTBEAT_S
+        pace, moved = Pace(), False
         while not self.stop.is_set():
             now = time.monotonic()
             request = pause.pending(self.state)
@@ -150,9 +160,14 @@ class Supervisor:
             if now >= next_beat:
                 claim.heartbeat()  # ReplicaOwnedError: another run took the replica
                 next_beat = now + HEARTBEAT_S
-            if now >= next_pull:
+            # The positions are read before a pull: a move after this read is seen by the next.
+            if watch.due(now):
+                moved = watch.moved(now) or moved
+            if now >= next_pull or (moved and pace.ready(now)):
                 self.on_pull(pull_all(self.ctx, self.state, self.config, quiet=self.hold))
-                next_pull = time.monotonic() + self.config.pull_every_s
+                ended = time.monotonic()
+                pace.pulled(now, ended)
+                next_pull, moved = ended + self.config.pull_every_s, False
             self.stop.wait(TICK_S)
         if self.stop.reason:
             self.log(f"{self.stop.reason} received: stopping after a last sync")
@@ -257,20 +272,13 @@ class Supervisor:
 
     @contextlib.contextmanager
     def _run_lock(self) -> Iterator[None]:
-        import fcntl
-
-        fd = os.open(self.state.run_lock, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+        with self.state.run_locked() as held:
+            if not held:
                 raise ReplicaOwnedError(
                     f"`sync run` is already running for {self.state.db_path}"
                     f"{self._other_pid()}: one per store"
-                ) from None
+                )
             yield
-        finally:
-            os.close(fd)
 
     def _other_pid(self) -> str:
         try:
