@@ -27,22 +27,49 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from apsw import Connection
+
     from ..context import StoreContext
 
 TICK_S = 0.05
-# The WAL while Litestream replicates: Litestream keeps a read open on the store, so a burst
-# of commits grows the WAL without a restart, and the file keeps its peak size once the
-# burst is over (nothing truncates it). sync run truncates it itself, with Litestream held
-# still: once the WAL has been idle past WAL_IDLE_S at more than WAL_SOFT bytes, or at once
-# past WAL_HARD (bench/bench_sync.py measures both).
+# The WAL while Litestream replicates: Litestream keeps a read open on the store, so only its
+# own checkpoints restart the WAL (every 100-300 ms in a burst, litestream.py's settings),
+# and the file keeps the largest size it reached in between (nothing truncates it). A
+# writer at full speed (~100 MB/s of WAL in a burst of appends) outruns Litestream, so
+# sync run truncates it itself, with Litestream held still and the writer waiting on the
+# checkpoint: at once past WAL_HARD, or once the WAL has been idle past WAL_IDLE_S at more
+# than WAL_SOFT bytes (bench/bench_sync.py measures both).
 WAL_SOFT = 4 * 2**20
-WAL_HARD = 64 * 2**20
+WAL_HARD = 16 * 2**20
 WAL_IDLE_S = 1.0
+TRUNCATE_RETRY_S = 0.002
+TRUNCATE_LIMIT_S = 10.0
 # A pause never lasts longer than this, whatever the requester does.
 PAUSE_LIMIT_S = 60.0
 # How long a stop waits for Litestream's first sync after a purge (Supervisor._settle).
 SETTLE_S = 15.0
 RESTARTS_PER_MINUTE = 5
+
+
+def truncate_wal(conn: Connection, limit_s: float = TRUNCATE_LIMIT_S) -> bool:
+    """A TRUNCATE checkpoint tried every TRUNCATE_RETRY_S without waiting on the busy
+    handler, until one gets through (True) or `limit_s` passes. A checkpoint waiting on the
+    handler holds SQLite's checkpoint lock meanwhile, so a writer in a burst, which takes
+    its lock back between most of the handler's sleeps, could not restart the WAL either:
+    it grew by 100 MB and more in the second that took. Each try that misses still copies
+    what it can (as PASSIVE), and between tries the writer's own checkpoints restart it."""
+    from ..db import BUSY_TIMEOUT_MS, checkpoint
+
+    deadline = time.monotonic() + limit_s
+    conn.set_busy_timeout(0)
+    try:
+        while not checkpoint(conn):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(TRUNCATE_RETRY_S)
+        return True
+    finally:
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
 
 
 class StopFlag:
@@ -215,11 +242,9 @@ class Supervisor:
             self._wal = (size, now)
         idle = now - self._wal[1] >= WAL_IDLE_S
         if size > WAL_HARD or (size > WAL_SOFT and idle):
-            from ..db import checkpoint
-
             db = self.ctx.db
             with self.hold(), db.lock:
-                checkpoint(db.conn)
+                truncate_wal(db.conn)
             self._wal = (0, now)
 
     # -- holding still -------------------------------------------------------------------
