@@ -24,7 +24,7 @@ import pytest
 from recall_sqlite import open_store
 from recall_sqlite.sync.orphan import command_line
 from tests.behaviour.test_sync_litestream import BIN, Machine, synced, until
-from tests.helpers import user_env
+from tests.helpers import CLI, user_env
 
 pytestmark = pytest.mark.slow
 
@@ -159,10 +159,19 @@ def test_a_litestream_left_behind_is_stopped_by_status_and_by_run_never_doubled(
     said = a.cli("sync", "status", "--no-count").stdout
     assert f"stopped Litestream pid {left.pid}" in said, said
     assert sleeper.poll() is None
-    # And a sync run started over one stops it first: one Litestream on the store.
+    # And a sync run started over one stops it first: one Litestream on the store. (Started
+    # without Machine.start, whose `sync status` polls would stop the orphan first.)
     left = lives.spawn([exe, "replicate", "-config", str(config)])
     until(lambda: litestreams(lives.base) == [left.pid], 10, "the orphan to start")
-    a.start("600")
+    a.run_proc = subprocess.Popen(
+        [*CLI, "sync", "run", "--pull-every", "600"],
+        cwd=a.root,
+        env=a.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     assert left.wait(30) == 0
     (own,) = until(lambda: litestreams(lives.base), 20, "the run's own Litestream")
     assert own != left.pid
