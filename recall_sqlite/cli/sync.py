@@ -234,6 +234,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             f" (stopped Litestream pid {pids}: a `sync run` that died had left it replicating"
             " this store)"
         )
+    for why in report.orphans_left:
+        run += f"; {why}"
     lines = [
         f"replicas     {report.url}",
         f"sync key     {report.key}",

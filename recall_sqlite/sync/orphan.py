@@ -171,22 +171,38 @@ def stop(pid: int, argv: list[str], timeout: float = STOP_S) -> None:
 
 def stop_all(state: SyncState) -> list[int]:
     """Stop every Litestream replicating this store: call it holding the run lock, so that
-    none of them is a live `sync run`'s. The pids stopped."""
-    stopped = []
-    for pid, argv in find(state):
-        stop(pid, argv)
-        stopped.append(pid)
-    with contextlib.suppress(OSError):
-        state.litestream_pid.unlink()  # the lock is held: whatever it names is gone
+    none of them is a live `sync run`'s. The pids stopped; SyncError for one that cannot be
+    (the rest are stopped first)."""
+    stopped, left = _stop_found(state)
+    if left:
+        raise left[0]
     return stopped
 
 
-def reap(state: SyncState) -> list[int]:
+def _stop_found(state: SyncState) -> tuple[list[int], list[SyncError]]:
+    stopped: list[int] = []
+    left: list[SyncError] = []
+    for pid, argv in find(state):
+        try:
+            stop(pid, argv)
+            stopped.append(pid)
+        except SyncError as exc:
+            left.append(exc)
+    if not left:
+        with contextlib.suppress(OSError):
+            state.litestream_pid.unlink()  # the lock is held: whatever it names is gone
+    return stopped, left
+
+
+def reap(state: SyncState) -> tuple[list[int], list[str]]:
     """`sync status` with no live `sync run`: any Litestream still replicating this store was
     left behind by one that died; stopped, the lock held meanwhile (so no `sync run` starts
     in between) and only once one is seen (a `sync run` starting meanwhile is refused while
-    the lock is held). The pids stopped."""
+    the lock is held). The pids stopped, and why each of the others could not be."""
     if not find(state):
-        return []
+        return [], []
     with state.run_locked() as held:
-        return stop_all(state) if held else []
+        if not held:
+            return [], []
+        stopped, left = _stop_found(state)
+        return stopped, [str(exc) for exc in left]

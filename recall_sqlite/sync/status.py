@@ -71,6 +71,7 @@ class SyncStatus(Frozen):
         "running",
         "run_pid",
         "orphans_stopped",
+        "orphans_left",
         "position",
         "written_at",
         "loss_window",
@@ -85,6 +86,7 @@ class SyncStatus(Frozen):
     run_pid: int | None
     # Litestreams found replicating this store with no live `sync run`, stopped just now.
     orphans_stopped: tuple[int, ...]
+    orphans_left: tuple[str, ...]  # those still replicating: why each could not be stopped
     position: int | None  # this machine's replica
     written_at: str | None
     loss_window: str
@@ -107,6 +109,7 @@ class SyncStatus(Frozen):
         ]
         out["elsewhere"] = elsewhere_dicts(self.elsewhere)
         out["orphans_stopped"] = list(self.orphans_stopped)
+        out["orphans_left"] = list(self.orphans_left)
         return out
 
 
@@ -140,7 +143,7 @@ def status(
     me = state.machine()
     running = pause.run_is_live(state)
     # Before the replica's position is read: the stopped Litestream's last sync counts.
-    stopped = () if running else tuple(orphan.reap(state))
+    stopped, left = ([], []) if running else orphan.reap(state)
     pid = None
     if running:
         try:
@@ -150,6 +153,11 @@ def status(
     own = remote.position(config.slug, me)
     if running:
         loss = f"{LOSS_WINDOW} (sync run is live)"
+    elif left:
+        loss = (
+            f"{LOSS_WINDOW} while the Litestream left behind replicates (no `sync run`: nothing"
+            " pulls, the claim is not kept)"
+        )
     elif own is not None:
         loss = (
             f"everything since {own.written_at or 'the last replicated commit'}: "
@@ -173,7 +181,8 @@ def status(
         machine=me,
         running=running,
         run_pid=pid,
-        orphans_stopped=stopped,
+        orphans_stopped=tuple(stopped),
+        orphans_left=tuple(left),
         position=own.txid if own else None,
         written_at=own.written_at if own else None,
         loss_window=loss,

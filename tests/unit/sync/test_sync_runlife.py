@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from recall_sqlite import SyncError
 from recall_sqlite.sync import orphan, watch
 from recall_sqlite.sync.owner import _dead_here
 from recall_sqlite.sync.remote_file import FileRemote
@@ -159,3 +160,34 @@ def test_pulls_a_move_starts_are_paced_by_the_last_ones_length() -> None:
     pace.pulled(20.0, 22.0)  # a 2 s pull: DUTY times that
     assert not pace.ready(22.0 + watch.DUTY * 2.0 - 0.01)
     assert pace.ready(22.0 + watch.DUTY * 2.0)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux's /proc")
+def test_one_that_cannot_be_stopped_is_named_by_status_and_refused_by_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = _state(tmp_path)
+    sleep = [sys.executable, "-c", "import time; time.sleep(60)"]
+    argv = [*sleep, "replicate", "-config", str(state.replicate_config)]
+    left = subprocess.Popen(argv)
+    try:
+        deadline = time.monotonic() + 10
+        while orphan.command_line(left.pid) != argv:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        orphan.record(state.litestream_pid, left.pid, argv)
+
+        def refused(pid: int, sig: int) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(orphan.os, "kill", refused)  # another user's process
+        stopped, why = orphan.reap(state)
+        assert stopped == [] and len(why) == 1 and f"pid {left.pid}" in why[0]
+        assert state.litestream_pid.exists()  # it still names the one replicating
+        with pytest.raises(SyncError, match="cannot be stopped from here"):
+            orphan.stop_all(state)
+        assert left.poll() is None
+    finally:
+        monkeypatch.undo()
+        left.kill()
+        left.wait(10)
