@@ -120,9 +120,9 @@ def loss_window(trials: int) -> list[float]:
     return losses
 
 
-def append_cost(n_before: int) -> tuple[float, float, float, float]:
-    """Median append with and without `sync run` on the same store; the WAL right after a
-    burst of 5,000 appends with replication, and 10 s later."""
+def append_cost(n_before: int) -> tuple[float, float, float, float, float]:
+    """Median append with and without `sync run` on the same store; the WAL's largest size
+    during a burst of 5,000 appends with replication, right after it, and 10 s later."""
     from recall_sqlite import open_store
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -141,15 +141,48 @@ def append_cost(n_before: int) -> tuple[float, float, float, float]:
             run = _start(root)
             try:
                 with_sync = median_time(one, repeat=9, min_time=0.3)
+                wal = Path(f"{s.workspace.db_path}-wal")
+                peak = 0
                 for _ in range(5000):
                     one()
-                wal = Path(f"{s.workspace.db_path}-wal")
+                    peak = max(peak, wal.stat().st_size)
                 burst = wal.stat().st_size
                 time.sleep(10)
                 later = wal.stat().st_size
             finally:
                 _stop(run)
-    return alone, with_sync, burst, later
+    return alone, with_sync, peak, burst, later
+
+
+def peer_seen(trials: int) -> list[float]:
+    """Two machines with `sync run` (the pull timer at an hour) on one file replica
+    location: from an append on one until a read on the other returns it."""
+    from recall_sqlite import open_store
+
+    seen = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        roots = [_clone(base, name) for name in ("a", "b")]
+        for root in roots:
+            _cli(root, "sync", "init", "--url", str(base / "replicas"))
+        runs = [_start(root) for root in roots]
+        try:
+            for t in range(trials):
+                focus = f"seen elsewhere {t}"
+                with open_store(roots[0]) as s:
+                    s.journal.append(_entry(t, "2026-04-01T00:00:00+00:00") | {"focus": focus})
+                began = time.monotonic()
+                while time.monotonic() - began < 120:
+                    with open_store(roots[1], read_only=True) as s:
+                        if any(e.focus == focus for e in s.journal.versions(all_worktrees=True)):
+                            break
+                    time.sleep(0.05)
+                seen.append(time.monotonic() - began)
+                time.sleep(1.0 + 0.7 * (t % 3))  # not in step with anything periodic
+        finally:
+            for proc in runs:
+                _stop(proc)
+    return seen
 
 
 def merge_union(half: int) -> tuple[float, float]:
@@ -216,7 +249,21 @@ def run(quick: bool) -> list[dict[str, Any]]:
             losses=losses,
         )
     )
-    alone, with_sync, burst, later = append_cost(200 if quick else 10_000)
+    seen = peer_seen(1 if quick else 9)
+    rows.append(
+        row(
+            "sync",
+            "a peer's write read on this machine, both running sync run (median)",
+            n=len(seen),
+            ours=statistics.median(seen),
+            limit=30.0,
+            limit_name="the pull timer's default period (--pull-every)",
+            target="<= 2 s median",
+            ok=statistics.median(seen) <= 2.0,
+            seen=seen,
+        )
+    )
+    alone, with_sync, peak, burst, later = append_cost(200 if quick else 10_000)
     rows.append(
         row(
             "sync",
@@ -227,6 +274,17 @@ def run(quick: bool) -> list[dict[str, Any]]:
             limit_name="the same append without sync run",
             target="<= 1.2x",
             ok=with_sync / alone <= 1.2,
+        )
+    )
+    rows.append(
+        row(
+            "sync",
+            "WAL's largest size during a 5,000-append burst with sync run",
+            n=5000,
+            ours=peak / 1024,
+            unit="KiB",
+            target="goal < 32 MiB",
+            ok=peak < 32 * 2**20,
         )
     )
     rows.append(

@@ -89,8 +89,8 @@ def cmd_init(args: argparse.Namespace) -> int:
             f"  elsewhere  {x}\n" for x in _elsewhere_lines(joined.elsewhere, joined.key, args.url)
         )
         + "Next: keep `recall-sqlite sync run` running (in a terminal, or under systemd or "
-        f"launchd): it replicates this store and pulls the other machines every "
-        f"{args.pull_every:g} s."
+        "launchd): it replicates this store and pulls another machine as soon as its replica "
+        f"moves (and every {args.pull_every:g} s)."
     )
     emit(args, joined.to_dict(), text)
     return 0
@@ -228,6 +228,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     with store:
         report = store.sync.status(count=not args.no_count)
     run = f"live (pid {report.run_pid})" if report.running else "NOT RUNNING"
+    if report.orphans_stopped:
+        pids = ", ".join(str(p) for p in report.orphans_stopped)
+        run += (
+            f" (stopped Litestream pid {pids}: a `sync run` that died had left it replicating"
+            " this store)"
+        )
+    for why in report.orphans_left:
+        run += f"; {why}"
     lines = [
         f"replicas     {report.url}",
         f"sync key     {report.key}",
@@ -347,7 +355,10 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         help="keep --key in .recall-sqlite-sync (commit it) instead of the clone's git config",
     )
     p.add_argument(
-        "--pull-every", type=_seconds, default=30.0, help="seconds between pulls (default 30)"
+        "--pull-every",
+        type=_seconds,
+        default=30.0,
+        help="seconds between pulls when no peer's replica moved (default 30)",
     )
     p.add_argument(
         "--retention",
@@ -357,7 +368,9 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(func=cmd_init)
     p = ssub.add_parser("run", parents=[jp], help="replicate and pull until SIGTERM/SIGINT")
-    p.add_argument("--pull-every", type=_seconds, default=None, help="override the pull interval")
+    p.add_argument(
+        "--pull-every", type=_seconds, default=None, help="override the fallback pull interval"
+    )
     p.set_defaults(func=cmd_run)
     p = ssub.add_parser("pull", parents=[jp], help="merge the other machines' replicas now")
     p.add_argument("--full", action="store_true", help="re-read every entry (a repair)")

@@ -9,6 +9,7 @@ remote_base.py  the backends' base: machines, owner.json, how far a replica has 
 remote_file.py remote_s3.py remote_sftp.py  one backend each
 owner.py      the one-writer claim on a machine's replica (`owner.json`)
 litestream.py  the engine: binary, environment, generated configs, restore, replicate
+orphan.py     Litestream never outlives its `sync run`; one left behind is found and stopped
 merge.py merge_summaries.py merge_vectors.py  another store merged in, by content
 peer_rows.py  a peer's rows checked against what their ids prove; who asked for each removal
 peers.py      what this machine knows of the others (`peers.json`, never in the store)
@@ -16,6 +17,7 @@ pull.py       restore each peer, merge it, scrub what it removed
 pause.py      holding Litestream still for a checkpoint (forget, pulled forgets)
 setup.py      `sync init` and `sync restore`
 run.py        `sync run`: replicate, pull, keep the claim
+watch.py      the peers' replica positions read often: a move starts a pull
 status.py     `sync status`: this machine's replication and every peer
 peek.py       `sync peek`: a peer's newest entries from its replica (Litestream's VFS)
 compare.py    `sync verify`: this store and each peer's replica compared, nothing merged

@@ -3,7 +3,8 @@ binary, the environment it needs, the configs this package generates for it, `re
 a peer, and the `replicate` process `sync run` keeps alive.
 
 The generated config is tuned for a short loss window and a small WAL (monitor and sync
-every 250 ms, a checkpoint from 256 pages; bench/RESULTS.md, rows 'loss window' and 'WAL
+every 250 ms; Litestream's own checkpoints, PASSIVE from 256 pages and TRUNCATE from 4,096,
+16 MiB, where its default waits for 500 MB; bench/RESULTS.md, rows 'loss window' and 'WAL
 right after a 5,000-append burst with sync run') and a short replica
 history, so a forgotten entry's old pages age out of it (snapshot interval + retention).
 Litestream ignores unknown keys silently, so the config is written from one function and
@@ -32,6 +33,9 @@ BINARY_ENV = "RECALL_SQLITE_LITESTREAM"
 MONITOR_INTERVAL = "250ms"
 SYNC_INTERVAL = "250ms"
 MIN_CHECKPOINT_PAGES = 256
+# Litestream's TRUNCATE checkpoint, which waits out readers and writers: from run.py's
+# WAL_HARD (at 4 KiB pages), so Litestream bounds the WAL itself whenever it keeps up.
+TRUNCATE_PAGES = 4096
 STOP_TIMEOUT_S = 15.0
 
 
@@ -120,6 +124,7 @@ def replicate_config(
                 "meta-path": str(meta),
                 "monitor-interval": MONITOR_INTERVAL,
                 "min-checkpoint-page-count": MIN_CHECKPOINT_PAGES,
+                "truncate-page-n": TRUNCATE_PAGES,
                 "replica": {**replica, "sync-interval": SYNC_INTERVAL},
             }
         ],
@@ -196,27 +201,34 @@ def _last_error(stderr: str) -> str:
 
 
 class Replicator:
-    """One `litestream replicate` child, its stderr appended to the log file."""
+    """One `litestream replicate` child, its stderr appended to the log file. It dies with
+    this process and is recorded in `record` while it lives (orphan.py): never two on a
+    store, never one left behind."""
 
-    def __init__(self, config: Path, log: Path) -> None:
-        self.config, self.log = config, log
+    def __init__(self, config: Path, log: Path, record: Path) -> None:
+        self.config, self.log, self.record = config, log, record
         self.proc: subprocess.Popen[bytes] | None = None
         self._log_fh: IO[bytes] | None = None
         self.started_at = 0.0
 
     def start(self) -> None:
+        from . import orphan
+
+        argv = [binary(), "replicate", "-config", str(self.config)]
         self._log_fh = open(self.log, "ab")  # noqa: SIM115 - lives as long as the child
         try:
             self.proc = subprocess.Popen(
-                [binary(), "replicate", "-config", str(self.config)],
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=self._log_fh,
                 stderr=self._log_fh,
                 env=child_env(),
+                preexec_fn=orphan.death_signal(os.getpid()),  # noqa: PLW1509 - see orphan.py
             )
         except OSError as exc:
             self._log_fh.close()
             raise SyncSetupError(f"Litestream could not start: {exc}; {install_hint()}") from None
+        orphan.record(self.record, self.proc.pid, argv)
         self.started_at = time.monotonic()
 
     def alive(self) -> bool:
@@ -236,6 +248,9 @@ class Replicator:
                     code = proc.wait()
             else:
                 code = proc.returncode
+            from .orphan import forget
+
+            forget(self.record, proc.pid)
         if self._log_fh is not None:
             self._log_fh.close()
             self._log_fh = None

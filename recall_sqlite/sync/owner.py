@@ -5,9 +5,11 @@ alive; a claim held by another live run, or by another file, is refused.
 
 A claim names the file (a token minted with this machine's id), the run (a token per
 `sync run`), the host and pid, the sync key and the repository's facts (key.facts), and a
-heartbeat; it is live while the heartbeat is younger
-than LEASE_S. After writing its claim a run reads it back once more a moment later, so two
-runs that claim at once do not both start."""
+heartbeat; it is live while the heartbeat is younger than LEASE_S, or until its pid is gone
+from its host: a run killed with SIGKILL cannot mark its claim stopped, and the next run on
+that host takes it over at once rather than waiting out the lease (its Litestream is stopped
+first: orphan.py). After writing its claim a run reads it back once more a moment later, so
+two runs that claim at once do not both start."""
 
 from __future__ import annotations
 
@@ -79,7 +81,7 @@ class Claim:
                 f"{where} belongs to another copy of this store (host "
                 f"{held.get('host', '?')}): never two writers on one replica"
             )
-        elif _live(held) and held.get("run") != self.run:
+        elif _live(held) and held.get("run") != self.run and not _dead_here(held):
             raise ReplicaOwnedError(
                 f"{where} is being written by a live `sync run` (host {held.get('host')}, "
                 f"pid {held.get('pid')}): never two writers on one replica"
@@ -119,6 +121,22 @@ def _live(held: dict[str, Any]) -> bool:
         return time.time() - float(held.get("heartbeat", 0)) < LEASE_S
     except (TypeError, ValueError):
         return False
+
+
+def _dead_here(held: dict[str, Any]) -> bool:
+    """The claim names a process of this host that no longer exists."""
+    if held.get("host") != socket.gethostname():
+        return False
+    try:
+        pid = int(held.get("pid", 0))
+        if pid <= 0:
+            return False
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, TypeError, ValueError):
+        return False  # alive (another user's), or a claim that names no pid
+    return False
 
 
 def generation(held: dict[str, Any]) -> int:

@@ -160,7 +160,7 @@ def purged_note(state: SyncState, purged: bool) -> str:
 
 def _peers_note(state: SyncState, hold: Hold) -> None:
     """The other machines of the repository: they hold what was removed until they pull
-    this forget (a live `sync run` there pulls on its own)."""
+    this forget (a live `sync run` there pulls on its own, when this replica moves)."""
     from ..errors import RecallError
 
     try:
@@ -174,7 +174,8 @@ def _peers_note(state: SyncState, hold: Hold) -> None:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
         hold.notes.append(
             f"{len(others)} other machine(s) may hold it until they pull this forget"
-            f" ({shown}); a live `sync run` there pulls within {config.pull_every_s:g} s"
+            f" ({shown}); a live `sync run` there pulls it once this machine's replica moves"
+            f" (seconds; at most {config.pull_every_s:g} s)"
         )
 
 

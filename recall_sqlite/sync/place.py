@@ -19,6 +19,7 @@ PULLS = "pulls"  # peers restored for a merge, removed after it
 LOG = "litestream.log"
 RUN_LOCK = "run.lock"  # held by a live `sync run`
 RUN_INFO = "run.json"
+LITESTREAM_PID = "litestream.json"  # the Litestream a `sync run` started (orphan.py)
 PAUSE_REQUEST = "pause.request"
 PAUSE_ACK = "pause.ack"
 

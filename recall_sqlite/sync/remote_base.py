@@ -32,6 +32,9 @@ class Remote:
     """One replica location (see parse)."""
 
     scheme = ""
+    # How often `sync run` reads the peers' positions (watch.py): a listing per peer each
+    # time, which a remote location bills or makes a connection for.
+    watch_s = 10.0
 
     def __init__(self, url: str) -> None:
         self.url = url

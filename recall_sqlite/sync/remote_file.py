@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 class FileRemote(Remote):
     scheme = "file"
+    watch_s = 0.5  # a few directory listings
 
     def __init__(self, base: Path) -> None:
         super().__init__(f"file://{base}")

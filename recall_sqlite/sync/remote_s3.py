@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 class S3Remote(Remote):
     scheme = "s3"
+    watch_s = 10.0  # a billed LIST request per peer
 
     def __init__(self, url: str, bucket: str, prefix: str, options: dict[str, str]) -> None:
         super().__init__(url)

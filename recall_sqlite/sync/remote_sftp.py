@@ -29,6 +29,7 @@ class SftpRemote(Remote):
     agent, `key-path`)."""
 
     scheme = "sftp"
+    watch_s = 15.0  # an ssh connection per listing
 
     def __init__(
         self,

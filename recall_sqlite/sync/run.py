@@ -1,10 +1,12 @@
 """`sync run`: the foreground process a service manager (systemd, launchd) or a terminal
 keeps running. It claims this machine's replica (owner.py), keeps `litestream replicate`
-alive on the store, pulls the other machines every `pull_every_s`, answers pause requests
-(pause.py) and stops cleanly on SIGTERM or SIGINT: Litestream syncs what is left, the claim
-is released, the exit code is 0.
+alive on the store, pulls the other machines when one's replica moves (watch.py) and every
+`pull_every_s` whatever happens, answers pause requests (pause.py) and stops cleanly on
+SIGTERM or SIGINT: Litestream syncs what is left, the claim is released, the exit code is 0.
 
-One `sync run` per store: it holds `<db>-sync/run.lock` for as long as it lives."""
+One `sync run` per store: it holds `<db>-sync/run.lock` for as long as it lives, and its
+Litestream dies with it (orphan.py); one that a `sync run` killed with SIGKILL left behind is
+stopped before this one starts its own."""
 
 from __future__ import annotations
 
@@ -15,31 +17,59 @@ import shutil
 import time
 
 from ..errors import ReplicaOwnedError, SyncError
-from . import litestream, pause
+from . import litestream, orphan, pause
 from .owner import HEARTBEAT_S, Claim
 from .pull import PeerPull, pull_all
 from .state import SyncConfig, SyncState
+from .watch import Pace, Watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from apsw import Connection
+
     from ..context import StoreContext
 
 TICK_S = 0.05
-# The WAL while Litestream replicates: Litestream keeps a read open on the store, so a burst
-# of commits grows the WAL without a restart, and the file keeps its peak size once the
-# burst is over (nothing truncates it). sync run truncates it itself, with Litestream held
-# still: once the WAL has been idle past WAL_IDLE_S at more than WAL_SOFT bytes, or at once
-# past WAL_HARD (bench/bench_sync.py measures both).
+# The WAL while Litestream replicates: Litestream keeps a read open on the store, so only its
+# own checkpoints restart the WAL (every 100-300 ms in a burst, litestream.py's settings),
+# and the file keeps the largest size it reached in between (nothing truncates it). A
+# writer at full speed (~100 MB/s of WAL in a burst of appends) outruns Litestream, so
+# sync run truncates it itself, with Litestream held still and the writer waiting on the
+# checkpoint: at once past WAL_HARD, or once the WAL has been idle past WAL_IDLE_S at more
+# than WAL_SOFT bytes (bench/bench_sync.py measures both).
 WAL_SOFT = 4 * 2**20
-WAL_HARD = 64 * 2**20
+WAL_HARD = 16 * 2**20
 WAL_IDLE_S = 1.0
+TRUNCATE_RETRY_S = 0.002
+TRUNCATE_LIMIT_S = 10.0
 # A pause never lasts longer than this, whatever the requester does.
 PAUSE_LIMIT_S = 60.0
 # How long a stop waits for Litestream's first sync after a purge (Supervisor._settle).
 SETTLE_S = 15.0
 RESTARTS_PER_MINUTE = 5
+
+
+def truncate_wal(conn: Connection, limit_s: float = TRUNCATE_LIMIT_S) -> bool:
+    """A TRUNCATE checkpoint tried every TRUNCATE_RETRY_S without waiting on the busy
+    handler, until one gets through (True) or `limit_s` passes. A checkpoint waiting on the
+    handler holds SQLite's checkpoint lock meanwhile, so a writer in a burst, which takes
+    its lock back between most of the handler's sleeps, could not restart the WAL either:
+    it grew by 100 MB and more in the second that took. Each try that misses still copies
+    what it can (as PASSIVE), and between tries the writer's own checkpoints restart it."""
+    from ..db import BUSY_TIMEOUT_MS, checkpoint
+
+    deadline = time.monotonic() + limit_s
+    conn.set_busy_timeout(0)
+    try:
+        while not checkpoint(conn):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(TRUNCATE_RETRY_S)
+        return True
+    finally:
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
 
 
 class StopFlag:
@@ -97,6 +127,11 @@ class Supervisor:
         state, config = self.state, self.config
         state.ensure()
         with self._run_lock():
+            for pid in orphan.stop_all(state):
+                self.log(
+                    f"stopped Litestream (pid {pid}), left replicating this store by a `sync run`"
+                    " that died: one Litestream per store"
+                )
             machine = state.machine()
             remote = config.remote()
             claim = self.claim = Claim(
@@ -117,15 +152,16 @@ class Supervisor:
                     config.retention,
                 ),
             )
-            self.replicator = litestream.Replicator(config_path, state.log)
+            self.replicator = litestream.Replicator(config_path, state.log, state.litestream_pid)
             self.replicator.start()
             self._write_info(machine)
             self.log(
                 f"replicating {state.db_path} to {remote.describe()} as machine {machine}; "
-                f"pulling every {config.pull_every_s:g} s"
+                f"pulling when a peer's replica moves (read every {remote.watch_s:g} s)"
+                f" and every {config.pull_every_s:g} s"
             )
             try:
-                return self._loop(claim)
+                return self._loop(claim, Watch(remote, config.slug, machine))
             finally:
                 try:
                     self._settle()  # (a second Ctrl-C cuts it short: Litestream still stops)
@@ -136,9 +172,10 @@ class Supervisor:
                 with contextlib.suppress(OSError):
                     state.run_info.unlink()
 
-    def _loop(self, claim: Claim) -> int:
+    def _loop(self, claim: Claim, watch: Watch) -> int:
         next_pull = time.monotonic()
         next_beat = time.monotonic() + HEARTBEAT_S
+        pace, moved = Pace(), False
         while not self.stop.is_set():
             now = time.monotonic()
             request = pause.pending(self.state)
@@ -150,9 +187,14 @@ class Supervisor:
             if now >= next_beat:
                 claim.heartbeat()  # ReplicaOwnedError: another run took the replica
                 next_beat = now + HEARTBEAT_S
-            if now >= next_pull:
+            # The positions are read before a pull: a move after this read is seen by the next.
+            if watch.due(now):
+                moved = watch.moved(now) or moved
+            if now >= next_pull or (moved and pace.ready(now)):
                 self.on_pull(pull_all(self.ctx, self.state, self.config, quiet=self.hold))
-                next_pull = time.monotonic() + self.config.pull_every_s
+                ended = time.monotonic()
+                pace.pulled(now, ended)
+                next_pull, moved = ended + self.config.pull_every_s, False
             self.stop.wait(TICK_S)
         if self.stop.reason:
             self.log(f"{self.stop.reason} received: stopping after a last sync")
@@ -200,11 +242,9 @@ class Supervisor:
             self._wal = (size, now)
         idle = now - self._wal[1] >= WAL_IDLE_S
         if size > WAL_HARD or (size > WAL_SOFT and idle):
-            from ..db import checkpoint
-
             db = self.ctx.db
             with self.hold(), db.lock:
-                checkpoint(db.conn)
+                truncate_wal(db.conn)
             self._wal = (0, now)
 
     # -- holding still -------------------------------------------------------------------
@@ -257,20 +297,13 @@ class Supervisor:
 
     @contextlib.contextmanager
     def _run_lock(self) -> Iterator[None]:
-        import fcntl
-
-        fd = os.open(self.state.run_lock, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+        with self.state.run_locked() as held:
+            if not held:
                 raise ReplicaOwnedError(
                     f"`sync run` is already running for {self.state.db_path}"
                     f"{self._other_pid()}: one per store"
-                ) from None
+                )
             yield
-        finally:
-            os.close(fd)
 
     def _other_pid(self) -> str:
         try:

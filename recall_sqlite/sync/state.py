@@ -9,6 +9,7 @@ files never write one replica."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -25,6 +26,7 @@ from .key import slug
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from .peers import PeerBook
@@ -52,6 +54,7 @@ class SyncState:
         self.log = self.dir / place.LOG
         self.run_lock = self.dir / place.RUN_LOCK
         self.run_info = self.dir / place.RUN_INFO
+        self.litestream_pid = self.dir / place.LITESTREAM_PID
         self.pause_request = self.dir / place.PAUSE_REQUEST
         self.pause_ack = self.dir / place.PAUSE_ACK
 
@@ -63,6 +66,23 @@ class SyncState:
 
     def ensure(self) -> None:
         ensure_private_dir(self.dir)
+
+    @contextlib.contextmanager
+    def run_locked(self) -> Iterator[bool]:
+        """The run lock (one `sync run` per store) held for the block: True, or False when
+        another process holds it."""
+        import fcntl
+
+        fd = os.open(self.run_lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
 
     # -- configuration -----------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 """`sync status`: this machine's replication (is `sync run` live, how far its replica has
-got, what a crash now would lose) and every peer (its replica's position, when it was
+got, what a crash now would lose; a Litestream that a `sync run` killed with SIGKILL left
+replicating is stopped, and named) and every peer (its replica's position, when it was
 written, whether its owner is live, what was pulled of it, and how many entry versions it
 holds that this store has not pulled yet: restored and counted, never merged here)."""
 
@@ -11,7 +12,7 @@ import time
 from .._record import Frozen
 from ..db import as_int
 from ..errors import RecallError
-from . import pause, peers
+from . import orphan, pause, peers
 from .key import elsewhere_dicts
 from .merge import count_ahead
 from .owner import LEASE_S, generation
@@ -69,6 +70,8 @@ class SyncStatus(Frozen):
         "machine",
         "running",
         "run_pid",
+        "orphans_stopped",
+        "orphans_left",
         "position",
         "written_at",
         "loss_window",
@@ -81,6 +84,9 @@ class SyncStatus(Frozen):
     machine: str
     running: bool
     run_pid: int | None
+    # Litestreams found replicating this store with no live `sync run`, stopped just now.
+    orphans_stopped: tuple[int, ...]
+    orphans_left: tuple[str, ...]  # those still replicating: why each could not be stopped
     position: int | None  # this machine's replica
     written_at: str | None
     loss_window: str
@@ -102,6 +108,8 @@ class SyncStatus(Frozen):
             for m, e, s, v in self.forgotten_by
         ]
         out["elsewhere"] = elsewhere_dicts(self.elsewhere)
+        out["orphans_stopped"] = list(self.orphans_stopped)
+        out["orphans_left"] = list(self.orphans_left)
         return out
 
 
@@ -134,6 +142,8 @@ def status(
     remote = config.remote()
     me = state.machine()
     running = pause.run_is_live(state)
+    # Before the replica's position is read: the stopped Litestream's last sync counts.
+    stopped, left = ([], []) if running else orphan.reap(state)
     pid = None
     if running:
         try:
@@ -143,6 +153,11 @@ def status(
     own = remote.position(config.slug, me)
     if running:
         loss = f"{LOSS_WINDOW} (sync run is live)"
+    elif left:
+        loss = (
+            f"{LOSS_WINDOW} while the Litestream left behind replicates (no `sync run`: nothing"
+            " pulls, the claim is not kept)"
+        )
     elif own is not None:
         loss = (
             f"everything since {own.written_at or 'the last replicated commit'}: "
@@ -166,6 +181,8 @@ def status(
         machine=me,
         running=running,
         run_pid=pid,
+        orphans_stopped=tuple(stopped),
+        orphans_left=tuple(left),
         position=own.txid if own else None,
         written_at=own.written_at if own else None,
         loss_window=loss,

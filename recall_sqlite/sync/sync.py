@@ -111,8 +111,10 @@ class Sync:
         on_pull: Callable[[list[PeerPull]], None] | None = None,
         log: Callable[[str], None] | None = None,
     ) -> int:
-        """Replicate this store with Litestream and pull the others every `pull_every_s`
-        until `stop` is set (a signal handler sets it); 0 on a clean stop."""
+        """Replicate this store with Litestream and pull another machine when its replica
+        moves (and every `pull_every_s` whatever happens) until `stop` is set (a signal
+        handler sets it); 0 on a clean stop. Litestream is a child of the calling thread,
+        and on Linux dies with it."""
         from .run import Supervisor
 
         config = self.config()

@@ -58,6 +58,8 @@ SERVICES = {
 WORKING_STATE = {
     "cli._show.Options": "argparse's Namespace for a command line read without argparse",
     "sync.run.StopFlag": "set from a signal handler while `sync run` waits",
+    "sync.watch.Watch": "the peers' replica positions as last read by `sync run`",
+    "sync.watch.Pace": "when `sync run` may pull next after a peer's replica moved",
     "vectors.matrix.Matrix": "the vector matrix, caught up in place with the change log",
     "vectors.matrix.Outside": "kept beside a Matrix and caught up with it",
     "synapt.lazy.Versions": "the list synapt's reader gets (a list it mutates), tagged",
