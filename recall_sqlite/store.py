@@ -74,6 +74,9 @@ class Store:
         db_path = where["db_path"]
         self._others = (lambda: self.sync.ahead()) if place.has_peers(db_path) else None
         hold = (lambda: self.sync.hold(purge=True)) if place.syncs(db_path) else None
+        # Every removal takes the same hold (DESIGN: forget, summary remove, a vector
+        # delete): the removed text leaves this machine's replica history too.
+        self._hold = hold
         self.journal = Journal(
             ctx,
             searcher=self._search_journal,
@@ -112,7 +115,8 @@ class Store:
         from .summaries import Summaries
 
         family: Summaries = self._family(
-            "summaries", lambda ctx: Summaries(ctx, searcher=self._search_summaries)
+            "summaries",
+            lambda ctx: Summaries(ctx, searcher=self._search_summaries, hold=self._hold),
         )
         return family
 
@@ -128,7 +132,7 @@ class Store:
         # numpy is loaded by vectors/ only, and only when a host asks for vectors.
         from .vectors.vectors import Vectors
 
-        family: Vectors = self._family("vectors", Vectors)
+        family: Vectors = self._family("vectors", lambda ctx: Vectors(ctx, hold=self._hold))
         return family
 
     @property
