@@ -149,7 +149,9 @@ class Store:
         from .sync.sync import Sync
 
         w = self.workspace
-        family: Sync = self._family("sync", lambda ctx: Sync(ctx, w.root, w.db_path))
+        family: Sync = self._family(
+            "sync", lambda ctx: Sync(ctx, w.root, w.db_path, files=self._forget_copies)
+        )
         return family
 
     def worktrees(self) -> list[WorktreeInfo]:

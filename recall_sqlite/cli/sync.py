@@ -146,6 +146,12 @@ def _arrived(r: dict[str, Any]) -> str:
     parts = [
         f"{r['entries']} entry version(s)",
         f"{r['forgotten']} forgotten here" if r["forgotten"] else "",
+        f"{r['copies_removed']} copy(ies) removed from synapt's files"
+        if r.get("copies_removed")
+        else "",
+        f"{r['copies_left']} copy(ies) left in synapt's files (`journal forget ID` lists them)"
+        if r.get("copies_left")
+        else "",
         f"{r['moved']} moved to the smaller worktree key" if r["moved"] else "",
         f"{r['summaries']} summary(ies)" if r["summaries"] else "",
         f"{r['summaries_removed']} summary(ies) removed" if r["summaries_removed"] else "",

@@ -36,7 +36,7 @@ from ..errors import PeerError, RecallError
 from ..journal import codec
 from ..journal.bulk import bulk_insert
 from ..journal.entry import JournalEntry
-from ..journal.forget import remove_in
+from ..journal.forget import ForgetTarget, remove_in
 from ..timestamps import now_us
 from .merge_summaries import merge_summaries
 from .merge_vectors import merge_vectors
@@ -67,6 +67,8 @@ class MergeReport(Frozen):
         "vectors",
         "vectors_deleted",
         "vector_conflicts",
+        "copies_removed",
+        "copies_left",
         "peer_seq",
     )
     entries: int  # entry versions stored here
@@ -79,6 +81,11 @@ class MergeReport(Frozen):
     vectors: int  # embeddings stored or replaced here
     vectors_deleted: int
     vector_conflicts: int  # peer vectors of a model whose dimension differs here
+    # What the forgotten versions left in this machine's files (pull.py, as a local
+    # forget's: journal/forget.py scrub_files): lines and caches removed, and copies left
+    # (a user's lines, other files) or files that could not be read or rewritten.
+    copies_removed: int
+    copies_left: int
     peer_seq: int  # the peer's highest journal seq now merged (the next merge starts after)
 
     def __init__(self, **values: int) -> None:
@@ -89,7 +96,7 @@ class MergeReport(Frozen):
         return any(
             getattr(self, n)
             for n in self.__slots__
-            if n not in ("peer_seq", "rejected", "vector_conflicts")
+            if n not in ("peer_seq", "rejected", "vector_conflicts", "copies_left")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,16 +111,27 @@ def peer_workspace(peer: Database, sync_key: str) -> tuple[int, str]:
     return found[0]
 
 
-def merge(ctx: StoreContext, peer: Database, sync_key: str, *, since_seq: int = 0) -> MergeReport:
+def merge(
+    ctx: StoreContext,
+    peer: Database,
+    sync_key: str,
+    *,
+    since_seq: int = 0,
+    removed: list[ForgetTarget] | None = None,
+) -> MergeReport:
     """Merge the workspace of `peer` that syncs as `sync_key` into `ctx`'s workspace.
 
     Entry versions are read after `since_seq` (the peer's journal seq a previous merge of
     the same peer reached; 0 = all): a peer only ever adds rows at higher seqs, and what it
     removes travels as tombstones, which are compared whole. The caller runs this with
-    `secure_delete` on and checkpoints afterwards (forgotten text must leave the file)."""
+    `secure_delete` on and checkpoints afterwards (forgotten text must leave the file);
+    the versions the peer's tombstones removed here are added to `removed`, for the
+    caller to take their copies out of files (this module knows no filesystem)."""
     peer_ws, _ = peer_workspace(peer, sync_key)
     counts: dict[str, int] = dict.fromkeys(MergeReport.__slots__[:-1], 0)
-    _tombstones(ctx, peer, peer_ws, counts)
+    gone = _tombstones(ctx, peer, peer_ws, counts)
+    if removed is not None:
+        removed.extend(gone)
     peer_seq = _entries(ctx, peer, peer_ws, since_seq, counts)
     merge_summaries(ctx, peer, peer_ws, counts)
     merge_vectors(ctx, peer, peer_ws, counts)
@@ -123,24 +141,27 @@ def merge(ctx: StoreContext, peer: Database, sync_key: str, *, since_seq: int = 
 # -- tombstones ---------------------------------------------------------------------------
 
 
-def _tombstones(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]) -> None:
+def _tombstones(
+    ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]
+) -> tuple[ForgetTarget, ...]:
     theirs = peer.query(
         "SELECT id, forgotten_at FROM journal_tombstones WHERE workspace_id = ? AND formula = 2",
         (peer_ws,),
     )
     if not theirs:
-        return
+        return ()
     ws = ctx.workspace_pk
     # Read first, write only when something is new: a pull that brings nothing writes
     # nothing (peers.py says why).
     ours = _tombstoned(ctx.db, ws)
     if all(as_bytes(i) in ours for i, _ in theirs):
-        return
+        return ()
     with ctx.db.write() as conn:
         ours = _tombstoned(conn, ws)
         new = [(as_bytes(i), str(at)) for i, at in theirs if as_bytes(i) not in ours]
         # Removed the way `journal forget` removes (its trigger writes the tombstone) ...
-        counts["forgotten"] += remove_in(conn, ws, [i for i, _ in new])
+        gone = remove_in(conn, ws, [i for i, _ in new])
+        counts["forgotten"] += len(gone)
         # ... and the ids never stored here recorded as the peer recorded them.
         conn.executemany(
             "INSERT INTO journal_tombstones (workspace_id, id, formula, forgotten_at)"
@@ -148,6 +169,7 @@ def _tombstones(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[st
             [(ws, i, at) for i, at in new],
         )
         counts["tombstones"] += len(new)
+    return gone
 
 
 def _tombstoned(conn: Database | Connection, ws: int) -> set[bytes]:

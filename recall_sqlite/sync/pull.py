@@ -15,6 +15,7 @@ from pathlib import Path
 from .._record import Frozen
 from ..db import Database
 from ..errors import PeerError, RecallError, SchemaTooNewError, StoreError
+from ..journal.forget import ForgetTarget, scrub_files
 from . import litestream, peers
 from .key import elsewhere_dicts
 from .merge import MergeReport, merge
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context import StoreContext
+    from ..journal.forget import FilesHook
     from .peers import PeerBook
 
     # quiet(purge) holds replication still (and purges this machine's replica history).
@@ -59,21 +61,38 @@ def merge_file(
     generation: int = 0,
     full: bool = False,
     quiet: Quiet | None = None,
+    files: FilesHook | None = None,
 ) -> MergeReport:
     """Merge the store at `path` (machine `machine`'s, at replica transaction `position`)
     into this one; `full` re-reads every entry version instead of the ones the peer added
-    after the last merge (a repair: the result is the same)."""
+    after the last merge (a repair: the result is the same). `files`: the store's hook
+    into synapt's files (journal/forget.py FilesHook), which takes what the peer forgot
+    out of this machine's files as a local forget does."""
     key = peers.sync_key(ctx)
     if key is None:
         raise PeerError("this store has no sync key yet: run `recall-sqlite sync init`")
     known = book.get(machine)
     since = 0 if full or known is None else known.entry_seq
     peer = open_peer(path, machine)
+    removed: list[ForgetTarget] = []
     try:
         # secure_delete is on for every connection (db.py): what a merge removes is zeroed.
-        report = merge(ctx, peer, key, since_seq=since)
+        report = merge(ctx, peer, key, since_seq=since, removed=removed)
     finally:
         peer.close()
+    if removed:
+        # The one path a local forget takes to files (its mirror lines, synapt's
+        # session-start cache): the README promises a peer does the same to its own.
+        with ctx.db.lock:
+            outcome = scrub_files(ctx, tuple(removed), files)
+        left = sum(1 for c in outcome.copies if not c.removed) + len(outcome.errors)
+        report = MergeReport(
+            **{
+                **report.to_dict(),
+                "copies_removed": sum(1 for c in outcome.copies if c.removed),
+                "copies_left": left,
+            }
+        )
     if report.forgotten or report.summaries_removed or report.vectors_deleted:
         scrub(ctx.db, quiet)
     book.merged(machine, host, position, replica_at, report.peer_seq, generation)
@@ -120,6 +139,7 @@ def pull_all(
     quiet: Quiet | None = None,
     full: bool = False,
     only: str | None = None,
+    files: FilesHook | None = None,
 ) -> list[PeerPull]:
     """Pull every other machine of the repository (or `only` that one)."""
     remote = config.remote()
@@ -138,7 +158,7 @@ def pull_all(
     )
     out: list[PeerPull] = []
     for m in machines:
-        out.append(_pull_one(ctx, state, config, cfg, m, quiet=quiet, full=full))
+        out.append(_pull_one(ctx, state, config, cfg, m, quiet=quiet, full=full, files=files))
     return out
 
 
@@ -151,6 +171,7 @@ def _pull_one(
     *,
     quiet: Quiet | None,
     full: bool,
+    files: FilesHook | None = None,
 ) -> PeerPull:
     remote = config.remote()
     copy = state.pulls / f"{machine}.db"
@@ -190,6 +211,7 @@ def _pull_one(
             generation=gen,
             full=full,
             quiet=quiet,
+            files=files,
         )
         return PeerPull(
             machine=machine,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ..context import StoreContext
+    from ..journal.forget import FilesHook
 
 TICK_S = 0.05
 # The WAL while Litestream replicates: Litestream keeps a read open on the store, so a burst
@@ -78,8 +79,10 @@ class Supervisor:
         *,
         on_pull: Callable[[list[PeerPull]], None] | None = None,
         log: Callable[[str], None] | None = None,
+        files: FilesHook | None = None,
     ) -> None:
         self.ctx, self.state, self.config = ctx, state, config
+        self.files = files  # the store's reach into synapt's files (a pulled forget's)
         self.stop = StopFlag()
         self.on_pull = on_pull or (lambda _: None)
         self.log = log or (lambda _: None)
@@ -142,7 +145,10 @@ class Supervisor:
                 claim.heartbeat()  # ReplicaOwnedError: another run took the replica
                 next_beat = now + HEARTBEAT_S
             if now >= next_pull:
-                self.on_pull(pull_all(self.ctx, self.state, self.config, quiet=self.hold))
+                pulled = pull_all(
+                    self.ctx, self.state, self.config, quiet=self.hold, files=self.files
+                )
+                self.on_pull(pulled)
                 next_pull = time.monotonic() + self.config.pull_every_s
             self.stop.wait(TICK_S)
         if self.stop.reason:

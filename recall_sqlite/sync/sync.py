@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context import StoreContext
+    from ..journal.forget import FilesHook
     from .compare import SyncVerify
     from .pause import Hold
     from .peek import Peeked
@@ -31,8 +32,13 @@ if TYPE_CHECKING:
 class Sync:
     """This store's replication and its peers (`store.sync`)."""
 
-    def __init__(self, ctx: StoreContext, root: Path, db_path: Path) -> None:
+    def __init__(
+        self, ctx: StoreContext, root: Path, db_path: Path, *, files: FilesHook | None = None
+    ) -> None:
         self._ctx, self._root, self._db_path = ctx, root, db_path
+        # The store's reach into synapt's files (legacy/copies.py, composed in as the
+        # journal's): a pull that applies another machine's forget scrubs them too.
+        self._files = files
 
     # -- set up ------------------------------------------------------------------------
 
@@ -78,7 +84,9 @@ class Sync:
         from .pull import PullReport, pull_all
 
         state, config = self._state(), self.config()
-        pulled = pull_all(self._ctx, state, config, quiet=self.hold, full=full, only=machine)
+        pulled = pull_all(
+            self._ctx, state, config, quiet=self.hold, full=full, only=machine, files=self._files
+        )
         hints = () if pulled else self._elsewhere(state, config)
         return PullReport(peers=tuple(pulled), elsewhere=hints, key=config.key, url=config.url)
 
@@ -118,7 +126,9 @@ class Sync:
         config = self.config()
         if pull_every_s is not None:
             config.pull_every_s = pull_every_s
-        supervisor = Supervisor(self._ctx, self._state(), config, on_pull=on_pull, log=log)
+        supervisor = Supervisor(
+            self._ctx, self._state(), config, on_pull=on_pull, log=log, files=self._files
+        )
         if stop is not None:
             supervisor.stop = stop
         return supervisor.run()
