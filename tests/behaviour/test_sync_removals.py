@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from recall_sqlite import open_store
+from recall_sqlite import synapt_layout as layout
 from recall_sqlite.sync import litestream
 from tests.behaviour.test_sync_litestream import (  # the machines and their fixtures
     Machine,
@@ -21,7 +22,7 @@ from tests.behaviour.test_sync_litestream import (  # the machines and their fix
     two_machines,
     until,
 )
-from tests.helpers import run_cli
+from tests.helpers import run_cli, stock_synapt, stock_write
 
 __all__ = ["env", "stop_all"]  # fixtures, used by name
 
@@ -137,3 +138,55 @@ def _synapt(m: Machine, *args: str, input: str | None = None) -> subprocess.Comp
     return res
 
 
+
+
+PASTED = "sk-live-PASTEDtoken-9q8w7e6r5t"
+
+
+def _in_files(m: Machine, data: bytes) -> list[str]:
+    """The machine's files (its checkout and data directory, git's own aside) holding
+    `data`, as paths relative to the checkout."""
+    return sorted(
+        str(p.relative_to(m.root))
+        for p in m.root.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(m.root).parts and data in p.read_bytes()
+    )
+
+
+def test_a_forget_on_one_machine_leaves_no_copy_in_anothers_synapt_files(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    a, b = two_machines(tmp_path, env, stop_all)
+    home = Path(env["HOME"])
+    stock_write(a.root, home, "written by stock synapt")
+    # An agent on a writes through activated synapt (the adapter mirrors the line into the
+    # bucket stock synapt reads) and its next session start writes synapt's wake text.
+    _synapt(a, "recall", "journal", "--write", "--focus", f"pasted {PASTED} here")
+    _synapt(a, "recall", "hook", "session-start", input="{}")
+    mirror = layout.journal_for(a.root, layout.neutral_env(env))
+    wake = next(layout.data_dir(a.root).rglob("wake/latest.md"))
+    assert PASTED in mirror.read_text() and PASTED in wake.read_text()
+    a.start()
+    b.start()
+    until(lambda: f"pasted {PASTED} here" in b.foci(), 30, "b pulls the entry")
+    eid = b.json("journal", "search", PASTED)["entries"][0]["id"]
+    forgot = b.cli("journal", "forget", eid).stdout
+    assert "1 other machine(s) may hold it until they pull this forget" in forgot
+    until(lambda: f"pasted {PASTED} here" not in a.foci(), 30, "a applies the forget")
+    until(lambda: _in_files(a, PASTED.encode()) == [], 30, "a's files scrubbed")
+    for m in (a, b):
+        code, err = m.stop()
+        assert code == 0, err
+    # Not in a's synapt files (the mirror line and the wake text went), nor anywhere
+    # else of either machine or any replica history.
+    assert "written by stock synapt" in mirror.read_text()
+    assert not wake.exists()
+    _no_byte_anywhere(tmp_path, [a, b], PASTED.encode())
+    listed = stock_synapt(a.root, home, "recall", "journal", "--list")
+    assert "written by stock synapt" in listed.stdout and PASTED not in listed.stdout
+    assert a.cli("verify", check=None).returncode == 0  # (b imported no synapt file)
+    for m in (a, b):
+        assert m.cli("doctor", check=None).returncode == 0, m.root
+    # A forget of it on a now: forgotten already, said so, exit 0 (not "no entry").
+    again = a.cli("journal", "forget", eid).stdout
+    assert "already forgotten on this machine" in again and eid in again
