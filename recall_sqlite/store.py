@@ -74,7 +74,7 @@ class Store:
         db_path = where["db_path"]
         self._others = (lambda: self.sync.ahead()) if place.has_peers(db_path) else None
         hold = (lambda: self.sync.hold(purge=True)) if place.syncs(db_path) else None
-        # Every removal takes the same hold (DESIGN: forget, summary remove, a vector
+        # Every removal takes the same hold (forget, summary remove, a vector
         # delete): the removed text leaves this machine's replica history too.
         self._hold = hold
         self.journal = Journal(

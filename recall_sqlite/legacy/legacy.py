@@ -12,7 +12,7 @@ from typing import IO
 from .. import identity
 from ..context import StoreContext
 from ..errors import WorkspaceError
-from ..journal.forget import FileOutcome, ForgetTarget
+from ..journal.forget import FileCopy, FileOutcome, ForgetTarget
 from ..limits import MAX_LINE_BYTES
 from ..paths import idfile
 from .admit import refuse_strangers
@@ -207,6 +207,13 @@ class Legacy:
                 self.import_paths(again)
 
         return forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
+
+    def forgotten_copies(self) -> tuple[list[FileCopy], list[str]]:
+        """Lines of the workspace's synapt journals that still hold a forgotten entry
+        version (leftovers.py), and the files that could not be read: doctor's."""
+        from .leftovers import leftovers
+
+        return leftovers(self._ctx, self.plan())
 
     def export_to_buckets(self, *, worktree: str | None = None) -> BucketsReport:
         """`export --format synapt --to-buckets`: every worktree's versions appended to the

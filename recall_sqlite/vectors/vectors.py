@@ -201,9 +201,9 @@ class Vectors:
         return len(models)
 
     def _empty_wal(self) -> None:
-        """A delete is a removal (DESIGN: every removal purges): secure_delete zeroed the
-        rows' pages, and the WAL frames and this machine's replica history that still
-        hold the embedding go too, with replication held still meanwhile."""
+        """A delete is a removal, and every removal purges (docs/sync.md): secure_delete
+        zeroed the rows' pages, and the WAL frames and this machine's replica history that
+        still hold the embedding go too, with replication held still meanwhile."""
         db = self._ctx.db
         if self._hold is None:
             with db.lock:

@@ -138,8 +138,6 @@ def _synapt(m: Machine, *args: str, input: str | None = None) -> subprocess.Comp
     return res
 
 
-
-
 PASTED = "sk-live-PASTEDtoken-9q8w7e6r5t"
 
 
