@@ -7,6 +7,7 @@ sync status                                    this machine and every peer
 sync restore --url URL [--force]               bring this machine back from a replica
 sync peek MACHINE [-n N]                       a peer's newest entries, read-only
 sync verify                                    has every peer met this store?
+sync retire MACHINE [--force]                  a machine gone for good: pulled, deleted
 
 Each is one call of `store.sync` (recall_sqlite/sync/sync.py), or `restore_store`.
 """
@@ -301,6 +302,39 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+# -- retire -------------------------------------------------------------------------------
+
+
+def retired_lines(done: Any) -> list[str]:
+    """What a retirement did, as `sync retire` (and `sync restore --retire`) print it."""
+    who = f"machine {done.machine}" + (f" ({done.host})" if done.host else "")
+    pulled = done.pulled
+    if pulled is None or pulled.status == "empty":
+        merged = "its replica held no backup: nothing to pull"
+    elif pulled.status == "failed":
+        merged = f"its replica could not be pulled: {pulled.error}"
+    elif pulled.report is not None:
+        merged = f"pulled first: {_arrived(pulled.report.to_dict())}"
+    else:
+        merged = "pulled first: nothing it held was new here"
+    lines = [
+        f"Retired {who} (its claim: {done.condition}); {merged}.",
+        "Its replica was deleted from the location; this machine forgot it (the others do"
+        " at their next pull)."
+        if done.deleted
+        else "Its replica could NOT be deleted whole from the location.",
+    ]
+    return lines + [f"note: {n}" for n in done.notes]
+
+
+def cmd_retire(args: argparse.Namespace) -> int:
+    _set_up(args)
+    with open_from_args(args) as store:
+        done = store.sync.retire(args.machine, force=args.force)
+    emit(args, done.to_dict(), "\n".join(retired_lines(done)))
+    return 0 if done.deleted else 1
+
+
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     sync = sub.add_parser(
         "sync",
@@ -358,3 +392,15 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         "verify", parents=[jp], help="each peer's replica against this store (nothing merged)"
     )
     p.set_defaults(func=cmd_verify)
+    p = ssub.add_parser(
+        "retire",
+        parents=[jp],
+        help="a machine gone for good: its replica pulled, then deleted, and it forgotten",
+    )
+    p.add_argument("machine", help="the machine id (or its start), as `sync status` lists it")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="even if its claim is live, or its replica cannot be pulled first",
+    )
+    p.set_defaults(func=cmd_retire)

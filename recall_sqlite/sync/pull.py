@@ -144,7 +144,12 @@ def pull_all(
     """Pull every other machine of the repository (or `only` that one)."""
     remote = config.remote()
     me = state.machine()
-    machines = [m for m in remote.machines(config.slug) if m != me]
+    listed = remote.machines(config.slug)
+    machines = [m for m in listed if m != me]
+    if listed:
+        # A machine retired elsewhere (sync retire) is gone from the location: forgotten
+        # here too, so nothing keeps counting what it held.
+        state.book.drop(set(state.book.load()) - set(listed))
     if only is not None:
         machines = [m for m in machines if m == only or m.startswith(only)]
     if not machines:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .pause import Hold
     from .peek import Peeked
     from .pull import PeerPull, PullReport
+    from .retire import Retired
     from .run import StopFlag
     from .setup import Joined, Restored
     from .state import SyncConfig, SyncState
@@ -89,6 +90,21 @@ class Sync:
         )
         hints = () if pulled else self._elsewhere(state, config)
         return PullReport(peers=tuple(pulled), elsewhere=hints, key=config.key, url=config.url)
+
+    def retire(self, machine: str, *, force: bool = False) -> Retired:
+        """Take a machine that is gone for good out of the repository's replicas (an id or
+        its start): refused while its claim is live (unless `force`), its replica pulled
+        first (nothing it alone held is lost; unpullable: refused unless `force`), then
+        deleted from the location and forgotten in peers.json (sync/retire.py)."""
+        from ..checks import require_bool, require_text
+        from .retire import retire
+
+        require_text("machine", machine, allow_empty=False)
+        require_bool("force", force)
+        state, config = self._state(), self.config()
+        return retire(
+            self._ctx, state, config, machine, force=force, quiet=self.hold, files=self._files
+        )
 
     def status(self, *, count: bool = True) -> SyncStatus:
         """This machine's replication and every peer; `count` restores each peer that moved

@@ -6,6 +6,7 @@ a dead machine's replica is retired (`sync retire`) after what it holds is merge
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -17,6 +18,7 @@ from recall_sqlite import synapt_layout as layout
 from recall_sqlite.sync import litestream
 from tests.behaviour.test_sync_litestream import (  # the machines and their fixtures
     Machine,
+    clone,
     env,
     stop_all,
     two_machines,
@@ -188,3 +190,59 @@ def test_a_forget_on_one_machine_leaves_no_copy_in_anothers_synapt_files(
     # A forget of it on a now: forgotten already, said so, exit 0 (not "no entry").
     again = a.cli("journal", "forget", eid).stdout
     assert "already forgotten on this machine" in again and eid in again
+
+
+DEAD = "token-DEADMACHINE-5m2x8k"
+
+
+def _age_claim(tmp_path: Path, machine: str, seconds: float) -> None:
+    """The machine's claim as it reads `seconds` after its last heartbeat (the test does
+    not wait out the lease)."""
+    (owner,) = (tmp_path / "replicas").glob(f"*/{machine}/owner.json")
+    held = json.loads(owner.read_text())
+    owner.write_text(json.dumps({**held, "heartbeat": held["heartbeat"] - seconds}))
+
+
+def test_a_dead_machine_is_retired_after_its_replica_is_pulled(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    a, b = two_machines(tmp_path, env, stop_all)
+    eid = a.write(f"leaked {DEAD}", "s1")
+    a.start()
+    b.start()
+    until(lambda: f"leaked {DEAD}" in b.foci(), 30, "b pulls the secret")
+    old_b = b.json("sync", "status", "--no-count")["machine"]
+    assert a.stop()[0] == 0
+    # b writes what only it holds, replicates it, and dies (kill -9: no clean exit).
+    b.write("only the old b knew this", "s2")
+    (ltx,) = (tmp_path / "replicas").glob(f"*/{old_b}/ltx")
+    until(lambda: _restorable(tmp_path, [], b"only the old b knew this"), 30, "b replicates")
+    b.kill9()
+    # Rebuilt: a fresh clone restored from the replicas is a new machine.
+    rebuilt = clone(tmp_path, "b-rebuilt", env)
+    stop_all.append(rebuilt)
+    restored = rebuilt.json("sync", "restore", "--url", str(tmp_path / "replicas"))
+    assert restored["new_machine"] != old_b
+    # Right after the kill its claim still looks live: retiring it is refused.
+    refused = a.cli("sync", "retire", old_b[:8], check=1)
+    assert "is live" in refused.stderr and refused.stderr.count("\n") == 1
+    assert ltx.exists()
+    _age_claim(tmp_path, old_b, 600)
+    # A forget on a names the dead machine and the way to retire it.
+    forgot = a.cli("journal", "forget", eid).stdout
+    assert f"machine {old_b}" in forgot and "looks dead" in forgot
+    assert f"`recall-sqlite sync retire {old_b}`" in forgot
+    assert _restorable(tmp_path, [], DEAD.encode())  # the old b's replica keeps it
+    done = a.json("sync", "retire", old_b[:8])
+    assert done["machine"] == old_b and done["deleted"] and done["condition"] == "silent"
+    assert done["pulled"]["status"] == "merged"
+    # Nothing it alone held is lost, nothing of it is left at the location.
+    assert "only the old b knew this" in a.foci() and f"leaked {DEAD}" not in a.foci()
+    assert not (ltx.parent).exists()
+    assert old_b not in [p["machine"] for p in a.json("sync", "status", "--no-count")["peers"]]
+    assert old_b not in json.loads((a.db().parent / f"{a.db().name}-sync" / "peers.json")
+                                   .read_text())["peers"]  # fmt: skip
+    assert _restorable(tmp_path, [], DEAD.encode()) == []
+    # Retiring it again: no such machine any more (a user's mistake, exit 2).
+    again = a.cli("sync", "retire", old_b, check=2)
+    assert "no machine" in again.stderr
