@@ -7,7 +7,7 @@ import os
 
 from . import identity
 from ._record import Frozen
-from .checks import require_bool
+from .checks import require_bool, require_text
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .errors import InvalidInputError
 from .journal.journal import Journal
@@ -303,11 +303,15 @@ def restore_store(
     key: str | None = None,
     force: bool = False,
     db_path: str | os.PathLike[str] | None = None,
+    retire: str | None = None,
 ) -> RestoreReport:
     """Bring this workspace's store back from the freshest replica of its sync key at `url`
     (a new or rebuilt machine), then pull the other machines into it and check it. Not a
     call of `store.sync`: there is no store to open yet, or one that is to be replaced
-    (only with `force`; it is moved aside, never deleted)."""
+    (only with `force`; it is moved aside, never deleted). `retire`: the machine this one
+    replaces (its id or the start of it), checked before anything is restored (it must
+    not be live) and retired after the pull (`store.sync.retire`); without it, the report
+    names the machines that look dead."""
     from pathlib import Path
 
     from .paths.resolve import resolve
@@ -316,8 +320,19 @@ def restore_store(
 
     root = resolve(cwd).root
     path = Path(resolve_db_path(root, db_path))
-    done = restore(root, path, url, key=key, force=force)
+    if retire is not None:
+        require_text("retire", retire, allow_empty=False)
+    done = restore(root, path, url, key=key, force=force, retire=retire)
     with open_store(cwd, db_path=db_path) as store:
         pulled = store.sync.pull()
+        retired = store.sync.retire(retire) if retire is not None else None
         report = store.doctor()
-    return RestoreReport(db_path=str(path), restored=done, pulled=pulled, doctor_ok=report.ok)
+        dead = store.sync.looks_dead()
+    return RestoreReport(
+        db_path=str(path),
+        restored=done,
+        pulled=pulled,
+        doctor_ok=report.ok,
+        retired=retired,
+        looks_dead=dead,
+    )

@@ -4,7 +4,7 @@ sync init --url URL [--key K [--commit-key]]   join this repository's replicas
 sync run                                       replicate and pull, in the foreground
 sync pull [--full] [--machine M]               merge the other machines now
 sync status                                    this machine and every peer
-sync restore --url URL [--force]               bring this machine back from a replica
+sync restore --url URL [--force] [--retire M]  bring this machine back from a replica
 sync peek MACHINE [-n N]                       a peer's newest entries, read-only
 sync verify                                    has every peer met this store?
 sync retire MACHINE [--force]                  a machine gone for good: pulled, deleted
@@ -245,7 +245,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_restore(args: argparse.Namespace) -> int:
     from ..store import restore_store
 
-    report = restore_store(args.cwd, url=args.url, key=args.key, force=args.force, db_path=args.db)
+    report = restore_store(
+        args.cwd, url=args.url, key=args.key, force=args.force, db_path=args.db, retire=args.retire
+    )
     done = report.restored
     text = (
         f"Restored {report.db_path} from machine {done.machine}"
@@ -258,6 +260,20 @@ def cmd_restore(args: argparse.Namespace) -> int:
         + f"doctor: {'ok' if report.doctor_ok else 'PROBLEMS (run recall-sqlite doctor)'}\n"
         + f"This machine is {done.new_machine}. Next: keep `recall-sqlite sync run` running."
     )
+    if report.retired is not None:
+        text += "\n" + "\n".join(retired_lines(report.retired))
+    for machine, host, here in report.looks_dead:
+        text += (
+            f"\nmachine {machine} ({host or 'host unknown'}) looks dead (its `sync run` stopped"
+            " without a clean exit)"
+            + (
+                ", and ran on this host: if this machine replaces it"
+                if here
+                else "; if it is gone for good"
+            )
+            + f", `recall-sqlite sync retire {machine}` pulls what it holds and deletes its"
+            " replica (forgotten text included)"
+        )
     emit(args, report.to_dict(), text)
     return 0 if report.doctor_ok else 1
 
@@ -382,6 +398,11 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p.add_argument("--key", help="the sync key (default: derived from this repository)")
     p.add_argument(
         "--force", action="store_true", help="replace a store that is here (moved aside)"
+    )
+    p.add_argument(
+        "--retire",
+        metavar="MACHINE",
+        help="the dead machine this one replaces: retired after the pull (`sync retire`)",
     )
     p.set_defaults(func=cmd_restore)
     p = ssub.add_parser("peek", parents=[jp], help="a peer's newest entries, read from its replica")

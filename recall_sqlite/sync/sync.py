@@ -162,6 +162,14 @@ class Sync:
         """Entry versions other machines held that this store lacked, when last seen."""
         return self._state().book.ahead()
 
+    def looks_dead(self) -> tuple[tuple[str, str, bool], ...]:
+        """The other machines whose `sync run` stopped without a clean exit (id, host,
+        whether it ran on this host): what `sync restore` names for `sync retire`."""
+        from .setup import looks_dead
+
+        config = self.config()
+        return looks_dead(config.remote(), config.slug, self._state().machine())
+
     def _state(self) -> SyncState:
         from .state import SyncState
 
@@ -188,18 +196,36 @@ def require_set_up(db_path: str | Path) -> None:
 
 class RestoreReport(Frozen):
     """What `restore_store` did: the replica restored, the other machines pulled into it,
-    and whether doctor then found the store sound."""
+    whether doctor then found the store sound, the machine it retired (the one this
+    machine replaces, when named) and the other machines that look dead (id, host, whether
+    it ran on this host: `sync retire` takes one out)."""
 
-    __slots__ = ("db_path", "restored", "pulled", "doctor_ok")
+    __slots__ = ("db_path", "restored", "pulled", "doctor_ok", "retired", "looks_dead")
     db_path: str
     restored: Restored
     pulled: PullReport
     doctor_ok: bool
+    retired: Retired | None
+    looks_dead: tuple[tuple[str, str, bool], ...]
 
     def __init__(
-        self, *, db_path: str, restored: Restored, pulled: PullReport, doctor_ok: bool
+        self,
+        *,
+        db_path: str,
+        restored: Restored,
+        pulled: PullReport,
+        doctor_ok: bool,
+        retired: Retired | None = None,
+        looks_dead: tuple[tuple[str, str, bool], ...] = (),
     ) -> None:
-        self._set(db_path=db_path, restored=restored, pulled=pulled, doctor_ok=doctor_ok)
+        self._set(
+            db_path=db_path,
+            restored=restored,
+            pulled=pulled,
+            doctor_ok=doctor_ok,
+            retired=retired,
+            looks_dead=looks_dead,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -207,4 +233,8 @@ class RestoreReport(Frozen):
             **self.restored.to_dict(),
             "pulled": [p.to_dict() for p in self.pulled.peers],
             "doctor_ok": self.doctor_ok,
+            "retired": self.retired.to_dict() if self.retired is not None else None,
+            "looks_dead": [
+                {"machine": m, "host": h, "this_host": same} for m, h, same in self.looks_dead
+            ],
         }

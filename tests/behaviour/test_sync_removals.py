@@ -7,6 +7,7 @@ a dead machine's replica is retired (`sync retire`) after what it holds is merge
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -218,16 +219,20 @@ def test_a_dead_machine_is_retired_after_its_replica_is_pulled(
     (ltx,) = (tmp_path / "replicas").glob(f"*/{old_b}/ltx")
     until(lambda: _restorable(tmp_path, [], b"only the old b knew this"), 30, "b replicates")
     b.kill9()
-    # Rebuilt: a fresh clone restored from the replicas is a new machine.
-    rebuilt = clone(tmp_path, "b-rebuilt", env)
-    stop_all.append(rebuilt)
-    restored = rebuilt.json("sync", "restore", "--url", str(tmp_path / "replicas"))
-    assert restored["new_machine"] != old_b
     # Right after the kill its claim still looks live: retiring it is refused.
     refused = a.cli("sync", "retire", old_b[:8], check=1)
     assert "is live" in refused.stderr and refused.stderr.count("\n") == 1
     assert ltx.exists()
     _age_claim(tmp_path, old_b, 600)
+    # Rebuilt: a fresh clone restored from the replicas is a new machine, told that the
+    # old one looks dead, ran on this host, and how to retire it.
+    rebuilt = clone(tmp_path, "b-rebuilt", env)
+    stop_all.append(rebuilt)
+    restored = rebuilt.json("sync", "restore", "--url", str(tmp_path / "replicas"))
+    assert restored["new_machine"] != old_b and restored["retired"] is None
+    assert restored["looks_dead"] == [
+        {"machine": old_b, "host": socket.gethostname(), "this_host": True}
+    ]
     # A forget on a names the dead machine and the way to retire it.
     forgot = a.cli("journal", "forget", eid).stdout
     assert f"machine {old_b}" in forgot and "looks dead" in forgot
@@ -246,3 +251,31 @@ def test_a_dead_machine_is_retired_after_its_replica_is_pulled(
     # Retiring it again: no such machine any more (a user's mistake, exit 2).
     again = a.cli("sync", "retire", old_b, check=2)
     assert "no machine" in again.stderr
+
+
+def test_restore_retires_the_machine_it_replaces_when_named(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    url = str(tmp_path / "replicas")
+    a, b = two_machines(tmp_path, env, stop_all)
+    a.write("written on a", "s1")
+    b.write("only the old b knew this", "s2")
+    b.start()
+    old_b = b.json("sync", "status", "--no-count")["machine"]
+    b.kill9()
+    rebuilt = clone(tmp_path, "b-rebuilt", env)
+    stop_all.append(rebuilt)
+    # Named while its claim is live: refused before anything is restored.
+    refused = rebuilt.cli("sync", "restore", "--url", url, "--retire", old_b[:8], check=1)
+    assert "nothing was restored" in refused.stderr
+    assert not rebuilt.db().exists()
+    _age_claim(tmp_path, old_b, 600)
+    a.start()  # a's replica, so the rebuilt machine pulls it too
+    done = rebuilt.json("sync", "restore", "--url", url, "--retire", old_b[:8])
+    assert done["retired"]["machine"] == old_b and done["retired"]["deleted"]
+    assert done["looks_dead"] == []
+    assert rebuilt.foci() == ["only the old b knew this", "written on a"]
+    assert [p.name for p in (tmp_path / "replicas").glob(f"*/{old_b}")] == []
+    peers = rebuilt.json("sync", "status", "--no-count")["peers"]
+    assert [p["machine"] for p in peers] == [a.json("sync", "status", "--no-count")["machine"]]
+    assert a.stop()[0] == 0
