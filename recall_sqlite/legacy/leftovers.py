@@ -10,7 +10,11 @@ verify takes it for accounted; the text is still in the file, though.
 Every line whose entry was forgotten is known by its place: the forget moved its record
 to the quarantine as 'forgotten' (schema.sql's journal_entries_after_delete), and an
 import of a line whose entry was forgotten before records it so. Only those lines are read
-again, each checked against the tombstones by its content address."""
+again, each checked against the tombstones by its content address.
+
+A user's line that a forget looked at and left in place (it lists such a line, and removes
+it only with `--scrub-sources`) is no leftover: the forget marks its record (`LEFT`), and
+doctor names only the lines no forget has looked at (or could not rewrite)."""
 
 from __future__ import annotations
 
@@ -23,6 +27,25 @@ from .lines import Bad, LineReader, classify
 from .plan import Plan
 from .sources import Tombstones
 
+# The detail of a quarantined 'forgotten' line a forget left in place on purpose.
+LEFT = "a line of a file the store did not write, left in place by forget (listed)"
+
+
+def mark_left(ctx: StoreContext, plan: Plan, left: list[FileCopy]) -> None:
+    """Mark the records of the lines a forget listed and left in place (a user's lines):
+    they are the forget's decision, not a leftover for doctor to name."""
+    keys = {str(s.path): s.key for s in plan.everything}
+    rows = [(keys[c.path], c.line) for c in left if c.path in keys]
+    if not rows:
+        return
+    with ctx.db.write() as conn:
+        conn.executemany(
+            "UPDATE quarantine SET detail = ? WHERE reason = 'forgotten' AND line = ?"
+            " AND source_id = (SELECT id FROM import_sources WHERE workspace_id = ?"
+            " AND path = ? AND superseded = 0)",
+            [(LEFT, line, ctx.workspace_pk, key) for key, line in rows],
+        )
+
 
 def leftovers(ctx: StoreContext, plan: Plan) -> tuple[list[FileCopy], list[str]]:
     """The lines of the workspace's synapt stores (their current import records) that
@@ -31,8 +54,9 @@ def leftovers(ctx: StoreContext, plan: Plan) -> tuple[list[FileCopy], list[str]]
     places: dict[str, set[int]] = {}
     for key, line in ctx.db.query(
         "SELECT s.path, q.line FROM quarantine q JOIN import_sources s ON s.id = q.source_id"
-        " WHERE s.workspace_id = ? AND s.superseded = 0 AND q.reason = 'forgotten'",
-        (ws,),
+        " WHERE s.workspace_id = ? AND s.superseded = 0 AND q.reason = 'forgotten'"
+        " AND q.detail <> ?",
+        (ws, LEFT),
     ):
         places.setdefault(str(key), set()).add(as_int(line))
     if not places:

@@ -206,7 +206,13 @@ class Legacy:
             if again:
                 self.import_paths(again)
 
-        return forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
+        outcome = forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
+        left = [c for c in outcome.copies if not c.removed and c.kind == "bucket"]
+        if left:
+            from .leftovers import mark_left
+
+            mark_left(self._ctx, plan, left)
+        return outcome
 
     def forgotten_copies(self) -> tuple[list[FileCopy], list[str]]:
         """Lines of the workspace's synapt journals that still hold a forgotten entry
