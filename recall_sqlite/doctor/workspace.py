@@ -35,9 +35,9 @@ def findings(ctx: StoreContext, info: WorkspaceInfo, legacy: Legacy) -> list[Fin
 
 
 def _forgotten_findings(legacy: Legacy) -> list[Finding]:
-    """Lines of synapt's journals that still hold a forgotten entry version (a user's line
-    forget listed, a file it could not rewrite): verify takes them for accounted (an
-    import never brings them back), but the text is in the file."""
+    """Lines of synapt's journals that still hold a forgotten entry version no forget has
+    looked at (a file it could not rewrite, a row deleted without it): verify takes them
+    for accounted (an import never brings them back), but the text is in the file."""
     try:
         left, errors = legacy.forgotten_copies()
     except RecallError as exc:
