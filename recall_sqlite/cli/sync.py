@@ -150,7 +150,8 @@ def _arrived(r: dict[str, Any]) -> str:
         f"{r['copies_removed']} copy(ies) removed from synapt's files"
         if r.get("copies_removed")
         else "",
-        f"{r['copies_left']} copy(ies) left in synapt's files (`journal forget ID` lists them)"
+        f"{r['copies_left']} copy(ies) left in synapt's files (lines the store did not"
+        " write, or files it could not rewrite: `journal forget ID` here removes them)"
         if r.get("copies_left")
         else "",
         f"{r['moved']} moved to the smaller worktree key" if r["moved"] else "",
