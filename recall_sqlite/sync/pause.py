@@ -200,7 +200,7 @@ def _not_live(state: SyncState, others: list[str]) -> list[str]:
                     f"machine {machine}{host} is stopped: it holds it until its next `sync"
                     " run` or `sync pull`"
                 )
-            elif said in ("silent", "unknown"):
+            elif said == "silent":
                 age = heartbeat_age(owner or {})
                 since = f" {age / 60:.0f} min ago" if age is not None else ""
                 notes.append(
