@@ -230,6 +230,8 @@ CREATE TABLE journal_tombstones (
     id            BLOB NOT NULL CHECK (length(id) = 16),
     formula       INTEGER NOT NULL DEFAULT 2 CHECK (formula IN (1, 2)),
     forgotten_at  TEXT NOT NULL,               -- ISO-8601 UTC
+    asked_by      TEXT CHECK (asked_by IS NULL OR (length(asked_by) = 16 AND asked_by NOT GLOB '*[^0-9a-f]*')),
+                                               -- the machine whose forget it is (v12); NULL: this store's own
     PRIMARY KEY (workspace_id, id)
 ) STRICT, WITHOUT ROWID;
 
@@ -298,6 +300,8 @@ CREATE TABLE summaries (
     superseded_by  INTEGER REFERENCES summaries(id) ON DELETE SET NULL,
     uid            BLOB CHECK (uid IS NULL OR length(uid) = 16),
                                                -- content id (summaries.py): the same summary on every machine
+    minted_from    INTEGER,                    -- v12: the covered range its uid was made with, where
+    minted_to      INTEGER,                    -- a pull translated covers_* to this store's seqs
     UNIQUE (workspace_id, created_us),         -- also the index of "newest first" over all scopes
     CHECK ((covers_from IS NULL) = (covers_to IS NULL)),
     CHECK (covers_from IS NULL OR (covers_from >= 0 AND covers_from <= covers_to))
@@ -741,6 +745,8 @@ CREATE TABLE summary_tombstones (
     workspace_id INTEGER NOT NULL,
     uid          BLOB NOT NULL CHECK (length(uid) = 16),
     removed_at   TEXT NOT NULL,                -- ISO-8601 UTC
+    asked_by     TEXT CHECK (asked_by IS NULL OR (length(asked_by) = 16 AND asked_by NOT GLOB '*[^0-9a-f]*')),
+                                               -- the machine that removed it (v12); NULL: this store's own
     PRIMARY KEY (workspace_id, uid)
 ) STRICT, WITHOUT ROWID;
 
@@ -768,6 +774,8 @@ CREATE TABLE vector_tombstones (
     owner        BLOB NOT NULL CHECK (length(owner) = 16),
     model        TEXT NOT NULL,
     deleted_at   TEXT NOT NULL,                -- ISO-8601 UTC with microseconds, as vectors.created_at
+    asked_by     TEXT CHECK (asked_by IS NULL OR (length(asked_by) = 16 AND asked_by NOT GLOB '*[^0-9a-f]*')),
+                                               -- the machine that deleted it (v12); NULL: this store's own
     PRIMARY KEY (workspace_id, model, owner_kind, owner)
 ) STRICT, WITHOUT ROWID;
 
@@ -815,6 +823,23 @@ SELECT v.id, w.uuid AS workspace, v.model, v.dim, v.owner_kind,
   FROM vectors v
   JOIN workspaces w ON w.id = v.workspace_id
   LEFT JOIN journal_entries e ON e.seq = v.entry_seq;
+
+-- What was forgotten (entries), removed (summaries) or deleted (vectors), and which machine
+-- asked: every machine applies every machine's forget, so each says whose it was (v12). Ids
+-- only: a tombstone holds no byte of the text.
+CREATE VIEW forgotten AS
+SELECT w.uuid AS workspace, 'entry' AS kind, lower(hex(t.id)) AS id, NULL AS model,
+       t.forgotten_at AS at, coalesce(t.asked_by, '(this machine)') AS asked_by
+  FROM journal_tombstones t JOIN workspaces w ON w.id = t.workspace_id
+ WHERE t.formula = 2
+UNION ALL
+SELECT w.uuid, 'summary', lower(hex(t.uid)), NULL, t.removed_at,
+       coalesce(t.asked_by, '(this machine)')
+  FROM summary_tombstones t JOIN workspaces w ON w.id = t.workspace_id
+UNION ALL
+SELECT w.uuid, t.owner_kind || ' vector', lower(hex(t.owner)), t.model, t.deleted_at,
+       coalesce(t.asked_by, '(this machine)')
+  FROM vector_tombstones t JOIN workspaces w ON w.id = t.workspace_id;
 
 -- Per source file version: its lines (each imported, a duplicate or quarantined: a CHECK
 -- holds the sum), how many bytes were read, and whether that was the whole file.

@@ -14,7 +14,14 @@ import os
 from collections.abc import Iterable, Mapping
 
 from .errors import InvalidInputError, RecallError
-from .limits import INT64_MAX, INT64_MIN, MAX_MODEL_LEN
+from .limits import (
+    INT64_MAX,
+    INT64_MIN,
+    MACHINE_ID_HEX,
+    MAX_MODEL_LEN,
+    MAX_VECTOR_DIM,
+    max_field_bytes,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -245,3 +252,45 @@ def require_ids(name: str, value: object, *, error: ErrorType = InvalidInputErro
             raise error("an entry id is 32 hex digits, got bytes that are not") from None
     items = require_list(name, value, single=str, iterable=True, what="a list of ids", error=error)
     return [parse_entry_id(item, error=error) for item in items]
+
+
+def is_machine_id(value: object) -> bool:
+    """The shape sync mints a machine id in (state.py: `secrets.token_hex`): MACHINE_ID_HEX
+    lowercase hex digits. Nothing else is one: a machine id names a directory of the replica
+    location, so a separator, `..` or any other character would reach outside it."""
+    return (
+        isinstance(value, str)
+        and len(value) == MACHINE_ID_HEX
+        and all(ch in "0123456789abcdef" for ch in value)
+    )
+
+
+def require_machine_id(name: str, value: object, *, error: ErrorType = InvalidInputError) -> str:
+    """A machine id (is_machine_id's shape), from machine.json, a replica location's
+    listing or a peer's row naming who forgot what."""
+    if not is_machine_id(value):
+        shown = repr(value[:40]) if isinstance(value, str) else type(value).__name__
+        raise error(f"{name} is not a machine id ({MACHINE_ID_HEX} hex digits): {shown}")
+    assert isinstance(value, str)
+    return value
+
+
+def require_summary_text(
+    name: str, value: object, *, allow_empty: bool = False, error: ErrorType = InvalidInputError
+) -> str:
+    """A summary's text (or kind): require_text's rule, at most the field limit in UTF-8
+    bytes (limits.max_field_bytes, as an entry's fields: every read that shows it prints
+    it). The local write and a peer's row in a pull are held to this one rule."""
+    text = require_text(name, value, allow_empty=allow_empty, error=error)
+    limit = max_field_bytes()
+    if len(text) > limit // 4 and len(text.encode("utf-8")) > limit:
+        raise error(f"{name} is longer than {limit} bytes in UTF-8")
+    return text
+
+
+def require_vector_dim(name: str, value: object, *, error: ErrorType = InvalidInputError) -> int:
+    """A vector's dimension: 1 to MAX_VECTOR_DIM."""
+    dim = require_int(name, value, minimum=1, error=error)
+    if dim > MAX_VECTOR_DIM:
+        raise error(f"{name} is more than {MAX_VECTOR_DIM}, got {dim}")
+    return dim

@@ -32,6 +32,15 @@ MAX_MODEL_LEN: Final = 200
 # Words of a search query (an AND of more matches nearly nothing, and each costs a doclist
 # read); the result says when the rest were dropped.
 MAX_QUERY_TERMS: Final = 32
+# A vector's dimension: the largest embedding models give a few thousand; far beyond is
+# damage (a peer's blob of gigabytes would be loaded by every search of its model).
+MAX_VECTOR_DIM: Final = 65536
+# A machine id (sync/state.py mints it with secrets.token_hex(8)): this many hex digits.
+MACHINE_ID_HEX: Final = 16
+# A summary created at one microsecond on two machines moves the later arrival by 1 µs
+# (sync/merge_summaries.py): its created_us may run ahead of its created_at by that much
+# per clash, never behind it. A second of clashes is not a clash: a forged order.
+MAX_CLASH_SHIFT_US: Final = 1_000_000
 # A sync key (sync/key.py): the name of the repository on every machine.
 MAX_SYNC_KEY: Final = 200
 

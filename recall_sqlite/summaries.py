@@ -28,6 +28,7 @@ from .checks import (
     require_int,
     require_list,
     require_optional_text,
+    require_summary_text,
     require_text,
     require_type,
 )
@@ -455,9 +456,9 @@ class Summaries:
         """`add`, answered with the (branch, kind) scope written to and how many current
         summaries other scopes of that kind hold (counted in the same transaction): the
         answer of `summary add` and of the MCP tool summary_add."""
-        require_text("text", text, allow_empty=False)
+        require_summary_text("text", text)
         branch = require_optional_text("branch", branch)
-        require_text("kind", kind, allow_empty=False)
+        require_summary_text("kind", kind)
         author = require_optional_text("author", author, allow_empty=False)
         raw_ids = None if covers is None or isinstance(covers, CoverRange) else _entry_ids(covers)
         # Positions are for writes only: a session start's read of the latest summary

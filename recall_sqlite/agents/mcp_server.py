@@ -9,8 +9,9 @@ no store exists they answer the CLI's empty answer (with the scope the call woul
 covered from here, no workspace id), and `where` the CLI's answer (the workspace and the
 database it would have). Every store error is an MCP tool error with its one-line message,
 but doctor's on a store too damaged to open: that is its finding, as on the command line.
-The store is opened per call: two servers and a CLI writer on one store are three writers
-SQLite serialises, so none loses another's write.
+A write opens the store for its call: two servers and a CLI writer on one store are three
+writers SQLite serialises, so none loses another's write. Reads share one read-only store
+kept open while it answers as a fresh open would (kept.py).
 
 The SDK is imported by `serve` only: the tools' table and `call` import nothing heavier
 than the store, and nothing here is on a `journal read`'s path."""
@@ -23,6 +24,7 @@ import shutil
 import sys
 
 from recall_sqlite import ALL_BRANCHES, open_store
+from recall_sqlite.agents.kept import KeptStore
 from recall_sqlite.answers import DRAFT, TOOL_ANSWERS
 from recall_sqlite.errors import (
     CorruptStoreError,
@@ -320,14 +322,23 @@ def tool_specs() -> list[dict[str, Any]]:
     ]
 
 
-def call(cwd: str, name: str, arguments: dict[str, Any], db: str | None = None) -> Any:
+def call(
+    cwd: str,
+    name: str,
+    arguments: dict[str, Any],
+    db: str | None = None,
+    kept: KeptStore | None = None,
+) -> Any:
     """The tool `name`'s answer for the store of `cwd` (or the database file `db`): one
     library call's to_dict(). Raises RecallError (the tool error's message) for what the
-    store refuses."""
+    store refuses. `kept`: a read is answered on that kept read-only store (agents/kept.py)
+    while it answers as a fresh open would; a write always opens its own."""
     _, _, _, _, reads, handler, unstored = _TOOLS[name]
     # doctor reads unless asked to repair.
     read_only = reads and not (name == "doctor" and arguments.get("repair"))
     try:
+        if read_only and kept is not None:
+            return kept.read(cwd, db, lambda store: handler(store, arguments))
         store = open_store(cwd, db_path=db, read_only=read_only)
     except NoStoreError:
         if unstored is None:
@@ -344,9 +355,9 @@ def call(cwd: str, name: str, arguments: dict[str, Any], db: str | None = None) 
         return handler(store, arguments)
 
 
-def resource_text(cwd: str, name: str, db: str | None = None) -> str:
+def resource_text(cwd: str, name: str, db: str | None = None, kept: KeptStore | None = None) -> str:
     """A resource's JSON: the newest entries, or the pending next steps, of this worktree."""
-    return json.dumps(call(cwd, name, {}, db), indent=2)
+    return json.dumps(call(cwd, name, {}, db, kept), indent=2)
 
 
 # uri -> (the tool whose answer it is, its name, what it holds)
@@ -380,6 +391,7 @@ def serve(
     from pydantic import AnyUrl
 
     server: Any = Server(NAME)
+    kept = KeptStore()
     extras = dict(extra_tools or {})
     tools = [types.Tool(**spec) for spec in [*tool_specs(), *(s for s, _ in extras.values())]]
 
@@ -394,7 +406,7 @@ def serve(
             return _error(f"no tool {name!r}: the tools are {', '.join([*TOOLS, *extras])}")
         try:
             if extra is None:
-                answer = await anyio.to_thread.run_sync(call, cwd, name, arguments, db)
+                answer = await anyio.to_thread.run_sync(call, cwd, name, arguments, db, kept)
             else:
                 answer = await anyio.to_thread.run_sync(extra[1], arguments)
         except RecallError as exc:
@@ -424,14 +436,17 @@ def serve(
         found = RESOURCES.get(str(uri))
         if found is None:
             raise UsageError(f"no resource {uri}: the resources are {', '.join(RESOURCES)}")
-        text = await anyio.to_thread.run_sync(resource_text, cwd, found[0], db)
+        text = await anyio.to_thread.run_sync(resource_text, cwd, found[0], db, kept)
         return [ReadResourceContents(content=text, mime_type="application/json")]
 
     async def _run() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    anyio.run(_run)
+    try:
+        anyio.run(_run)
+    finally:
+        kept.close()
 
 
 def script() -> str:

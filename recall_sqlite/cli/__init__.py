@@ -161,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hook = quick_hook(args, leading_options(args))
         if hook is not None:
             return int(hook.func(hook))
+        return _hook_line(args)
     if command == "journal":
         quick = quick_read(args)
         if quick is not None:
@@ -171,6 +172,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     module = COMMANDS.get(command or "")
     return run(args, lambda: build_parser([module] if module else list(COMMANDS.values())))
+
+
+def _hook_line(args: Sequence[str]) -> int:
+    """A `hook` line quick_hook does not read (--help, or a mistake in an agent's settings):
+    argparse's answer, but a mistake is never an exit code that could fail the agent's
+    session: its one line is on stderr, the exit 0 (issue 34: a hook never blocks a
+    session). --help and --version keep their 0."""
+    from ._common import run
+
+    try:
+        run(args, lambda: build_parser([COMMANDS["hook"]]))
+    except SystemExit:
+        pass
+    return 0
 
 
 def build_parser(modules: Sequence[str]) -> ArgumentParser:

@@ -157,6 +157,8 @@ def _compose(store: Store, branch: str | None, n: int) -> str:
 
 
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
+    from ._common import positive_int
+
     hook = sub.add_parser("hook", help="what an agent's hook prints (session start)")
     hooks = hook.add_subparsers(dest="hook_command", metavar="HOOK", required=True)
     start = hooks.add_parser(
@@ -173,7 +175,7 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     )
     start.add_argument(
         "-n",
-        type=lambda t: int_at_least(t, 1),
+        type=positive_int,
         default=DEFAULTS["n"],
         help=f"how many of the newest meaningful entries (default {DEFAULTS['n']})",
     )

@@ -62,7 +62,7 @@ def _elsewhere_lines(
     import shlex
 
     return [
-        f"{', '.join(ms)} replicate this repository under the key {k!r} ({how} here), which"
+        f"{', '.join(ms)} replicate this repository under the key {k!r} ({how}), which"
         f" never meets {key!r}: to join them, run"
         f" `recall-sqlite sync init --url {shlex.quote(url)} --key {shlex.quote(k)}` here"
         for k, how, ms in found
@@ -159,10 +159,36 @@ def _arrived(r: dict[str, Any]) -> str:
         f"{r['summaries_removed']} summary(ies) removed" if r["summaries_removed"] else "",
         f"{r['vectors']} vector(s)" if r["vectors"] else "",
         f"{r['vectors_deleted']} vector(s) deleted" if r["vectors_deleted"] else "",
-        f"{r['rejected']} row(s) REFUSED (id does not match content)" if r["rejected"] else "",
         f"{r['vector_conflicts']} vector(s) of a model with another dimension skipped"
         if r["vector_conflicts"]
         else "",
+        f"{r['summaries_unproven']} summary(ies) kept unproven (a source forgotten there)"
+        if r["summaries_unproven"]
+        else "",
+    ]
+    refused = [
+        f"{r[name]} {kind}"
+        for name, kind in (
+            ("rejected", "entry version(s)"),
+            ("rejected_summaries", "summary(ies)"),
+            ("rejected_vectors", "vector(s)"),
+            ("rejected_tombstones", "tombstone(s)"),
+        )
+        if r[name]
+    ]
+    if refused:
+        parts.append(f"REFUSED {', '.join(refused)} (not what their ids prove, or invalid)")
+    for asked in r["forgotten_by"]:
+        parts.append(f"machine {asked['machine']} forgot {_forgot(asked)}")
+    return ", ".join(p for p in parts if p)
+
+
+def _forgot(asked: dict[str, Any]) -> str:
+    """'3 entries, 1 summary' of one machine's removals."""
+    parts = [
+        f"{asked['entries']} entries" if asked["entries"] else "",
+        f"{asked['summaries']} summary(ies)" if asked["summaries"] else "",
+        f"{asked['vectors']} vector(s)" if asked["vectors"] else "",
     ]
     return ", ".join(p for p in parts if p)
 
@@ -236,6 +262,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"  {p.machine} {p.host or ''}  [{state_text}]  {where}")
         if p.error:
             lines.append(f"    ! {p.error}")
+    lines += [
+        f"elsewhere    {x}" for x in _elsewhere_lines(report.elsewhere, report.key, report.url)
+    ]
+    for machine, e, s, v in report.forgotten_by:
+        who = f"{machine} (this machine)" if machine == report.machine else machine
+        asked = {"entries": e, "summaries": s, "vectors": v}
+        lines.append(f"forgotten    by {who}: {_forgot(asked)}")
     emit(args, report.to_dict(), "\n".join(lines))
     return 0
 

@@ -1,8 +1,8 @@
 """Rows against what their own content says: an entry's `rich`, `meaningful` and `sid_order`
 (written from the content when the row is), its `ts_us` and its id (a hash of the content:
 any changed byte shows), and a summary's content id. The columns derived at write time are
-checked by every doctor (SQL, and one cached hash per session); the whole re-hash of every
-row runs with --deep.
+checked by every doctor (SQL, and one cached hash per session), and so is every summary's
+uid (summaries are few); the whole re-hash of every entry runs with --deep.
 
 A repair restores only what the id proves: content one flipped bit away from its id gets
 that bit back (a bit flip on disk, or text made undecodable by one), an id a bit or two
@@ -355,7 +355,9 @@ _SUMMARY_TEXT = ("branch", "kind", "text", "created_at", "author")
 _SUMMARY_SELECT = (
     "SELECT s.id, s.uid, "
     + ", ".join(f"CAST(s.{c} AS BLOB)" for c in _SUMMARY_TEXT)
-    + ", s.covers_from, s.covers_to, s.source_count,"
+    # The range its uid was made with: a pulled summary's own (schema v12), else its covers.
+    + ", coalesce(s.minted_from, s.covers_from), coalesce(s.minted_to, s.covers_to),"
+    " s.source_count,"
     " (SELECT json_group_array(lower(hex(e.id))) FROM (SELECT e.id FROM summary_sources x"
     "   JOIN journal_entries e ON e.seq = x.entry_seq WHERE x.summary_id = s.id ORDER BY e.seq) e),"
     " (SELECT count(*) FROM summary_sources x WHERE x.summary_id = s.id), s.created_us"

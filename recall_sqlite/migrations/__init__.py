@@ -32,6 +32,7 @@ STEPS: tuple[str, ...] = (
     "v009_wake",
     "v010_compact_heads",
     "v011_search_probe",
+    "v012_accountable",
 )
 SCHEMA_VERSION = 1 + len(STEPS)
 

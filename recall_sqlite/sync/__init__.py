@@ -10,6 +10,7 @@ remote_file.py remote_s3.py remote_sftp.py  one backend each
 owner.py      the one-writer claim on a machine's replica (`owner.json`)
 litestream.py  the engine: binary, environment, generated configs, restore, replicate
 merge.py merge_summaries.py merge_vectors.py  another store merged in, by content
+peer_rows.py  a peer's rows checked against what their ids prove; who asked for each removal
 peers.py      what this machine knows of the others (`peers.json`, never in the store)
 pull.py       restore each peer, merge it, scrub what it removed
 pause.py      holding Litestream still for a checkpoint (forget, pulled forgets)

@@ -13,9 +13,11 @@ path segment, and collision-free (a hash of the key ends it)."""
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 from ..errors import SyncSetupError
 from ..limits import MAX_SYNC_KEY
@@ -50,17 +52,36 @@ def normalise_remote(url: str) -> str:
     git@github.com:org/repo.git, ssh://git@github.com/org/repo and
     https://github.com/org/repo are all `github.com/org/repo`. A local path stays a path."""
     url = url.strip()
+    local = re.match(r"^file://(?:localhost)?(/.*)$", url, re.IGNORECASE)
+    if local is not None:
+        # A file:// URL names the path a path clone names (a shallow clone needs the URL).
+        return _local(unquote(local.group(1)))
     m = re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/]*@)?([^/:]+)(?::\d*)?(/.*)?$", url)
     if m is None:
         # scp-like: [user@]host:path (a colon before any slash), else a local path.
         m = re.match(r"^(?:[^@/]+@)?([^/:]+):(?!//)(.*)$", url)
     if m is None:
-        return "path:" + url.rstrip("/")
+        return _local(url)
     host, path = m.group(1).lower(), (m.group(2) or "")
     path = path.strip("/")
     if path.endswith(".git"):
         path = path[:-4]
     return f"{host}/{path}".rstrip("/")
+
+
+def _local(path: str) -> str:
+    """A local repository's path as one key: `git clone ./origin` records
+    `/abs/./origin`, `git clone origin/` `/abs/origin/`, a non-bare repository's git
+    directory `/abs/origin/.git`: all `path:/abs/origin`. (A bare `origin.git` keeps its
+    name: it is another directory than `origin`.)"""
+    if not path.startswith("/"):
+        return "path:" + path.rstrip("/")
+    clean = posixpath.normpath(path)
+    if clean.startswith("//"):
+        clean = "/" + clean.lstrip("/")  # POSIX keeps a leading `//`; git does not mean one
+    if clean.endswith("/.git"):
+        clean = clean[: -len("/.git")] or "/"
+    return "path:" + clean
 
 
 def derive(root: Path) -> tuple[str, str]:
@@ -138,3 +159,51 @@ def elsewhere_dicts(
 ) -> list[dict[str, Any]]:
     """Machines of this repository under other keys (setup.elsewhere), as --json gives them."""
     return [{"key": k, "source": how, "machines": list(ms)} for k, how, ms in found]
+
+
+# -- the facts of a repository, beside each machine's replica ---------------------------------
+
+# A slug as slug() makes it: readable characters, a dash, 8 hex digits of the key's hash.
+_SLUG = re.compile(r"^[A-Za-z0-9._-]{1,80}-[0-9a-f]{8}$")
+
+
+def is_slug(name: str) -> bool:
+    """A directory name of a replica location that slug() could have made (anything else
+    there is not a repository's)."""
+    return _SLUG.match(name) is not None and name not in (".", "..")
+
+
+def facts(root: Path) -> dict[str, str]:
+    """What identifies this clone's repository whatever its key: the root commit (a clone
+    with its whole history), the origin remote normalised, and the clone's own path as a
+    path clone of it would name it in its origin. `sync run` writes them into owner.json
+    beside its replica, so a clone keyed otherwise can be told where its peers are."""
+    found: dict[str, str] = {"path": _local(str(root.absolute()))}
+    origin = _git(root, "config", "--get", "remote.origin.url")
+    if origin:
+        found["origin"] = normalise_remote(origin)
+    if _git(root, "rev-parse", "--is-shallow-repository") == "false":
+        roots = (_git(root, "rev-list", "--max-parents=0", "HEAD") or "").split()
+        if roots:
+            found["root"] = min(roots)
+    return found
+
+
+def same_repository(mine: dict[str, str], theirs: Any) -> str | None:
+    """How two clones' facts show one repository ("the same root commit", ...), or None.
+    A fork shares the root commit too: this is a reason to tell, never to join unasked."""
+    if not isinstance(theirs, dict):
+        return None
+
+    def both(name: str) -> bool:
+        return bool(mine.get(name)) and mine.get(name) == theirs.get(name)
+
+    if both("root"):
+        return "the same root commit"
+    if both("origin"):
+        return "the same origin"
+    if mine.get("origin") and mine.get("origin") == theirs.get("path"):
+        return "a clone of the repository it replicates"
+    if mine.get("path") and mine.get("path") == theirs.get("origin"):
+        return "a clone of this repository"
+    return None

@@ -32,18 +32,20 @@ from .. import derived, identity
 from .._record import Frozen
 from ..context import StoreContext
 from ..db import Database, as_bytes, as_int
-from ..errors import PeerError, RecallError
+from ..errors import CorruptStoreError, PeerError, RecallError
 from ..journal import codec
 from ..journal.bulk import bulk_insert
 from ..journal.entry import JournalEntry
 from ..journal.forget import ForgetTarget, remove_in
 from ..timestamps import now_us
+from . import peer_rows
 from .merge_summaries import merge_summaries
 from .merge_vectors import merge_vectors
+from .peer_rows import KINDS, Refused, Tally
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from apsw import Connection
+    from apsw import Connection, SQLiteValue
 
     from ..db import Row
 
@@ -54,12 +56,18 @@ CHUNK = 2000
 
 
 class MergeReport(Frozen):
-    """What one merge changed here."""
+    """What one merge changed here, what it refused of the peer's rows (per kind: each row
+    checked against what its id proves, peer_rows.py), and which machine asked for each
+    removal it applied."""
 
     __slots__ = (
         "entries",
         "moved",
         "rejected",
+        "rejected_summaries",
+        "rejected_vectors",
+        "rejected_tombstones",
+        "summaries_unproven",
         "forgotten",
         "tombstones",
         "summaries",
@@ -70,10 +78,15 @@ class MergeReport(Frozen):
         "copies_removed",
         "copies_left",
         "peer_seq",
+        "forgotten_by",
     )
     entries: int  # entry versions stored here
     moved: int  # versions moved to the worktree with the smaller key
-    rejected: int  # peer rows refused: their id does not match their content, or invalid
+    rejected: int  # peer entry versions refused: their id does not match their content, or invalid
+    rejected_summaries: int  # peer summaries refused: uid not their content's, or invalid
+    rejected_vectors: int  # peer vectors (and vector deletes) refused: invalid
+    rejected_tombstones: int  # peer tombstones refused: invalid, or naming this machine falsely
+    summaries_unproven: int  # kept, but a source forgotten on the peer took what proves them
     forgotten: int  # versions removed here by the peer's tombstones
     tombstones: int  # tombstones recorded here
     summaries: int
@@ -87,20 +100,46 @@ class MergeReport(Frozen):
     copies_removed: int
     copies_left: int
     peer_seq: int  # the peer's highest journal seq now merged (the next merge starts after)
+    # (machine, entries, summaries, vectors) removed here at that machine's asking
+    forgotten_by: tuple[tuple[str, int, int, int], ...]
 
-    def __init__(self, **values: int) -> None:
-        self._set(**values)
+    def __init__(self, **values: int | tuple[tuple[str, int, int, int], ...]) -> None:
+        self._set(**{"forgotten_by": (), **values})
 
     @property
     def changed(self) -> bool:
-        return any(
-            getattr(self, n)
-            for n in self.__slots__
-            if n not in ("peer_seq", "rejected", "vector_conflicts", "copies_left")
-        )
+        return any(getattr(self, n) for n in _CHANGES)
+
+    @property
+    def refused(self) -> int:
+        """Peer rows refused, every kind."""
+        return sum(getattr(self, n) for n in _REFUSED)
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
+        out = {name: getattr(self, name) for name in self.__slots__}
+        out["forgotten_by"] = [
+            {"machine": m, "entries": e, "summaries": s, "vectors": v}
+            for m, e, s, v in self.forgotten_by
+        ]
+        return out
+
+
+_REFUSED = ("rejected", "rejected_summaries", "rejected_vectors", "rejected_tombstones")
+_CHANGES = tuple(
+    n
+    for n in MergeReport.__slots__
+    if n
+    not in (
+        "peer_seq",
+        "forgotten_by",
+        "vector_conflicts",
+        "summaries_unproven",
+        "copies_left",
+        *_REFUSED,
+    )
+)
+# The kinds of peer_rows.Tally, as this report names their refusals.
+_REFUSED_AS = dict(zip(KINDS, _REFUSED, strict=True))
 
 
 def peer_workspace(peer: Database, sync_key: str) -> tuple[int, str]:
@@ -117,9 +156,13 @@ def merge(
     sync_key: str,
     *,
     since_seq: int = 0,
+    machine: str,
+    me: str | None = None,
     removed: list[ForgetTarget] | None = None,
 ) -> MergeReport:
-    """Merge the workspace of `peer` that syncs as `sync_key` into `ctx`'s workspace.
+    """Merge the workspace of `peer` (machine `machine`'s) that syncs as `sync_key` into
+    `ctx`'s workspace (this machine is `me`, when known: a peer's tombstone that names it
+    as the machine that asked is a lie, refused).
 
     Entry versions are read after `since_seq` (the peer's journal seq a previous merge of
     the same peer reached; 0 = all): a peer only ever adds rows at higher seqs, and what it
@@ -128,54 +171,96 @@ def merge(
     the versions the peer's tombstones removed here are added to `removed`, for the
     caller to take their copies out of files (this module knows no filesystem)."""
     peer_ws, _ = peer_workspace(peer, sync_key)
-    counts: dict[str, int] = dict.fromkeys(MergeReport.__slots__[:-1], 0)
-    gone = _tombstones(ctx, peer, peer_ws, counts)
+    counts: dict[str, int] = {
+        n: 0 for n in MergeReport.__slots__ if n not in ("peer_seq", "forgotten_by")
+    }
+    tally = Tally(machine, me)
+    gone = _tombstones(ctx, peer, peer_ws, counts, tally)
     if removed is not None:
         removed.extend(gone)
     peer_seq = _entries(ctx, peer, peer_ws, since_seq, counts)
-    merge_summaries(ctx, peer, peer_ws, counts)
-    merge_vectors(ctx, peer, peer_ws, counts)
-    return MergeReport(**counts, peer_seq=peer_seq)
+    merge_summaries(ctx, peer, peer_ws, counts, tally)
+    merge_vectors(ctx, peer, peer_ws, counts, tally)
+    for kind, name in _REFUSED_AS.items():
+        counts[name] += tally.refused[kind]
+    counts["summaries_unproven"] = tally.unproven
+    return MergeReport(**counts, peer_seq=peer_seq, forgotten_by=tally.forgotten_by())
 
 
 # -- tombstones ---------------------------------------------------------------------------
 
 
 def _tombstones(
-    ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]
+    ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int], tally: Tally
 ) -> tuple[ForgetTarget, ...]:
-    theirs = peer.query(
-        "SELECT id, forgotten_at FROM journal_tombstones WHERE workspace_id = ? AND formula = 2",
+    rows = peer.query(
+        "SELECT id, CAST(forgotten_at AS BLOB), asked_by FROM journal_tombstones"
+        " WHERE workspace_id = ? AND formula = 2",
         (peer_ws,),
     )
-    if not theirs:
+    if not rows:
         return ()
     ws = ctx.workspace_pk
     # Read first, write only when something is new: a pull that brings nothing writes
     # nothing (peers.py says why).
     ours = _tombstoned(ctx.db, ws)
-    if all(as_bytes(i) in ours for i, _ in theirs):
+    theirs: list[tuple[bytes, str, str]] = []
+    earlier: list[tuple[bytes, str, str | None]] = []
+    for raw_id, raw_at, raw_by in rows:
+        held = ours.get(raw_id) if isinstance(raw_id, bytes) else None
+        if held is not None:
+            first = tally.earlier(held, raw_at, raw_by)
+            if first is not None and isinstance(raw_id, bytes):
+                earlier.append((raw_id, *first))
+            continue
+        asker = tally.asker(raw_by)
+        try:
+            if asker is None:
+                raise Refused("it names no machine, or this one")
+            theirs.append((peer_rows.blob16(raw_id), peer_rows.instant(raw_at), asker))
+        except Refused:
+            tally.refuse("tombstones")
+    if not theirs and not earlier:
         return ()
+    removed: list[ForgetTarget] = []
     with ctx.db.write() as conn:
         ours = _tombstoned(conn, ws)
-        new = [(as_bytes(i), str(at)) for i, at in theirs if as_bytes(i) not in ours]
-        # Removed the way `journal forget` removes (its trigger writes the tombstone) ...
-        gone = remove_in(conn, ws, [i for i, _ in new])
-        counts["forgotten"] += len(gone)
-        # ... and the ids never stored here recorded as the peer recorded them.
+        new = [t for t in theirs if t[0] not in ours]
+        by: dict[str, list[tuple[bytes, str, str]]] = {}
+        for t in new:
+            by.setdefault(t[2], []).append(t)
+        for asker, mine in sorted(by.items()):
+            # Removed the way `journal forget` removes (its trigger writes the tombstone) ...
+            gone = remove_in(conn, ws, [i for i, _, _ in mine])
+            counts["forgotten"] += len(gone)
+            removed.extend(gone)
+            tally.applied(asker, "entries", len(mine))
+        # ... and each recorded as the peer recorded it, naming the machine that asked.
         conn.executemany(
-            "INSERT INTO journal_tombstones (workspace_id, id, formula, forgotten_at)"
-            " VALUES (?, ?, 2, ?) ON CONFLICT (workspace_id, id) DO UPDATE SET formula = 2",
-            [(ws, i, at) for i, at in new],
+            "INSERT INTO journal_tombstones (workspace_id, id, formula, forgotten_at, asked_by)"
+            " VALUES (?, ?, 2, ?, ?) ON CONFLICT (workspace_id, id) DO UPDATE"
+            " SET formula = 2, forgotten_at = excluded.forgotten_at, asked_by = excluded.asked_by",
+            [(ws, i, at, who) for i, at, who in new],
         )
         counts["tombstones"] += len(new)
-    return gone
+        conn.executemany(
+            "UPDATE journal_tombstones SET forgotten_at = ?, asked_by = ?"
+            " WHERE workspace_id = ? AND id = ?",
+            [(at, who, ws, i) for i, at, who in earlier],
+        )
+    return tuple(removed)
 
 
-def _tombstoned(conn: Database | Connection, ws: int) -> set[bytes]:
-    sql = "SELECT id FROM journal_tombstones WHERE workspace_id = ? AND formula = 2"
+def _tombstoned(
+    conn: Database | Connection, ws: int
+) -> dict[bytes, tuple[SQLiteValue, SQLiteValue]]:
+    """This workspace's synced tombstones: id -> (forgotten_at, asked_by)."""
+    sql = (
+        "SELECT id, forgotten_at, asked_by FROM journal_tombstones"
+        " WHERE workspace_id = ? AND formula = 2"
+    )
     rows = conn.query(sql, (ws,)) if isinstance(conn, Database) else conn.execute(sql, (ws,))
-    return {as_bytes(i) for (i,) in rows}
+    return {as_bytes(i): (at, by) for i, at, by in rows}
 
 
 # -- entry versions -----------------------------------------------------------------------
@@ -184,6 +269,7 @@ _PEER_ROWS = (
     f"SELECT {codec.select_list()} FROM journal_entries"
     " WHERE workspace_id = ? AND seq > ? ORDER BY seq LIMIT ?"
 )
+_PEER_ROW = f"SELECT {codec.select_list()} FROM journal_entries WHERE workspace_id = ? AND seq = ?"
 _SEQ, _ID, _WT = (codec.SELECT_INDEX[n] for n in ("seq", "id", "worktree_id"))
 
 
@@ -194,11 +280,44 @@ def _entries(
     theirs = identity.worktree_names(peer, peer_ws)
     ours = {key: pk for pk, (key, _) in identity.worktree_names(ctx.db, ctx.workspace_pk).items()}
     while True:
-        rows = peer.query(_PEER_ROWS, (peer_ws, last, CHUNK))
+        try:
+            rows = peer.query(_PEER_ROWS, (peer_ws, last, CHUNK))
+        except CorruptStoreError:
+            # A value of the chunk is not text SQLite can hand back (not UTF-8): read it
+            # row by row, so that row alone is refused and the pull goes on.
+            rows, last_seen = _rows_one_by_one(peer, peer_ws, last, counts)
+            if rows:
+                _merge_chunk(ctx, rows, theirs, ours, counts)
+            if last_seen == last:
+                return last
+            last = last_seen
+            continue
         if not rows:
             return last
         last = as_int(rows[-1][_SEQ])
         _merge_chunk(ctx, rows, theirs, ours, counts)
+
+
+def _rows_one_by_one(
+    peer: Database, peer_ws: int, after: int, counts: dict[str, int]
+) -> tuple[list[Row], int]:
+    """The chunk after seq `after` read a row at a time, the undecodable ones refused
+    (counted); with the last seq looked at."""
+    seqs = [
+        as_int(s)
+        for (s,) in peer.query(
+            "SELECT seq FROM journal_entries WHERE workspace_id = ? AND seq > ?"
+            " ORDER BY seq LIMIT ?",
+            (peer_ws, after, CHUNK),
+        )
+    ]
+    rows: list[Row] = []
+    for seq in seqs:
+        try:
+            rows += peer.query(_PEER_ROW, (peer_ws, seq))
+        except CorruptStoreError:
+            counts["rejected"] += 1
+    return rows, seqs[-1] if seqs else after
 
 
 def _merge_chunk(

@@ -8,34 +8,36 @@ from __future__ import annotations
 import json
 
 from ..context import StoreContext
-from ..db import Database, as_bytes, as_int, as_str
+from ..db import Database, as_bytes, as_int
+from . import peer_rows
+from .peer_rows import PEER_SUMMARIES, PeerSummary, Refused, Tally
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from apsw import Connection
+    from collections.abc import Callable
+
+    from apsw import Connection, SQLiteValue
 
     from ..db import Row
 
-_PEER_SUMMARIES = """
-SELECT s.uid, s.branch, s.kind, s.text, s.created_at, s.created_us, s.author,
-       s.covers_from, s.covers_to, s.covered_seq,
-       (SELECT json_group_array(h) FROM (
-            SELECT lower(hex(e.id)) AS h FROM summary_sources ss
-              JOIN journal_entries e ON e.seq = ss.entry_seq
-             WHERE ss.summary_id = s.id ORDER BY ss.entry_seq))
-  FROM summaries s WHERE s.workspace_id = ? AND s.uid IS NOT NULL ORDER BY s.created_us
-"""
+    # What a pull brings of a peer's summaries, checked: removals new here, removals held
+    # here that another machine asked for first, summaries new here.
+    _Checked = tuple[
+        list[tuple[bytes, str, str]], list[tuple[bytes, str, str | None]], list[PeerSummary]
+    ]
 
 
 def merge_summaries(
-    ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]
+    ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int], tally: Tally
 ) -> None:
     ws = ctx.workspace_pk
     removed = peer.query(
-        "SELECT uid, removed_at FROM summary_tombstones WHERE workspace_id = ?", (peer_ws,)
+        "SELECT uid, CAST(removed_at AS BLOB), asked_by FROM summary_tombstones"
+        " WHERE workspace_id = ?",
+        (peer_ws,),
     )
-    theirs = peer.query(_PEER_SUMMARIES, (peer_ws,))
-    if not removed and not theirs:
+    rows = peer.query(PEER_SUMMARIES, (peer_ws,))
+    if not removed and not rows:
         return
     held = {
         as_bytes(u)
@@ -43,15 +45,78 @@ def merge_summaries(
             "SELECT uid FROM summaries WHERE workspace_id = ? AND uid IS NOT NULL", (ws,)
         )
     }
-    buried = {
-        as_bytes(u)
-        for (u,) in ctx.db.query("SELECT uid FROM summary_tombstones WHERE workspace_id = ?", (ws,))
+    buried: dict[bytes, tuple[SQLiteValue, SQLiteValue]] = {
+        as_bytes(u): (at, by)
+        for u, at, by in ctx.db.query(
+            "SELECT uid, removed_at, asked_by FROM summary_tombstones WHERE workspace_id = ?",
+            (ws,),
+        )
     }
-    if all(as_bytes(r[0]) in buried for r in removed) and all(
-        as_bytes(r[0]) in held or as_bytes(r[0]) in buried for r in theirs
-    ):
-        return  # read first: a pull that brings nothing writes nothing (peers.py)
+
+    def known(uid: SQLiteValue) -> bool:
+        return isinstance(uid, bytes) and (uid in held or uid in buried)
+
+    # Read first: a pull that brings nothing writes nothing (peers.py). What is new is
+    # checked against what its id proves before anything is written.
+    graves, earlier, theirs = _checked(removed, rows, known, buried, tally)
+    if not graves and not earlier and not theirs:
+        return
+    _write(ctx, peer, peer_ws, (graves, earlier, theirs), counts, tally)
+
+
+def _checked(
+    removed: list[Row],
+    rows: list[Row],
+    known: Callable[[SQLiteValue], bool],
+    buried: dict[bytes, tuple[SQLiteValue, SQLiteValue]],
+    tally: Tally,
+) -> _Checked:
+    """The peer's removals and summaries new here, each checked (peer_rows.py), the
+    refused counted in `tally`; and the removals held here that the peer says another
+    machine asked for first (Tally.earlier)."""
+    graves: list[tuple[bytes, str, str]] = []
+    earlier: list[tuple[bytes, str, str | None]] = []
+    for uid_raw, at, by in removed:
+        held = buried.get(uid_raw) if isinstance(uid_raw, bytes) else None
+        if held is not None:
+            first = tally.earlier(held, at, by)
+            if first is not None and isinstance(uid_raw, bytes):
+                earlier.append((uid_raw, *first))
+            continue
+        asker = tally.asker(by)
+        try:
+            if asker is None:
+                raise Refused("it names no machine, or this one")
+            graves.append((peer_rows.blob16(uid_raw), peer_rows.instant(at), asker))
+        except Refused:
+            tally.refuse("tombstones")
+    theirs: list[PeerSummary] = []
+    for row in rows:
+        if known(row[0]):
+            continue
+        try:
+            theirs.append(PeerSummary(tuple(row)))
+        except Refused:
+            tally.refuse("summaries")
+    return graves, earlier, theirs
+
+
+def _write(
+    ctx: StoreContext,
+    peer: Database,
+    peer_ws: int,
+    checked: _Checked,
+    counts: dict[str, int],
+    tally: Tally,
+) -> None:
+    ws = ctx.workspace_pk
+    graves, earlier, theirs = checked
     with ctx.db.write() as conn:
+        conn.executemany(
+            "UPDATE summary_tombstones SET removed_at = ?, asked_by = ?"
+            " WHERE workspace_id = ? AND uid = ?",
+            [(at, who, ws, uid) for uid, at, who in earlier],
+        )
         local = {
             bytes(u): (int(i), b, str(k))
             for u, i, b, k in conn.execute(
@@ -67,8 +132,7 @@ def merge_summaries(
             )
         }
         touched: set[tuple[str | None, str]] = set()
-        for uid_raw, at in removed:
-            uid = as_bytes(uid_raw)
+        for uid, at, asker in graves:
             if uid in gone:
                 continue
             gone.add(uid)
@@ -77,30 +141,33 @@ def merge_summaries(
                 conn.execute("DELETE FROM summaries WHERE id = ?", (sid,))
                 touched.add((branch, kind))
                 counts["summaries_removed"] += 1
-            else:
-                conn.execute(
-                    "INSERT INTO summary_tombstones (workspace_id, uid, removed_at)"
-                    " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                    (ws, uid, str(at)),
-                )
-        for row in theirs:
-            uid = as_bytes(row[0])
-            if uid in local or uid in gone:
+            # Recorded as the peer recorded it (the delete's trigger wrote this machine's
+            # own), naming the machine that asked.
+            conn.execute(
+                "INSERT INTO summary_tombstones (workspace_id, uid, removed_at, asked_by)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE"
+                " SET removed_at = excluded.removed_at, asked_by = excluded.asked_by",
+                (ws, uid, at, asker),
+            )
+            tally.applied(asker, "summaries", 1)
+        for summary in theirs:
+            if summary.uid in local or summary.uid in gone:
                 continue
-            _add_summary(conn, ctx, peer, peer_ws, row)
-            touched.add((None if row[1] is None else str(row[1]), str(row[2])))
+            _add_summary(conn, ctx, peer, peer_ws, summary)
+            local[summary.uid] = (0, summary.branch, summary.kind)
+            touched.add((summary.branch, summary.kind))
             counts["summaries"] += 1
+            if not summary.proven:
+                tally.unproven += 1
         for branch, kind in sorted(touched, key=lambda t: (t[0] is None, t[0] or "", t[1])):
             _relink(conn, ws, branch, kind)
 
 
 def _add_summary(
-    conn: Connection, ctx: StoreContext, peer: Database, peer_ws: int, row: Row
+    conn: Connection, ctx: StoreContext, peer: Database, peer_ws: int, summary: PeerSummary
 ) -> None:
     ws = ctx.workspace_pk
-    uid, branch, kind, text, created_at, created_us, author = row[:7]
-    covers_from, covers_to, covered_seq, sources_json = row[7:]
-    sources = json.loads(as_str(sources_json)) if sources_json else []
+    sources = summary.sources
     seq_of = {
         str(h): int(s)
         for h, s in conn.execute(
@@ -110,16 +177,20 @@ def _add_summary(
         )
     }
     seqs = sorted(seq_of[h] for h in sources if h in seq_of)
-    if covers_from is not None:
-        # A range of the peer's positions: here, the span of the versions it covered there.
-        span = _local_span(conn, peer, peer_ws, ws, as_int(covers_from), as_int(covers_to))
+    covers_from, covers_to = summary.covers_from, summary.covers_to
+    minted_from, minted_to = None, None
+    if covers_from is not None and covers_to is not None:
+        # A range of the peer's positions: here, the span of the versions it covered there;
+        # the range its uid was made with is kept beside it (what proves it, anywhere).
+        minted_from, minted_to = summary.minted
+        span = _local_span(conn, peer, peer_ws, ws, covers_from, covers_to)
         covers_from, covers_to = span if span else (None, None)
         covered = span[1] if span else 0
     elif seqs:
         covered = seqs[-1]
     else:
-        covered = _local_through(conn, peer, peer_ws, ws, as_int(covered_seq))
-    us = as_int(created_us)
+        covered = _local_through(conn, peer, peer_ws, ws, summary.covered_seq)
+    us = summary.created_us
     # Two machines' summaries created at one microsecond (a clash): the later arrival moves
     # by a microsecond; its uid, and so its identity, stays.
     while conn.execute(
@@ -129,21 +200,25 @@ def _add_summary(
     new_id = as_int(
         conn.execute(
             "INSERT INTO summaries (workspace_id, branch, kind, text, created_at, created_us,"
-            " author, covers_from, covers_to, source_count, covered_seq, uid)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " author, covers_from, covers_to, source_count, covered_seq, uid, minted_from,"
+            " minted_to) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 ws,
-                branch,
-                kind,
-                text,
-                created_at,
+                summary.branch,
+                summary.kind,
+                summary.text,
+                summary.created_at,
                 us,
-                author,
+                summary.author,
                 covers_from,
                 covers_to,
-                len(seqs),
+                # What its uid was made with, as there: when a source was forgotten (there or
+                # here) the links are fewer, and nothing takes it for damage (doctor).
+                max(summary.source_count, len(seqs)),
                 covered,
-                as_bytes(uid),
+                summary.uid,
+                minted_from,
+                minted_to,
             ),
         ).fetchall()[0][0]
     )

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 
+from ..checks import require_model
 from ..context import StoreContext
 from ..db import Database, as_bytes, as_int, as_str
+from . import peer_rows
+from .peer_rows import Refused, Tally
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from apsw import Bindings, Connection
+    from apsw import Bindings, Connection, SQLiteValue
 
     from ..db import Row
 
@@ -28,7 +31,8 @@ _OWNED = """
  WHERE v.workspace_id = ? AND coalesce(e.id, s.uid) IS NOT NULL
 """
 _PEER_VECTORS = (
-    "SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.dim, v.created_at, v.embedding" + _OWNED
+    "SELECT v.owner_kind, coalesce(e.id, s.uid), CAST(v.model AS BLOB), v.dim,"
+    " CAST(v.created_at AS BLOB), v.embedding" + _OWNED
 )
 _LOCAL_VECTORS = (
     "SELECT v.owner_kind, coalesce(e.id, s.uid), v.model, v.created_at, v.embedding, v.id" + _OWNED
@@ -41,13 +45,48 @@ _Rank = tuple[str, int, bytes]
 _What = tuple[str, int, str]
 
 
-def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int]) -> None:
+def merge_vectors(
+    ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int], tally: Tally
+) -> None:
     ws = ctx.workspace_pk
-    theirs = peer.query(_PEER_VECTORS, (peer_ws,))
-    their_graves = peer.query(
-        "SELECT owner_kind, owner, model, deleted_at FROM vector_tombstones WHERE workspace_id = ?",
+    rows = peer.query(_PEER_VECTORS, (peer_ws,))
+    grave_rows = peer.query(
+        "SELECT owner_kind, owner, CAST(model AS BLOB), CAST(deleted_at AS BLOB), asked_by"
+        " FROM vector_tombstones WHERE workspace_id = ?",
         (peer_ws,),
     )
+    if not rows and not grave_rows:
+        return
+    # Each of the peer's rows checked as a local put or delete would be (peer_rows.py);
+    # a refused one takes no part in the plan.
+    theirs: list[Row] = []
+    for kind, owner, model, dim, at, blob in rows:
+        try:
+            name = peer_rows.vector(model, dim, at, blob)
+            theirs.append(
+                (_kind(kind), peer_rows.blob16(owner), name, dim, peer_rows.text(at), blob)
+            )
+        except Refused:
+            tally.refuse("vectors")
+    their_graves: list[Row] = []
+    askers: dict[tuple[str, bytes, str], str] = {}
+    for kind, owner, model, at, by in grave_rows:
+        try:
+            key = (
+                _kind(kind),
+                peer_rows.blob16(owner),
+                peer_rows.checked(require_model, peer_rows.text(model)),
+            )
+            when = peer_rows.instant(at)
+        except Refused:
+            tally.refuse("vectors")
+            continue
+        asker = tally.asker(by)
+        if asker is None:
+            tally.refuse("tombstones")
+            continue
+        askers[key] = asker
+        their_graves.append((*key, when))
     if not theirs and not their_graves:
         return
     # Read first, write only when something wins here: a pull that brings nothing writes
@@ -60,7 +99,13 @@ def merge_vectors(ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[
             return list(conn.execute(sql, params))
 
         for key, won in _plan(query, ws, theirs, their_graves):
-            _apply_vector(conn, ws, key, won, counts)
+            _apply_vector(conn, ws, key, won, counts, askers, tally)
+
+
+def _kind(value: SQLiteValue) -> str:
+    if value not in ("entry", "summary"):
+        raise Refused("owner kind is neither entry nor summary")
+    return str(value)
 
 
 def _plan(
@@ -134,6 +179,8 @@ def _apply_vector(
     key: tuple[str, bytes, str],
     won: tuple[_Rank, _What],
     counts: dict[str, int],
+    askers: dict[tuple[str, bytes, str], str],
+    tally: Tally,
 ) -> None:
     kind, owner, model = key
     (at, _, blob), (what, dim, when) = won
@@ -146,12 +193,15 @@ def _apply_vector(
             " RETURNING id",
             (ws, ref, model),
         ).fetchall()
+        asker = askers[key]
         conn.execute(
-            "INSERT INTO vector_tombstones (workspace_id, owner_kind, owner, model, deleted_at)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET deleted_at = excluded.deleted_at",
-            (ws, kind, owner, model, when),
+            "INSERT INTO vector_tombstones (workspace_id, owner_kind, owner, model, deleted_at,"
+            " asked_by) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE"
+            " SET deleted_at = excluded.deleted_at, asked_by = excluded.asked_by",
+            (ws, kind, owner, model, when, asker),
         )
         counts["vectors_deleted"] += len(gone)
+        tally.applied(asker, "vectors", len(gone))
         return
     fixed = conn.execute(
         "SELECT dim FROM vector_models WHERE workspace_id = ? AND model = ?", (ws, model)

@@ -4,7 +4,8 @@ is wrong), so `sync run` claims the path before it starts Litestream and keeps t
 alive; a claim held by another live run, or by another file, is refused.
 
 A claim names the file (a token minted with this machine's id), the run (a token per
-`sync run`), the host and pid, and a heartbeat; it is live while the heartbeat is younger
+`sync run`), the host and pid, the sync key and the repository's facts (key.facts), and a
+heartbeat; it is live while the heartbeat is younger
 than LEASE_S. After writing its claim a run reads it back once more a moment later, so two
 runs that claim at once do not both start."""
 
@@ -28,8 +29,20 @@ SETTLE_S = 1.0
 
 
 class Claim:
-    def __init__(self, remote: Remote, key_slug: str, machine: str, store: str) -> None:
+    def __init__(
+        self,
+        remote: Remote,
+        key_slug: str,
+        machine: str,
+        store: str,
+        *,
+        key: str = "",
+        facts: dict[str, str] | None = None,
+    ) -> None:
         self.remote, self.slug, self.machine, self.store = remote, key_slug, machine, store
+        # The sync key and the repository's facts (key.facts): a clone of the same
+        # repository keyed otherwise finds this machine by them and is told the key.
+        self.key, self.facts = key, dict(facts or {})
         self.run = os.urandom(8).hex()
         # Bumped when this machine purges its replica history (after a forget): Litestream
         # then starts its transaction ids over, so a peer tells the new history from the
@@ -47,6 +60,8 @@ class Claim:
             "stopped": stopped,
             "generation": self.generation,
             "format": 1,
+            "key": self.key,
+            "repository": self.facts,
         }
 
     def take(self, *, settle_s: float = SETTLE_S) -> None:

@@ -13,6 +13,7 @@ import contextlib
 from pathlib import Path
 
 from .._record import Frozen
+from ..checks import require_machine_id
 from ..db import Database
 from ..errors import PeerError, RecallError, SchemaTooNewError, StoreError
 from ..journal.forget import FileOutcome, ForgetTarget, scrub_files
@@ -61,13 +62,16 @@ def merge_file(
     generation: int = 0,
     full: bool = False,
     quiet: Quiet | None = None,
+    me: str | None = None,
     files: FilesHook | None = None,
 ) -> MergeReport:
     """Merge the store at `path` (machine `machine`'s, at replica transaction `position`)
-    into this one; `full` re-reads every entry version instead of the ones the peer added
-    after the last merge (a repair: the result is the same). `files`: the store's hook
-    into synapt's files (journal/forget.py FilesHook), which takes what the peer forgot
-    out of this machine's files as a local forget does."""
+    into this one (machine `me`'s, when known); `full` re-reads every entry version instead
+    of the ones the peer added after the last merge (a repair: the result is the same).
+    `files`: the store's hook into synapt's files (journal/forget.py FilesHook), which
+    takes what the peer forgot out of this machine's files as a local forget does."""
+    # The peer's own removals are recorded as its: its id must be one.
+    require_machine_id("the peer's machine id", machine, error=PeerError)
     key = peers.sync_key(ctx)
     if key is None:
         raise PeerError("this store has no sync key yet: run `recall-sqlite sync init`")
@@ -77,7 +81,7 @@ def merge_file(
     removed: list[ForgetTarget] = []
     try:
         # secure_delete is on for every connection (db.py): what a merge removes is zeroed.
-        report = merge(ctx, peer, key, since_seq=since, removed=removed)
+        report = merge(ctx, peer, key, since_seq=since, machine=machine, me=me, removed=removed)
     finally:
         peer.close()
     if removed:
@@ -94,7 +98,7 @@ def merge_file(
         left = sum(1 for c in outcome.copies if not c.removed) + len(outcome.errors)
         report = MergeReport(
             **{
-                **report.to_dict(),
+                **{n: getattr(report, n) for n in MergeReport.__slots__},
                 "copies_removed": sum(1 for c in outcome.copies if c.removed),
                 "copies_left": left,
             }
@@ -222,6 +226,7 @@ def _pull_one(
             generation=gen,
             full=full,
             quiet=quiet,
+            me=state.machine(),
             files=files,
         )
         return PeerPull(

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 OWNER_FILE = "owner.json"
 # A Litestream LTX file name: <min txid>-<max txid>.ltx, both 16 hex digits.
 LTX_NAME = re.compile(r"^([0-9a-f]{16})-([0-9a-f]{16})\.ltx$")
-MACHINE_ID = re.compile(r"^[0-9a-f]{12,32}$")
 TRUE_WORDS = {"1", "true", "yes", "on"}
 
 
@@ -46,6 +45,11 @@ class Remote:
 
     def machines(self, key_slug: str) -> list[str]:
         """The machines that have a replica (or an owner file) of this repository."""
+        raise NotImplementedError
+
+    def slugs(self) -> list[str]:
+        """The sync keys' directories at this location (key.is_slug names): where clones of
+        one repository keyed otherwise are looked for."""
         raise NotImplementedError
 
     def vfs_url(self, key_slug: str, machine: str) -> str:

@@ -8,9 +8,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..checks import is_machine_id
 from ..errors import SyncError
+from .key import is_slug
 from .remote_base import (
-    MACHINE_ID,
     OWNER_FILE,
     Position,
     Remote,
@@ -47,7 +48,16 @@ class FileRemote(Remote):
             return []
         except OSError as exc:
             raise SyncError(f"cannot list {self.base / key_slug}: {exc.strerror}") from None
-        return sorted(n for n in names if MACHINE_ID.match(n))
+        return sorted(n for n in names if is_machine_id(n))
+
+    def slugs(self) -> list[str]:
+        try:
+            names = os.listdir(self.base)
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise SyncError(f"cannot list {self.base}: {exc.strerror}") from None
+        return sorted(n for n in names if is_slug(n))
 
     def read_owner(self, key_slug: str, machine: str) -> dict[str, Any] | None:
         try:

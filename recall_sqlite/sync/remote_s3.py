@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
+from ..checks import is_machine_id
 from ..errors import SyncError, SyncSetupError
+from .key import is_slug
 from .remote_base import (
-    MACHINE_ID,
     OWNER_FILE,
     TRUE_WORDS,
     Position,
@@ -94,24 +95,26 @@ class S3Remote(Remote):
             raise SyncError(f"s3 {what} in {self.bucket}: {type(exc).__name__}: {exc}") from None
 
     def machines(self, key_slug: str) -> list[str]:
+        return sorted(n for n in self._children(self._key(key_slug) + "/") if is_machine_id(n))
+
+    def slugs(self) -> list[str]:
+        top = self._key()
+        return sorted(n for n in self._children(top + "/" if top else "") if is_slug(n))
+
+    def _children(self, prefix: str) -> set[str]:
+        """The names of the "directories" right under `prefix`."""
         found: set[str] = set()
         token: str | None = None
         while True:
-            kwargs: dict[str, Any] = {
-                "Bucket": self.bucket,
-                "Prefix": self._key(key_slug) + "/",
-                "Delimiter": "/",
-            }
+            kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": prefix, "Delimiter": "/"}
             if token:
                 kwargs["ContinuationToken"] = token
             page = self._call("list", self.client().list_objects_v2, **kwargs) or {}
             for common in page.get("CommonPrefixes", []):
-                name = common["Prefix"].rstrip("/").rsplit("/", 1)[-1]
-                if MACHINE_ID.match(name):
-                    found.add(name)
+                found.add(common["Prefix"].rstrip("/").rsplit("/", 1)[-1])
             token = page.get("NextContinuationToken")
             if not token:
-                return sorted(found)
+                return found
 
     def read_owner(self, key_slug: str, machine: str) -> dict[str, Any] | None:
         got = self._call(

@@ -8,9 +8,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..checks import is_machine_id
 from ..errors import SyncError
+from .key import is_slug
 from .remote_base import (
-    MACHINE_ID,
     OWNER_FILE,
     Position,
     Remote,
@@ -92,7 +93,10 @@ class SftpRemote(Remote):
         return [line.strip().rsplit("/", 1)[-1] for line in out.splitlines() if line.strip()]
 
     def machines(self, key_slug: str) -> list[str]:
-        return sorted(n for n in (self._list(self._remote(key_slug)) or []) if MACHINE_ID.match(n))
+        return sorted(n for n in (self._list(self._remote(key_slug)) or []) if is_machine_id(n))
+
+    def slugs(self) -> list[str]:
+        return sorted(n for n in (self._list(self.path) or []) if is_slug(n))
 
     def read_owner(self, key_slug: str, machine: str) -> dict[str, Any] | None:
         with tempfile.TemporaryDirectory() as tmp:

@@ -79,9 +79,11 @@ class Supervisor:
         *,
         on_pull: Callable[[list[PeerPull]], None] | None = None,
         log: Callable[[str], None] | None = None,
+        facts: dict[str, str] | None = None,
         files: FilesHook | None = None,
     ) -> None:
         self.ctx, self.state, self.config = ctx, state, config
+        self.facts = facts or {}  # the repository's (key.facts), written into the claim
         self.files = files  # the store's reach into synapt's files (a pulled forget's)
         self.stop = StopFlag()
         self.on_pull = on_pull or (lambda _: None)
@@ -100,7 +102,14 @@ class Supervisor:
         with self._run_lock():
             machine = state.machine()
             remote = config.remote()
-            claim = self.claim = Claim(remote, config.slug, machine, state.store_token())
+            claim = self.claim = Claim(
+                remote,
+                config.slug,
+                machine,
+                state.store_token(),
+                key=config.key,
+                facts=self.facts,
+            )
             claim.take()
             config_path = litestream.write_config(
                 state.replicate_config,

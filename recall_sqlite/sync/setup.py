@@ -130,18 +130,45 @@ def init(
 def elsewhere(
     remote: Remote, root: Path, key: str, machine: str
 ) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """Machines of this repository under another of its keys (a clone with no origin, or
-    one whose origin is another machine's path): two keys never meet, so init and pull say
-    so. Only a hint: a location that cannot be listed now gives none, and fails nothing."""
-    found = []
+    """Machines of this repository under another key (a clone with no origin keys by its
+    root commit, a shallow clone by its origin, a path clone by the path): two keys never
+    meet, so init, pull, status and restore say so, with the key. Found by this clone's
+    other keys, and by the facts each machine's `sync run` writes beside its replica
+    (key.facts, same_repository). Only a hint: a location that cannot be listed now gives
+    none, and fails nothing."""
+    found: dict[str, tuple[str, list[str]]] = {}
     try:
         for other, how in keys.alternatives(root, key):
-            there = tuple(m for m in remote.machines(keys.slug(other)) if m != machine)
+            there = [m for m in remote.machines(keys.slug(other)) if m != machine]
             if there:
-                found.append((other, how, there))
+                found[other] = (f"this clone's key by {how}", there)
+        mine, own = keys.facts(root), keys.slug(key)
+        for name in remote.slugs():
+            if name == own:
+                continue
+            for m in remote.machines(name):
+                owner = remote.read_owner(name, m) or {}
+                theirs = _owner_key(owner, name)
+                same = keys.same_repository(mine, owner.get("repository"))
+                if m == machine or theirs is None or same is None:
+                    continue
+                found.setdefault(theirs, (same, []))[1].append(m)
     except SyncError:
         return ()
-    return tuple(found)
+    return tuple((k, how, tuple(sorted(set(ms)))) for k, (how, ms) in sorted(found.items()))
+
+
+def _owner_key(owner: dict[str, Any], name: str) -> str | None:
+    """The sync key an owner file names, when it is one and the directory is its slug (a
+    file that says otherwise is not believed)."""
+    value = owner.get("key")
+    if not isinstance(value, str):
+        return None
+    try:
+        checked = keys.check_key(value)
+    except SyncSetupError:
+        return None
+    return checked if keys.slug(checked) == name else None
 
 
 # -- restore ------------------------------------------------------------------------------
@@ -237,6 +264,17 @@ def restore(
         if pos is not None:
             positions.append((pos.written_at or "", pos.txid, m))
     if not positions:
+        hints = elsewhere(remote, root, found, "")
+        if hints:
+            import shlex
+
+            other, how, machines = hints[0]
+            raise SyncError(
+                f"no replica of {found!r} at {remote.describe()}, but machine(s)"
+                f" {', '.join(machines)} replicate this repository under the key {other!r}"
+                f" ({how}): run `recall-sqlite sync restore --url {shlex.quote(url)}"
+                f" --key {shlex.quote(other)}`"
+            )
         raise SyncError(
             f"no replica of {found!r} at {remote.describe()} yet: nothing to restore "
             "(is `sync run` running on another machine?)"
@@ -302,6 +340,7 @@ def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
         if problems != [("ok",)]:
             raise PeerError(f"machine {machine}'s replica is damaged: {problems[:3]}")
         identity.drop_paths(db)
+        _name_its_removals(db, machine)
         (entries,) = db.query("SELECT count(*) FROM journal_entries WHERE workspace_id = ?", (ws,))[
             0
         ]
@@ -312,6 +351,14 @@ def _adopt(path: Path, key: str, machine: str) -> tuple[str, int]:
         raise
     db.close()
     return uuid, as_int(entries)
+
+
+def _name_its_removals(db: Database, machine: str) -> None:
+    """The removals the restored machine asked for itself (asked_by NULL: "this store's
+    own") named as its: this file is another machine from now on (schema v12)."""
+    with db.write() as conn:
+        for table in ("journal_tombstones", "summary_tombstones", "vector_tombstones"):
+            conn.execute(f"UPDATE {table} SET asked_by = ? WHERE asked_by IS NULL", (machine,))
 
 
 def _remove(path: Path) -> None:

@@ -17,6 +17,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..checks import require_machine_id
 from ..errors import SyncSetupError
 from ..paths.files import ensure_private_dir, write_private
 from . import place
@@ -97,9 +98,20 @@ class SyncState:
         try:
             data = json.loads(self.machine_file.read_text(encoding="utf-8"))
             if data.get("dev") == st.st_dev and data.get("ino") == st.st_ino:
-                return str(data["machine"])
+                found = data["machine"]
+            else:
+                found = None
         except (OSError, ValueError, KeyError, AttributeError):
-            pass
+            found = None
+        if found is not None:
+            # It names this machine's replica directory (and what a forget purges): an id
+            # of another shape would write, or delete, outside the replica location.
+            try:
+                return require_machine_id("machine", found, error=SyncSetupError)
+            except SyncSetupError as exc:
+                raise SyncSetupError(
+                    f"{self.machine_file}: {exc}; remove that file to mint a new one"
+                ) from None
         machine = secrets.token_hex(8)
         self.ensure()
         shutil.rmtree(self.meta, ignore_errors=True)

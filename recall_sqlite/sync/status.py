@@ -9,15 +9,19 @@ import json
 import time
 
 from .._record import Frozen
+from ..db import as_int
 from ..errors import RecallError
 from . import pause, peers
+from .key import elsewhere_dicts
 from .merge import count_ahead
 from .owner import LEASE_S, generation
 from .pull import restored_copy
+from .setup import elsewhere
 from .state import SyncConfig, SyncState
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from ..context import StoreContext
@@ -69,6 +73,8 @@ class SyncStatus(Frozen):
         "written_at",
         "loss_window",
         "peers",
+        "forgotten_by",
+        "elsewhere",
     )
     url: str
     key: str
@@ -79,6 +85,11 @@ class SyncStatus(Frozen):
     written_at: str | None
     loss_window: str
     peers: tuple[PeerStatus, ...]
+    # (machine, entries, summaries, vectors): every removal this store holds, by the
+    # machine that asked for it (this one's own included)
+    forgotten_by: tuple[tuple[str, int, int, int], ...]
+    # With no peers: machines of this repository under another key (setup.elsewhere)
+    elsewhere: tuple[tuple[str, str, tuple[str, ...]], ...]
 
     def __init__(self, **values: Any) -> None:
         self._set(**values)
@@ -86,12 +97,40 @@ class SyncStatus(Frozen):
     def to_dict(self) -> dict[str, Any]:
         out = {n: getattr(self, n) for n in self.__slots__}
         out["peers"] = [p.to_dict() for p in self.peers]
+        out["forgotten_by"] = [
+            {"machine": m, "entries": e, "summaries": s, "vectors": v}
+            for m, e, s, v in self.forgotten_by
+        ]
+        out["elsewhere"] = elsewhere_dicts(self.elsewhere)
         return out
 
 
+def forgotten_by(ctx: StoreContext, me: str) -> tuple[tuple[str, int, int, int], ...]:
+    """The tombstones of this workspace counted by the machine that asked (NULL: this
+    machine, `me`), each kind apart."""
+    rows = ctx.db.query(
+        "SELECT coalesce(asked_by, ?), 0 FROM journal_tombstones"
+        " WHERE workspace_id = ? AND formula = 2"
+        " UNION ALL SELECT coalesce(asked_by, ?), 1 FROM summary_tombstones WHERE workspace_id = ?"
+        " UNION ALL SELECT coalesce(asked_by, ?), 2 FROM vector_tombstones WHERE workspace_id = ?",
+        (me, ctx.workspace_pk) * 3,
+    )
+    counts: dict[str, list[int]] = {}
+    for machine, kind in rows:
+        counts.setdefault(str(machine), [0, 0, 0])[as_int(kind)] += 1
+    return tuple((m, c[0], c[1], c[2]) for m, c in sorted(counts.items()))
+
+
 def status(
-    ctx: StoreContext, state: SyncState, config: SyncConfig, *, count: bool = True
+    ctx: StoreContext,
+    state: SyncState,
+    config: SyncConfig,
+    *,
+    count: bool = True,
+    root: Path | None = None,
 ) -> SyncStatus:
+    """This machine and every peer; with no peer and the clone's `root`, the machines of
+    this repository under another key."""
     remote = config.remote()
     me = state.machine()
     running = pause.run_is_live(state)
@@ -131,6 +170,8 @@ def status(
         written_at=own.written_at if own else None,
         loss_window=loss,
         peers=tuple(out),
+        forgotten_by=forgotten_by(ctx, me),
+        elsewhere=elsewhere(remote, root, config.key, me) if root and not out else (),
     )
 
 

@@ -111,7 +111,7 @@ class Sync:
         to count what this store has not pulled (never merged)."""
         from .status import status
 
-        return status(self._ctx, self._state(), self.config(), count=count)
+        return status(self._ctx, self._state(), self.config(), count=count, root=self._root)
 
     def peek(self, machine: str, n: int = 5) -> Peeked:
         """A peer's `n` newest entries read from its replica (an id or its start), nothing
@@ -142,8 +142,16 @@ class Sync:
         config = self.config()
         if pull_every_s is not None:
             config.pull_every_s = pull_every_s
+        from .key import facts
+
         supervisor = Supervisor(
-            self._ctx, self._state(), config, on_pull=on_pull, log=log, files=self._files
+            self._ctx,
+            self._state(),
+            config,
+            on_pull=on_pull,
+            log=log,
+            facts=facts(self._root),
+            files=self._files,
         )
         if stop is not None:
             supervisor.stop = stop

@@ -52,6 +52,12 @@ def as_float32(values: object, what: str, ndim: int) -> Float32Matrix:
     return out
 
 
+def check_embedding(blob: bytes, what: str = "embedding") -> None:
+    """Stored bytes (little-endian float32, as a put stores them) held to as_float32's
+    rule: a pull checks a peer's embedding as a local put checks it."""
+    as_float32(np.frombuffer(blob, dtype="<f4"), what, 1)
+
+
 def rowwise_dot(matrix: Float32Matrix, q: Float32Matrix) -> npt.NDArray[np.float32]:
     if hasattr(np, "vecdot"):  # numpy >= 2.0
         return np.vecdot(matrix, q)  # type: ignore[no-any-return]

@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import scope
-from ..checks import require_bool, require_int, require_list, require_model
+from ..checks import require_bool, require_int, require_list, require_model, require_vector_dim
 from ..context import StoreContext
 from ..db import as_bytes, as_int, checkpoint
 from ..errors import (
@@ -122,7 +122,7 @@ class Vectors:
             if o in seen:
                 raise InvalidOwnerError(f"{o} appears twice in one batch")
             seen.add(o)
-        dim = int(matrix.shape[1])
+        dim = require_vector_dim("dimension", int(matrix.shape[1]), error=InvalidVectorError)
         blobs = [row.tobytes() for row in matrix]
         ws, now = self._ctx.workspace_pk, utc_now_iso()
         with self._ctx.db.write() as conn:

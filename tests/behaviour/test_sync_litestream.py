@@ -361,9 +361,18 @@ def test_forget_on_one_machine_is_gone_on_the_other_and_never_back(
     for m in (a, b):
         assert f"leaked {secret} here" not in m.foci()
         assert "harmless" in m.foci()
+    logs = {}
     for m in (a, b):
-        code, _ = m.stop()
+        code, logs[m.root.name] = m.stop()
         assert code == 0
+    # Applied on b, named as a's: in b's pull, in b's status, and on a as its own.
+    machine_a = a.json("sync", "status", "--no-count")["machine"]
+    assert f"machine {machine_a} forgot 1 entries" in logs["b"]
+    asked = {"machine": machine_a, "entries": 1, "summaries": 0, "vectors": 0}
+    assert b.json("sync", "status", "--no-count")["forgotten_by"] == [asked]
+    assert a.json("sync", "status", "--no-count")["forgotten_by"] == [asked]
+    said = a.cli("sync", "status", "--no-count").stdout
+    assert f"forgotten    by {machine_a} (this machine): 1 entries" in said
     # No byte of it in either store's files, its sync state (Litestream's local pages
     # included) or anything else of the data directory, nor in either replica.
     for m in (a, b):
@@ -453,6 +462,15 @@ def test_forget_without_sync_run_purges_the_replica_itself(
     b.cli("sync", "pull")
     assert b.foci() == ["kept"]
     assert a.stop()[0] == 0
+    # A machine restored from a's replica is another machine: the forget stays a's.
+    machine_a = a.json("sync", "status", "--no-count")["machine"]
+    c = clone(tmp_path, "c", env)
+    c.cli("sync", "restore", "--url", url)
+    status = c.json("sync", "status", "--no-count")
+    assert status["machine"] != machine_a
+    assert status["forgotten_by"] == [
+        {"machine": machine_a, "entries": 1, "summaries": 0, "vectors": 0}
+    ]
 
 
 def test_a_clone_keyed_otherwise_is_told_where_its_peers_are(
@@ -476,7 +494,11 @@ def test_a_clone_keyed_otherwise_is_told_where_its_peers_are(
     joined = b.json("sync", "init", "--url", url)
     assert joined["key"] == f"path:{a.root}" and joined["peers"] == []
     assert joined["elsewhere"] == [
-        {"key": root_key, "source": "the repository's root commit", "machines": [machine_a]}
+        {
+            "key": root_key,
+            "source": "this clone's key by the repository's root commit",
+            "machines": [machine_a],
+        }
     ]
     said = b.cli("sync", "pull").stdout.splitlines()
     assert said[0] == "No other machine replicates under this clone's sync key: nothing to pull."
@@ -488,6 +510,72 @@ def test_a_clone_keyed_otherwise_is_told_where_its_peers_are(
     assert b.foci() == ["written on the laptop"]
     # A clone keyed alike hears nothing of the others.
     assert "elsewhere" not in a.cli("sync", "init", "--url", url).stdout
+
+
+def test_clones_of_one_repository_meet_or_are_told_the_key(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    """Issue 32, item 5, with clones made as a user makes them: the laptop's repository has
+    no origin (keyed by its root commit); a shallow `git clone --depth 1 file://...` of it
+    has no root commit (keyed by its origin). Neither key derives the other: the facts
+    each `sync run` writes beside its replica say it is one repository, and every command
+    that finds no peer says which key to give."""
+    url = str(tmp_path / "replicas")
+    laptop = Machine(new_repo(tmp_path / "laptop"), env)
+    stop_all.append(laptop)
+    git(laptop.root, "commit", "-q", "--allow-empty", "-m", "second")
+    root_key = laptop.json("sync", "init", "--url", url)["key"]
+    laptop.write("written on the laptop", "s-l")
+    laptop.start()
+    assert laptop.stop()[0] == 0
+    machine_l = laptop.json("sync", "status", "--no-count")["machine"]
+    shallow_root = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{laptop.root}", str(shallow_root))
+    shallow = Machine(shallow_root, env)
+    stop_all.append(shallow)
+    # restore: no replica under its own key, but the laptop's under another.
+    refused = shallow.cli("sync", "restore", "--url", url, check=1)
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    command = f"recall-sqlite sync restore --url {url} --key {root_key}"
+    assert machine_l in refused.stderr and f"`{command}`" in refused.stderr
+    # init and status name it too, with the key that joins it.
+    joined = shallow.json("sync", "init", "--url", url)
+    assert joined["key"] == f"path:{laptop.root}" and joined["peers"] == []
+    told = {"key": root_key, "source": "a clone of the repository it replicates"}
+    assert joined["elsewhere"] == [{**told, "machines": [machine_l]}]
+    status = shallow.json("sync", "status", "--no-count")
+    assert status["peers"] == [] and status["elsewhere"] == joined["elsewhere"]
+    assert f"--key {root_key}" in shallow.cli("sync", "status", "--no-count").stdout
+    pulled = shallow.cli("sync", "pull").stdout
+    assert f"`recall-sqlite sync init --url {url} --key {root_key}` here" in pulled
+    # Following it, they meet.
+    shallow.cli("sync", "init", "--url", url, "--key", root_key)
+    assert "merged: 1 entry version(s)" in shallow.cli("sync", "pull").stdout
+    assert shallow.foci() == ["written on the laptop"]
+
+
+def test_a_file_url_clone_and_a_path_clone_have_one_key(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    """`git clone --depth 1 file:///.../origin.git` and `git clone ./origin.git/` name one
+    origin: one key, so they are peers at once."""
+    url = str(tmp_path / "replicas")
+    source = new_repo(tmp_path / "source")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
+    git(tmp_path, "clone", "-q", "./origin.git/", "by-path")
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{bare}", "by-url")
+    by_path, by_url = Machine(tmp_path / "by-path", env), Machine(tmp_path / "by-url", env)
+    stop_all += [by_path, by_url]
+    key = by_path.json("sync", "init", "--url", url)["key"]
+    assert key == f"path:{bare}"
+    by_path.write("written by the path clone", "s-p")
+    by_path.start()
+    assert by_path.stop()[0] == 0
+    joined = by_url.json("sync", "init", "--url", url)
+    assert joined["key"] == key and len(joined["peers"]) == 1
+    by_url.cli("sync", "pull")
+    assert by_url.foci() == ["written by the path clone"]
 
 
 def test_sync_verify_says_whether_each_peer_met_this_store(

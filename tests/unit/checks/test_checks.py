@@ -354,3 +354,56 @@ def test_a_read_upgrades_an_old_store_by_its_error_class(
     assert main(argv) == 0  # otherwise opened for writing once, and read
     assert json.loads(capsys.readouterr().out)["entries"]
     open_store(root, db_path=db, read_only=True).close()  # upgraded
+
+
+# -- more than one machine (issue 32) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../../escaped",
+        "..",
+        "0123456789abcde/",
+        "0123456789ABCDEF",  # the minted shape is lowercase
+        "0123456789abcdef0",  # one digit more
+        "0123456789abcde",
+        "",
+        "0123456789abcdeg",
+        None,
+        16,
+    ],
+)
+def test_a_machine_id_is_only_the_shape_sync_mints(bad: object) -> None:
+    assert not checks.is_machine_id(bad)
+    with pytest.raises(SyncSetupError, match="not a machine id"):
+        checks.require_machine_id("machine", bad, error=SyncSetupError)
+
+
+def test_a_minted_machine_id_is_one() -> None:
+    import secrets
+
+    minted = secrets.token_hex(8)  # as sync/state.py mints it
+    assert checks.require_machine_id("machine", minted) == minted
+
+
+def test_summary_text_is_held_to_the_field_limit() -> None:
+    from recall_sqlite.limits import max_field_bytes
+
+    limit = max_field_bytes()
+    assert checks.require_summary_text("text", "é" * (limit // 2)) == "é" * (limit // 2)
+    with pytest.raises(InvalidInputError, match="longer than"):
+        checks.require_summary_text("text", "é" * (limit // 2 + 1))
+    with pytest.raises(InvalidInputError, match="NUL"):
+        checks.require_summary_text("text", "a\x00b")
+    with pytest.raises(InvalidInputError, match="empty"):
+        checks.require_summary_text("text", "  ")
+
+
+def test_a_vector_dimension_is_one_to_the_limit() -> None:
+    from recall_sqlite.limits import MAX_VECTOR_DIM
+
+    assert checks.require_vector_dim("dim", MAX_VECTOR_DIM) == MAX_VECTOR_DIM
+    for bad in (0, MAX_VECTOR_DIM + 1, True, 3.0):
+        with pytest.raises(InvalidInputError):
+            checks.require_vector_dim("dim", bad)

@@ -99,6 +99,27 @@ def test_argparse_reads_the_same_line_as_the_quick_path(workspace: tuple[Path, P
     assert run_cli("hook", "--help", cwd=main).returncode == 0
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["session-start", "--bogus"], "unrecognized arguments: --bogus"),
+        (["session-start", "-n", "x"], "must be an integer, got 'x'"),
+        (["session-start", "-n", "0"], "must be >= 1, got 0"),
+        (["session-start", "--format", "yaml"], "invalid choice: 'yaml'"),
+        (["session-stop"], "invalid choice: 'session-stop'"),
+    ],
+)
+def test_a_mistaken_hook_line_says_so_in_one_line_and_exits_0(
+    workspace: tuple[Path, Path], args: list[str], said: str
+) -> None:
+    """A mistake in an agent's settings never fails its session: nothing on stdout, the
+    mistake on one line of stderr, exit 0."""
+    main, _ = workspace
+    res = run_cli("hook", *args, cwd=main, input="")
+    assert (res.returncode, res.stdout) == (0, "")
+    assert len(res.stderr.splitlines()) == 1 and said in res.stderr, res.stderr
+
+
 def test_no_store_prints_nothing_creates_nothing(tmp_path: Path) -> None:
     ws = new_repo(tmp_path / "ws")
     before = sorted(p.name for p in ws.iterdir())

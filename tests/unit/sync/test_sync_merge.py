@@ -7,6 +7,7 @@ The same merge runs on a file Litestream restored (tests/behaviour/test_sync_lit
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ WORDS = ("alpha", "bravo", "charlie", "delta", "echo")
 class Machine:
     def __init__(self, tmp: Path, name: str) -> None:
         self.name = name
+        # A machine id of the shape sync mints (checks.is_machine_id).
+        self.id = hashlib.sha256(name.encode()).hexdigest()[:16]
         self.root = tmp / name
         self.root.mkdir()
         self.store = open_store(root=self.root, db_path=self.root / "recall.db")
@@ -54,7 +57,11 @@ class Machine:
 
     def pull(self, other: Machine, tmp: Path) -> Any:
         return merge_file(
-            context_of(self.store), other.snapshot(tmp), self.book, machine=other.name
+            context_of(self.store),
+            other.snapshot(tmp),
+            self.book,
+            machine=other.id,
+            me=self.id,
         )
 
     def snapshot(self, into: Path) -> Path:
@@ -191,10 +198,20 @@ def answers(machine: Machine) -> dict[str, Any]:
             (ws,),
         )
     )
+    # Every removal with the machine that asked for it (NULL here: this machine's own),
+    # the same on every machine.
+    me = machine.id
     out["tombstones"] = sorted(
-        bytes(i).hex()
-        for (i,) in context_of(store).db.query(
-            "SELECT id FROM journal_tombstones WHERE workspace_id = ? AND formula = 2", (ws,)
+        (bytes(i).hex(), str(by or me))
+        for i, by in context_of(store).db.query(
+            "SELECT id, asked_by FROM journal_tombstones WHERE workspace_id = ? AND formula = 2",
+            (ws,),
+        )
+    )
+    out["summary_tombstones"] = sorted(
+        (bytes(u).hex(), str(by or me))
+        for u, by in context_of(store).db.query(
+            "SELECT uid, asked_by FROM summary_tombstones WHERE workspace_id = ?", (ws,)
         )
     )
     out["summaries"] = [
@@ -286,7 +303,7 @@ def test_a_row_whose_id_is_not_its_content_is_refused(trio: list[Machine], tmp_p
         "UPDATE journal_entries SET focus = 'tampered' WHERE id = ?", (bytes.fromhex(got.id),)
     )
     conn.close()
-    report = merge_file(context_of(b.store), copy, b.book, machine="m0")
+    report = merge_file(context_of(b.store), copy, b.book, machine=a.id, me=b.id)
     assert report.rejected == 1 and report.entries == 0
     assert b.store.journal.get(got.id) is None
 

@@ -251,3 +251,108 @@ def test_the_sync_face_before_and_after_init(tmp_path: Path) -> None:
         assert (pulled.peers, pulled.failed, pulled.entries) == ((), (), 0)
         assert pulled.to_dict() == {"peers": []}
         assert store.sync.verify().ok  # no peer: nothing to meet
+
+
+def test_a_machine_id_that_would_leave_the_replica_location_is_refused(tmp_path: Path) -> None:
+    """machine.json names this machine's replica directory (and what a forget purges): an
+    id of any other shape than the minted one is refused, never used as a path."""
+    import json
+
+    ws = tmp_path / "ws"
+    (ws / ".grip").mkdir(parents=True)
+    with open_store(ws) as s:
+        db = s.workspace.db_path
+    state = SyncState(db)
+    state.machine()
+    data = json.loads(state.machine_file.read_text())
+    data["machine"] = "../../escaped"
+    state.machine_file.write_text(json.dumps(data))
+    with pytest.raises(SyncSetupError, match="not a machine id"):
+        state.machine()
+
+
+def test_a_location_lists_only_directories_named_as_machines(tmp_path: Path) -> None:
+    base = tmp_path / "replicas"
+    for name in ("0123456789abcdef", "..x", "ESCAPED0123456789", "0123456789abcdef0", "note"):
+        (base / "key" / name).mkdir(parents=True)
+    assert FileRemote(base).machines("key") == ["0123456789abcdef"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/srv/git/origin",
+        "/srv/git/./origin",  # `git clone ./origin` from /srv/git
+        "/srv/git/origin/",  # `git clone origin/`
+        "/srv/git/origin/.git",
+        "//srv/git/origin",
+        "file:///srv/git/origin",  # `git clone --depth 1 file:///srv/git/origin`
+        "file://localhost/srv/git/origin/",
+        "FILE:///srv/git/origin",
+    ],
+)
+def test_every_spelling_of_a_local_origin_is_its_path(url: str) -> None:
+    assert keys.normalise_remote(url) == "path:/srv/git/origin"
+
+
+def test_a_bare_repository_keeps_its_name() -> None:
+    assert keys.normalise_remote("file:///srv/git/origin.git") == "path:/srv/git/origin.git"
+    assert keys.normalise_remote("/srv/git/origin.git/") == "path:/srv/git/origin.git"
+
+
+def _replicating(remote: FileRemote, key: str, machine: str, facts: dict[str, str]) -> None:
+    """What `sync run` leaves beside a replica: its claim, with its key and facts."""
+    from recall_sqlite.sync.owner import Claim
+
+    claim = Claim(remote, keys.slug(key), machine, "0" * 16, key=key, facts=facts)
+    remote.write_owner(keys.slug(key), machine, claim._record(stopped=True))
+
+
+def test_a_clone_with_no_origin_is_told_the_key_its_path_clones_replicate_under(
+    tmp_path: Path,
+) -> None:
+    from recall_sqlite.sync.setup import elsewhere
+
+    laptop = new_repo(tmp_path / "laptop")
+    git(tmp_path, "clone", "-q", str(laptop), str(tmp_path / "desktop"))
+    desktop_key, _ = keys.derive(tmp_path / "desktop")
+    assert desktop_key == f"path:{laptop}"
+    remote = FileRemote(tmp_path / "replicas")
+    _replicating(remote, desktop_key, "d" * 16, keys.facts(tmp_path / "desktop"))
+    root_key, _ = keys.derive(laptop)
+    assert root_key.startswith("root:")
+    # The laptop's own keys never name the desktop's: only the facts beside its replica.
+    assert keys.alternatives(laptop, root_key) == []
+    assert elsewhere(remote, laptop, root_key, "a" * 16) == (
+        (desktop_key, "the same root commit", ("d" * 16,)),
+    )
+
+
+def test_machines_of_another_repository_or_a_lying_owner_file_are_not_named(
+    tmp_path: Path,
+) -> None:
+    from recall_sqlite.sync.setup import elsewhere
+
+    mine = new_repo(tmp_path / "mine")
+    other = new_repo(tmp_path / "other", commit=False)
+    git(other, "commit", "-q", "--allow-empty", "-m", "another history")
+    remote = FileRemote(tmp_path / "replicas")
+    _replicating(remote, "root:" + "0" * 40, "b" * 16, keys.facts(other))
+    # An owner file under one key's directory that names another key is not believed.
+    facts = keys.facts(mine)
+    _replicating(remote, "some-key", "c" * 16, facts)
+    owner = remote.read_owner(keys.slug("some-key"), "c" * 16) or {}
+    remote.write_owner(keys.slug("some-key"), "c" * 16, {**owner, "key": "another-key"})
+    key, _ = keys.derive(mine)
+    assert elsewhere(remote, mine, key, "a" * 16) == ()
+
+
+def test_same_repository_says_how() -> None:
+    same = keys.same_repository
+    assert same({"root": "r1"}, {"root": "r1"}) == "the same root commit"
+    assert same({"root": "r1"}, {"root": "r2"}) is None
+    assert same({"origin": "github.com/o/r"}, {"origin": "github.com/o/r"}) == "the same origin"
+    assert same({"origin": "path:/x"}, {"path": "path:/x"}) is not None
+    assert same({"path": "path:/x"}, {"origin": "path:/x"}) is not None
+    assert same({"path": "path:/x"}, {"path": "path:/x"}) is None  # two repos, one path
+    assert same({"root": "r1"}, "not a dict") is None
