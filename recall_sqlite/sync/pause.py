@@ -174,7 +174,8 @@ def _peers_note(state: SyncState, hold: Hold) -> None:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
         hold.notes.append(
             f"{len(others)} other machine(s) may hold it until they pull this forget"
-            f" ({shown}); a live `sync run` there pulls within {config.pull_every_s:g} s"
+            f" ({shown}); a live `sync run` there pulls it within its pull interval"
+            f" (`--pull-every`, {config.pull_every_s:g} s here)"
         )
         hold.notes.extend(_not_live(state, others))
 
