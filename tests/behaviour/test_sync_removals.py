@@ -22,6 +22,7 @@ from tests.behaviour.test_sync_litestream import (  # the machines and their fix
     clone,
     env,
     stop_all,
+    synced,
     two_machines,
     until,
 )
@@ -101,6 +102,21 @@ def test_summary_remove_purges_every_replica_history(
     # What either replica gives back is the store without it.
     a.cli("sync", "pull")
     assert _summaries(a) == [] and a.foci() == ["kept on both"]
+
+
+def test_summary_remove_without_sync_run_purges_the_replica_itself(
+    tmp_path: Path, env: dict[str, str], stop_all: list[Machine]
+) -> None:
+    (a,) = [synced(tmp_path, "a", env, stop_all)]
+    sid = a.json("summary", "add", f"the summary quotes {SECRET}")["id"]
+    a.start()
+    assert a.stop()[0] == 0
+    assert _restorable(tmp_path, [a], SECRET.encode())
+    a.cli("summary", "remove", str(sid))  # no `sync run`: the removal purges it itself
+    _no_byte_anywhere(tmp_path, [a], SECRET.encode())
+    a.start()  # a new history, from the store as it is
+    assert a.stop()[0] == 0
+    _no_byte_anywhere(tmp_path, [a], SECRET.encode())
 
 
 def test_vector_delete_purges_every_replica_history(
