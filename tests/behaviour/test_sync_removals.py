@@ -264,6 +264,12 @@ def test_a_dead_machine_is_retired_after_its_replica_is_pulled(
     assert old_b not in json.loads((a.db().parent / f"{a.db().name}-sync" / "peers.json")
                                    .read_text())["peers"]  # fmt: skip
     assert _restorable(tmp_path, [], DEAD.encode()) == []
+    # The rebuilt machine knew the old one from its restore's pull: its next pull finds it
+    # gone from the location and forgets it too.
+    book = rebuilt.db().parent / f"{rebuilt.db().name}-sync" / "peers.json"
+    assert old_b in json.loads(book.read_text())["peers"]
+    rebuilt.cli("sync", "pull")
+    assert old_b not in json.loads(book.read_text())["peers"]
     # Retiring it again: no such machine any more (a user's mistake, exit 2).
     again = a.cli("sync", "retire", old_b, check=2)
     assert "no machine" in again.stderr
