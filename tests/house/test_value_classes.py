@@ -52,6 +52,7 @@ SERVICES = {
     "sync.remote_sftp.SftpRemote",
     "cli._common.Parser",  # argparse's parser
     "cli._common.ProgressBar",  # a terminal
+    "agents.kept.KeptStore",  # an open read-only store kept between an MCP server's reads
 }
 
 # Mutable working state under a public name, and why it is neither a value nor private.
