@@ -251,7 +251,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"peers        {len(report.peers) or 'none yet'}",
     ]
     for p in report.peers:
-        state_text = "live" if p.live else "not running"
+        state_text = (
+            "live" if p.live else "LOOKS DEAD" if p.condition == "silent" else "not running"
+        )
         if p.position is None:
             where = "no replica yet"
         elif not p.behind:
@@ -260,6 +262,12 @@ def cmd_status(args: argparse.Namespace) -> int:
             ahead = f"{p.ahead} entry version(s)" if p.ahead is not None else "changes"
             where = f"{ahead} not yet pulled (replica at {p.position:#x}, {p.written_at})"
         lines.append(f"  {p.machine} {p.host or ''}  [{state_text}]  {where}")
+        if p.condition == "silent":
+            lines.append(
+                "    its `sync run` stopped without a clean exit; if it is gone for good,"
+                f" `recall-sqlite sync retire {p.machine}` pulls what it holds and deletes its"
+                " replica"
+            )
         if p.error:
             lines.append(f"    ! {p.error}")
     lines += [

@@ -240,6 +240,10 @@ def test_a_dead_machine_is_retired_after_its_replica_is_pulled(
     assert "is live" in refused.stderr and refused.stderr.count("\n") == 1
     assert ltx.exists()
     _age_claim(tmp_path, old_b, 600)
+    status = a.cli("sync", "status", "--no-count").stdout
+    assert "[LOOKS DEAD]" in status and f"`recall-sqlite sync retire {old_b}`" in status
+    (seen,) = [p for p in a.json("sync", "status", "--no-count")["peers"] if p["machine"] == old_b]
+    assert seen["condition"] == "silent" and not seen["live"]
     # Rebuilt: a fresh clone restored from the replicas is a new machine, told that the
     # old one looks dead, ran on this host, and how to retire it.
     rebuilt = clone(tmp_path, "b-rebuilt", env)
