@@ -371,6 +371,7 @@ DEFS: Final[dict[str, dict[str, Any]]] = {
             "copies_left": _array(_ref("file_copy")),
             "file_errors": TEXTS,
             "replicas": TEXTS,
+            "already_forgotten": _array(_ref("entry_id")),
             **_scoped("scope", "nothing_elsewhere"),
         },
         description="entry versions forgotten (journal/forget.py ForgetReport), in the"

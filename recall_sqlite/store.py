@@ -7,7 +7,7 @@ import os
 
 from . import identity
 from ._record import Frozen
-from .checks import require_bool
+from .checks import require_bool, require_text
 from .context import StoreContext, WorkspaceInfo, WorktreeInfo
 from .errors import InvalidInputError
 from .journal.journal import Journal
@@ -74,6 +74,9 @@ class Store:
         db_path = where["db_path"]
         self._others = (lambda: self.sync.ahead()) if place.has_peers(db_path) else None
         hold = (lambda: self.sync.hold(purge=True)) if place.syncs(db_path) else None
+        # Every removal takes the same hold (forget, summary remove, a vector
+        # delete): the removed text leaves this machine's replica history too.
+        self._hold = hold
         self.journal = Journal(
             ctx,
             searcher=self._search_journal,
@@ -112,7 +115,8 @@ class Store:
         from .summaries import Summaries
 
         family: Summaries = self._family(
-            "summaries", lambda ctx: Summaries(ctx, searcher=self._search_summaries)
+            "summaries",
+            lambda ctx: Summaries(ctx, searcher=self._search_summaries, hold=self._hold),
         )
         return family
 
@@ -128,7 +132,7 @@ class Store:
         # numpy is loaded by vectors/ only, and only when a host asks for vectors.
         from .vectors.vectors import Vectors
 
-        family: Vectors = self._family("vectors", Vectors)
+        family: Vectors = self._family("vectors", lambda ctx: Vectors(ctx, hold=self._hold))
         return family
 
     @property
@@ -145,7 +149,9 @@ class Store:
         from .sync.sync import Sync
 
         w = self.workspace
-        family: Sync = self._family("sync", lambda ctx: Sync(ctx, w.root, w.db_path))
+        family: Sync = self._family(
+            "sync", lambda ctx: Sync(ctx, w.root, w.db_path, files=self._forget_copies)
+        )
         return family
 
     def worktrees(self) -> list[WorktreeInfo]:
@@ -297,11 +303,15 @@ def restore_store(
     key: str | None = None,
     force: bool = False,
     db_path: str | os.PathLike[str] | None = None,
+    retire: str | None = None,
 ) -> RestoreReport:
     """Bring this workspace's store back from the freshest replica of its sync key at `url`
     (a new or rebuilt machine), then pull the other machines into it and check it. Not a
     call of `store.sync`: there is no store to open yet, or one that is to be replaced
-    (only with `force`; it is moved aside, never deleted)."""
+    (only with `force`; it is moved aside, never deleted). `retire`: the machine this one
+    replaces (its id or the start of it), checked before anything is restored (it must
+    not be live) and retired after the pull (`store.sync.retire`); without it, the report
+    names the machines that look dead."""
     from pathlib import Path
 
     from .paths.resolve import resolve
@@ -310,8 +320,19 @@ def restore_store(
 
     root = resolve(cwd).root
     path = Path(resolve_db_path(root, db_path))
-    done = restore(root, path, url, key=key, force=force)
+    if retire is not None:
+        require_text("retire", retire, allow_empty=False)
+    done = restore(root, path, url, key=key, force=force, retire=retire)
     with open_store(cwd, db_path=db_path) as store:
         pulled = store.sync.pull()
+        retired = store.sync.retire(retire) if retire is not None else None
         report = store.doctor()
-    return RestoreReport(db_path=str(path), restored=done, pulled=pulled, doctor_ok=report.ok)
+        dead = store.sync.looks_dead()
+    return RestoreReport(
+        db_path=str(path),
+        restored=done,
+        pulled=pulled,
+        doctor_ok=report.ok,
+        retired=retired,
+        looks_dead=dead,
+    )

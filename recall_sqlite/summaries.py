@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from apsw import Connection, SQLiteValue
 
-    from .db import Row
+    from .db import Hold, Row
     from .journal.results import Found, Searched
 
     # What `Summaries.search` returns, as the family knows it (search/ is composed in,
@@ -410,9 +410,15 @@ def summary_uid(
 
 
 class Summaries:
-    def __init__(self, ctx: StoreContext, *, searcher: Searcher | None = None) -> None:
+    def __init__(
+        self, ctx: StoreContext, *, searcher: Searcher | None = None, hold: Hold | None = None
+    ) -> None:
         self._ctx = ctx
         self._searcher = searcher
+        # Holds replication still and purges this machine's replica history while a
+        # removal empties the WAL (composed in by the store when it syncs, as forget's):
+        # Litestream's history and its local pages hold the removed text otherwise.
+        self._hold = hold
 
     @property
     def context(self) -> StoreContext:
@@ -541,8 +547,9 @@ class Summaries:
             )
             conn.execute("DELETE FROM summaries WHERE id = ?", (summary_id,))
         # Its text may quote a forgotten entry (forget lists such summaries): no byte of
-        # it stays in the index, free pages or WAL either.
-        merge_fts(self._ctx.db, "summaries_fts")
+        # it stays in the index, free pages or WAL either, nor in this machine's replica
+        # history (`hold`).
+        merge_fts(self._ctx.db, "summaries_fts", hold=self._hold)
         return gone
 
     # -- reading -----------------------------------------------------------------------------

@@ -142,6 +142,12 @@ def cmd_journal_forget(args: argparse.Namespace) -> int:
         else f"No stored entry version to forget{sessions}"
     ]
     lines += [f"  {i}" for i in report.entries]
+    if report.already:
+        lines.append(
+            f"already forgotten on this machine (an earlier forget, or another machine's"
+            f" that a pull applied): {', '.join(report.already)}; their copies in files were"
+            " looked for again"
+        )
     lines.append(
         f"removed {counted(report.vectors, 'vector')}, "
         f"{counted(report.summary_links, 'summary link')}; "

@@ -4,9 +4,10 @@ sync init --url URL [--key K [--commit-key]]   join this repository's replicas
 sync run                                       replicate and pull, in the foreground
 sync pull [--full] [--machine M]               merge the other machines now
 sync status                                    this machine and every peer
-sync restore --url URL [--force]               bring this machine back from a replica
+sync restore --url URL [--force] [--retire M]  bring this machine back from a replica
 sync peek MACHINE [-n N]                       a peer's newest entries, read-only
 sync verify                                    has every peer met this store?
+sync retire MACHINE [--force]                  a machine gone for good: pulled, deleted
 
 Each is one call of `store.sync` (recall_sqlite/sync/sync.py), or `restore_store`.
 """
@@ -146,6 +147,13 @@ def _arrived(r: dict[str, Any]) -> str:
     parts = [
         f"{r['entries']} entry version(s)",
         f"{r['forgotten']} forgotten here" if r["forgotten"] else "",
+        f"{r['copies_removed']} copy(ies) removed from synapt's files"
+        if r.get("copies_removed")
+        else "",
+        f"{r['copies_left']} copy(ies) left in synapt's files (lines the store did not"
+        " write, or files it could not rewrite: `journal forget ID` here removes them)"
+        if r.get("copies_left")
+        else "",
         f"{r['moved']} moved to the smaller worktree key" if r["moved"] else "",
         f"{r['summaries']} summary(ies)" if r["summaries"] else "",
         f"{r['summaries_removed']} summary(ies) removed" if r["summaries_removed"] else "",
@@ -251,7 +259,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"peers        {len(report.peers) or 'none yet'}",
     ]
     for p in report.peers:
-        state_text = "live" if p.live else "not running"
+        state_text = (
+            "live" if p.live else "LOOKS DEAD" if p.condition == "silent" else "not running"
+        )
         if p.position is None:
             where = "no replica yet"
         elif not p.behind:
@@ -260,6 +270,12 @@ def cmd_status(args: argparse.Namespace) -> int:
             ahead = f"{p.ahead} entry version(s)" if p.ahead is not None else "changes"
             where = f"{ahead} not yet pulled (replica at {p.position:#x}, {p.written_at})"
         lines.append(f"  {p.machine} {p.host or ''}  [{state_text}]  {where}")
+        if p.condition == "silent":
+            lines.append(
+                "    its `sync run` stopped without a clean exit; if it is gone for good,"
+                f" `recall-sqlite sync retire {p.machine}` pulls what it holds and deletes its"
+                " replica"
+            )
         if p.error:
             lines.append(f"    ! {p.error}")
     lines += [
@@ -279,7 +295,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_restore(args: argparse.Namespace) -> int:
     from ..store import restore_store
 
-    report = restore_store(args.cwd, url=args.url, key=args.key, force=args.force, db_path=args.db)
+    report = restore_store(
+        args.cwd, url=args.url, key=args.key, force=args.force, db_path=args.db, retire=args.retire
+    )
     done = report.restored
     text = (
         f"Restored {report.db_path} from machine {done.machine}"
@@ -292,6 +310,20 @@ def cmd_restore(args: argparse.Namespace) -> int:
         + f"doctor: {'ok' if report.doctor_ok else 'PROBLEMS (run recall-sqlite doctor)'}\n"
         + f"This machine is {done.new_machine}. Next: keep `recall-sqlite sync run` running."
     )
+    if report.retired is not None:
+        text += "\n" + "\n".join(retired_lines(report.retired))
+    for machine, host, here in report.looks_dead:
+        text += (
+            f"\nmachine {machine} ({host or 'host unknown'}) looks dead (its `sync run` stopped"
+            " without a clean exit)"
+            + (
+                ", and ran on this host: if this machine replaces it"
+                if here
+                else "; if it is gone for good"
+            )
+            + f", `recall-sqlite sync retire {machine}` pulls what it holds and deletes its"
+            " replica (forgotten text included)"
+        )
     emit(args, report.to_dict(), text)
     return 0 if report.doctor_ok else 1
 
@@ -334,6 +366,39 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
     emit(args, report.to_dict(), "\n".join(lines))
     return 0 if report.ok else 1
+
+
+# -- retire -------------------------------------------------------------------------------
+
+
+def retired_lines(done: Any) -> list[str]:
+    """What a retirement did, as `sync retire` (and `sync restore --retire`) print it."""
+    who = f"machine {done.machine}" + (f" ({done.host})" if done.host else "")
+    pulled = done.pulled
+    if pulled is None or pulled.status == "empty":
+        merged = "its replica held no backup: nothing to pull"
+    elif pulled.status == "failed":
+        merged = f"its replica could not be pulled: {pulled.error}"
+    elif pulled.report is not None:
+        merged = f"pulled first: {_arrived(pulled.report.to_dict())}"
+    else:
+        merged = "pulled first: nothing it held was new here"
+    lines = [
+        f"Retired {who} (its claim: {done.condition}); {merged}.",
+        "Its replica was deleted from the location; this machine forgot it (the others do"
+        " at their next pull)."
+        if done.deleted
+        else "Its replica could NOT be deleted whole from the location.",
+    ]
+    return lines + [f"note: {n}" for n in done.notes]
+
+
+def cmd_retire(args: argparse.Namespace) -> int:
+    _set_up(args)
+    with open_from_args(args) as store:
+        done = store.sync.retire(args.machine, force=args.force)
+    emit(args, done.to_dict(), "\n".join(retired_lines(done)))
+    return 0 if done.deleted else 1
 
 
 def register(sub: Any, jp: argparse.ArgumentParser) -> None:
@@ -389,6 +454,11 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--force", action="store_true", help="replace a store that is here (moved aside)"
     )
+    p.add_argument(
+        "--retire",
+        metavar="MACHINE",
+        help="the dead machine this one replaces: retired after the pull (`sync retire`)",
+    )
     p.set_defaults(func=cmd_restore)
     p = ssub.add_parser("peek", parents=[jp], help="a peer's newest entries, read from its replica")
     p.add_argument("machine", help="the machine id (or its start)")
@@ -398,3 +468,15 @@ def register(sub: Any, jp: argparse.ArgumentParser) -> None:
         "verify", parents=[jp], help="each peer's replica against this store (nothing merged)"
     )
     p.set_defaults(func=cmd_verify)
+    p = ssub.add_parser(
+        "retire",
+        parents=[jp],
+        help="a machine gone for good: its replica pulled, then deleted, and it forgotten",
+    )
+    p.add_argument("machine", help="the machine id (or its start), as `sync status` lists it")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="even if its claim is live, or its replica cannot be pulled first",
+    )
+    p.set_defaults(func=cmd_retire)

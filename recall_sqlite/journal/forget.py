@@ -138,6 +138,7 @@ class ForgetReport(Frozen):
         "copies",
         "file_errors",
         "replicas",
+        "already",
         "workspace_id",
     )
     entries: tuple[str, ...]  # ids of the removed versions
@@ -153,6 +154,9 @@ class ForgetReport(Frozen):
     file_errors: tuple[str, ...]  # files that could not be read or rewritten
     replicas: tuple[str, ...]  # what replication reached and what it cannot reach yet
     # (sync/: this machine's replica history, the other machines): one sentence each
+    already: tuple[str, ...]  # ids given that were forgotten here before (a pull applied
+    # another machine's forget, or an earlier forget): no row to remove, their copies in
+    # files looked for again
     workspace_id: str  # forget acts on the whole workspace: its scope
 
     def __init__(
@@ -168,10 +172,12 @@ class ForgetReport(Frozen):
         copies: tuple[FileCopy, ...] = (),
         file_errors: tuple[str, ...] = (),
         replicas: tuple[str, ...] = (),
+        already: tuple[str, ...] = (),
         *,
         workspace_id: str,
     ) -> None:
         self._set(
+            already=already,
             copies=copies,
             file_errors=file_errors,
             replicas=replicas,
@@ -200,6 +206,7 @@ class ForgetReport(Frozen):
             "copies_left": [c.to_dict() for c in self.copies if not c.removed],
             "file_errors": list(self.file_errors),
             "replicas": list(self.replicas),
+            "already_forgotten": list(self.already),
             **whole_workspace(self.workspace_id),
         }
 
@@ -228,25 +235,21 @@ def forget(
         raise InvalidInputError("forget needs entry ids or a session id")
     require_bool("scrub_sources", scrub_sources)
     db, ws = ctx.db, ctx.workspace_pk
-    outcome = FileOutcome((), (), False)
     with db.lock:
         with db.write() as conn:
-            earlier = _forgotten_before(conn, ws, ids) if scrub_sources else set()
+            earlier = _forgotten_before(conn, ws, ids)
             targets = _targets(conn, ws, [i for i in ids if i not in earlier], session_id)
             seqs = [t[0] for t in targets]
-            # An id forgotten before has no row left: with scrub_sources its copies in
-            # files are still looked for (by content; nothing else is known of it).
+            # An id forgotten before (here, or by another machine whose forget a pull
+            # applied) has no row left: its copies in files are looked for again by its
+            # id, the one thing known of it. Every line that is exactly that version is
+            # removed: nothing tells the store's copies from a user's any more, and the
+            # version is forgotten (an import skips such a line anyway).
             forgotten = _forget_targets(conn, targets) + tuple(
-                ForgetTarget(i, "", "", "", False) for i in sorted(earlier)
+                ForgetTarget(i, "", "", "", True) for i in sorted(earlier)
             )
             report = _remove(conn, ws, targets, seqs)
-        if files is not None:
-            outcome = files(forgotten, scrub_sources)
-        if outcome.reimported:
-            # A rewritten file was imported again: a damaged line it still holds (a
-            # user's, left in place) must not bring the text back into quarantine.
-            with db.write() as conn:
-                _blank(conn, ws, _needles(targets))
+        outcome = scrub_files(ctx, forgotten, files, scrub_sources=scrub_sources)
         notes: list[str] = []
         emptied = merge_fts(db, "journal_fts", hold=hold, notes=notes)
     return ForgetReport(
@@ -255,8 +258,35 @@ def forget(
         copies=outcome.copies,
         file_errors=outcome.errors,
         replicas=tuple(notes),
+        already=tuple(i.hex() for i in sorted(earlier)),
         workspace_id=ctx.workspace_uuid,
     )
+
+
+def scrub_files(
+    ctx: StoreContext,
+    forgotten: tuple[ForgetTarget, ...],
+    files: FilesHook | None,
+    *,
+    scrub_sources: bool = False,
+) -> FileOutcome:
+    """The forgotten versions' copies in files, after their rows went: the one path a
+    local forget and a pull that applied another machine's forget both take (the store's
+    `files` hook: its mirror lines and synapt's session-start cache removed, the user's
+    lines listed), then the quarantine blanked again if a rewritten file was re-imported.
+    The caller holds the store's lock."""
+    if files is None or not forgotten:
+        return FileOutcome((), (), False)
+    outcome = files(forgotten, scrub_sources)
+    if outcome.reimported:
+        # A rewritten file was imported again: a damaged line it still holds (a
+        # user's, left in place) must not bring the text back into quarantine.
+        needles = sorted(
+            {t for f in forgotten for t in (f.session_id, f.focus) if len(t) >= MIN_MATCH_CHARS}
+        )
+        with ctx.db.write() as conn:
+            _blank(conn, ctx.workspace_pk, needles)
+    return outcome
 
 
 def _forgotten_before(conn: Connection, ws: int, ids: list[bytes]) -> set[bytes]:
@@ -299,11 +329,11 @@ def _forget_targets(
     return tuple(out)
 
 
-def remove_in(conn: Connection, ws: int, ids: Iterable[bytes]) -> int:
+def remove_in(conn: Connection, ws: int, ids: Iterable[bytes]) -> tuple[ForgetTarget, ...]:
     """Forget the stored versions among `ids` inside the caller's write transaction (a
-    pull applying another machine's tombstones: the same removal as `forget`, every copy
-    of the text included; ids not stored here are skipped). The caller turns
-    `secure_delete` on and checkpoints afterwards. Returns the versions removed."""
+    pull applying another machine's tombstones: the same removal as `forget`; ids not
+    stored here are skipped). The caller checkpoints afterwards and hands the versions
+    returned (read before their rows went) to `scrub_files`, for their copies in files."""
     import json
 
     rows = conn.execute(
@@ -313,9 +343,11 @@ def remove_in(conn: Connection, ws: int, ids: Iterable[bytes]) -> int:
         (json.dumps(sorted({bytes(i).hex() for i in ids})), ws),
     ).fetchall()
     targets = [(as_int(r[0]), as_bytes(r[1]), str(r[2]), str(r[3])) for r in rows]
-    if targets:
-        _remove(conn, ws, targets, [t[0] for t in targets])
-    return len(targets)
+    if not targets:
+        return ()
+    forgotten = _forget_targets(conn, targets)
+    _remove(conn, ws, targets, [t[0] for t in targets])
+    return forgotten
 
 
 def _targets(

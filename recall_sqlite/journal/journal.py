@@ -213,8 +213,10 @@ class Journal:
         them back) and no byte of the text stays in the database file or its WAL (see
         journal/forget.py). The lines the store wrote into synapt's buckets (its mirror)
         are removed; copies in files it did not write (imported sources) are listed in the
-        report, and removed too with `scrub_sources`. Raises UnknownEntryError for an id
-        not in this workspace."""
+        report, and removed too with `scrub_sources`. An id forgotten here before (by an
+        earlier forget, or another machine's that a pull applied) is reported as
+        `already`, and every line that is exactly that version is removed from synapt's
+        buckets again. Raises UnknownEntryError for an id this workspace never held."""
         from .forget import forget
 
         return forget(

@@ -15,6 +15,7 @@ importer.py  import every line, chunk by chunk, resumable after a kill
 verify.py    check an import against the files as they are now
 mirror.py    the store's own lines in synapt's buckets, accounted for as they are written
 copies.py    forget in files: the store's copies removed, the others listed (or removed)
+leftovers.py lines of synapt's journals still holding a forgotten version (doctor)
 export.py    write the store back out: a synapt bucket, or ndjson for other tools
 legacy.py    `store.legacy`: the above for the store's workspace
 """

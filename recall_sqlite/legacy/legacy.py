@@ -12,7 +12,7 @@ from typing import IO
 from .. import identity
 from ..context import StoreContext
 from ..errors import WorkspaceError
-from ..journal.forget import FileOutcome, ForgetTarget
+from ..journal.forget import FileCopy, FileOutcome, ForgetTarget
 from ..limits import MAX_LINE_BYTES
 from ..paths import idfile
 from .admit import refuse_strangers
@@ -206,7 +206,20 @@ class Legacy:
             if again:
                 self.import_paths(again)
 
-        return forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
+        outcome = forget_copies(plan, targets, scrub_sources=scrub_sources, reimport=reimport)
+        left = [c for c in outcome.copies if not c.removed and c.kind == "bucket"]
+        if left:
+            from .leftovers import mark_left
+
+            mark_left(self._ctx, plan, left)
+        return outcome
+
+    def forgotten_copies(self) -> tuple[list[FileCopy], list[str]]:
+        """Lines of the workspace's synapt journals that still hold a forgotten entry
+        version (leftovers.py), and the files that could not be read: doctor's."""
+        from .leftovers import leftovers
+
+        return leftovers(self._ctx, self.plan())
 
     def export_to_buckets(self, *, worktree: str | None = None) -> BucketsReport:
         """`export --format synapt --to-buckets`: every worktree's versions appended to the

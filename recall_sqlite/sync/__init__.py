@@ -1,6 +1,6 @@
 """More than one machine: Litestream moves the bytes, a merge by content converges.
 
-sync.py       Sync (`store.sync`): init, run, pull, status, restore, peek, verify
+sync.py       Sync (`store.sync`): init, run, pull, status, restore, peek, verify, retire
 key.py        the sync key: the same on every clone of a repository
 place.py      `<db>-sync/`: the one private directory beside a store, the names in it
 state.py      what is kept there: config, this machine's id, Litestream's local state
@@ -21,4 +21,5 @@ watch.py      the peers' replica positions read often: a move starts a pull
 status.py     `sync status`: this machine's replication and every peer
 peek.py       `sync peek`: a peer's newest entries from its replica (Litestream's VFS)
 compare.py    `sync verify`: this store and each peer's replica compared, nothing merged
+retire.py     `sync retire`: a machine gone for good pulled, its replica deleted, forgotten
 """

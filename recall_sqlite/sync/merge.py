@@ -36,7 +36,7 @@ from ..errors import CorruptStoreError, PeerError, RecallError
 from ..journal import codec
 from ..journal.bulk import bulk_insert
 from ..journal.entry import JournalEntry
-from ..journal.forget import remove_in
+from ..journal.forget import ForgetTarget, remove_in
 from ..timestamps import now_us
 from . import peer_rows
 from .merge_summaries import merge_summaries
@@ -75,6 +75,8 @@ class MergeReport(Frozen):
         "vectors",
         "vectors_deleted",
         "vector_conflicts",
+        "copies_removed",
+        "copies_left",
         "peer_seq",
         "forgotten_by",
     )
@@ -92,6 +94,11 @@ class MergeReport(Frozen):
     vectors: int  # embeddings stored or replaced here
     vectors_deleted: int
     vector_conflicts: int  # peer vectors of a model whose dimension differs here
+    # What the forgotten versions left in this machine's files (pull.py, as a local
+    # forget's: journal/forget.py scrub_files): lines and caches removed, and copies left
+    # (a user's lines, other files) or files that could not be read or rewritten.
+    copies_removed: int
+    copies_left: int
     peer_seq: int  # the peer's highest journal seq now merged (the next merge starts after)
     # (machine, entries, summaries, vectors) removed here at that machine's asking
     forgotten_by: tuple[tuple[str, int, int, int], ...]
@@ -121,7 +128,15 @@ _REFUSED = ("rejected", "rejected_summaries", "rejected_vectors", "rejected_tomb
 _CHANGES = tuple(
     n
     for n in MergeReport.__slots__
-    if n not in ("peer_seq", "forgotten_by", "vector_conflicts", "summaries_unproven", *_REFUSED)
+    if n
+    not in (
+        "peer_seq",
+        "forgotten_by",
+        "vector_conflicts",
+        "summaries_unproven",
+        "copies_left",
+        *_REFUSED,
+    )
 )
 # The kinds of peer_rows.Tally, as this report names their refusals.
 _REFUSED_AS = dict(zip(KINDS, _REFUSED, strict=True))
@@ -143,6 +158,7 @@ def merge(
     since_seq: int = 0,
     machine: str,
     me: str | None = None,
+    removed: list[ForgetTarget] | None = None,
 ) -> MergeReport:
     """Merge the workspace of `peer` (machine `machine`'s) that syncs as `sync_key` into
     `ctx`'s workspace (this machine is `me`, when known: a peer's tombstone that names it
@@ -151,13 +167,17 @@ def merge(
     Entry versions are read after `since_seq` (the peer's journal seq a previous merge of
     the same peer reached; 0 = all): a peer only ever adds rows at higher seqs, and what it
     removes travels as tombstones, which are compared whole. The caller runs this with
-    `secure_delete` on and checkpoints afterwards (forgotten text must leave the file)."""
+    `secure_delete` on and checkpoints afterwards (forgotten text must leave the file);
+    the versions the peer's tombstones removed here are added to `removed`, for the
+    caller to take their copies out of files (this module knows no filesystem)."""
     peer_ws, _ = peer_workspace(peer, sync_key)
     counts: dict[str, int] = {
         n: 0 for n in MergeReport.__slots__ if n not in ("peer_seq", "forgotten_by")
     }
     tally = Tally(machine, me)
-    _tombstones(ctx, peer, peer_ws, counts, tally)
+    gone = _tombstones(ctx, peer, peer_ws, counts, tally)
+    if removed is not None:
+        removed.extend(gone)
     peer_seq = _entries(ctx, peer, peer_ws, since_seq, counts)
     merge_summaries(ctx, peer, peer_ws, counts, tally)
     merge_vectors(ctx, peer, peer_ws, counts, tally)
@@ -172,14 +192,14 @@ def merge(
 
 def _tombstones(
     ctx: StoreContext, peer: Database, peer_ws: int, counts: dict[str, int], tally: Tally
-) -> None:
+) -> tuple[ForgetTarget, ...]:
     rows = peer.query(
         "SELECT id, CAST(forgotten_at AS BLOB), asked_by FROM journal_tombstones"
         " WHERE workspace_id = ? AND formula = 2",
         (peer_ws,),
     )
     if not rows:
-        return
+        return ()
     ws = ctx.workspace_pk
     # Read first, write only when something is new: a pull that brings nothing writes
     # nothing (peers.py says why).
@@ -201,7 +221,8 @@ def _tombstones(
         except Refused:
             tally.refuse("tombstones")
     if not theirs and not earlier:
-        return
+        return ()
+    removed: list[ForgetTarget] = []
     with ctx.db.write() as conn:
         ours = _tombstoned(conn, ws)
         new = [t for t in theirs if t[0] not in ours]
@@ -211,7 +232,8 @@ def _tombstones(
         for asker, mine in sorted(by.items()):
             # Removed the way `journal forget` removes (its trigger writes the tombstone) ...
             gone = remove_in(conn, ws, [i for i, _, _ in mine])
-            counts["forgotten"] += gone
+            counts["forgotten"] += len(gone)
+            removed.extend(gone)
             tally.applied(asker, "entries", len(mine))
         # ... and each recorded as the peer recorded it, naming the machine that asked.
         conn.executemany(
@@ -226,6 +248,7 @@ def _tombstones(
             " WHERE workspace_id = ? AND id = ?",
             [(at, who, ws, i) for i, at, who in earlier],
         )
+    return tuple(removed)
 
 
 def _tombstoned(

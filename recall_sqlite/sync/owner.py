@@ -114,6 +114,26 @@ class Claim:
             self.remote.write_owner(self.slug, self.machine, self._record(stopped=True))
 
 
+def condition(held: dict[str, Any] | None) -> str:
+    """What a machine's claim says of it: "live" (its `sync run` keeps the heartbeat),
+    "stopped" (its run exited cleanly: it pulls when it runs again), "silent" (the
+    heartbeat stopped without a clean exit: killed, cut off, or gone for good; `sync
+    retire` takes such a machine out), or "unknown" (no claim to read)."""
+    if not held or held.get("unreadable"):
+        return "unknown"
+    if _live(held):
+        return "live"
+    return "stopped" if held.get("stopped") else "silent"
+
+
+def heartbeat_age(held: dict[str, Any]) -> float | None:
+    """Seconds since the claim's last heartbeat (None: it has none)."""
+    try:
+        return max(0.0, time.time() - float(held["heartbeat"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _live(held: dict[str, Any]) -> bool:
     if held.get("stopped"):
         return False

@@ -175,8 +175,44 @@ def _peers_note(state: SyncState, hold: Hold) -> None:
         hold.notes.append(
             f"{len(others)} other machine(s) may hold it until they pull this forget"
             f" ({shown}); a live `sync run` there pulls it once this machine's replica moves"
-            f" (seconds; at most {config.pull_every_s:g} s)"
+            f" (seconds; at the latest within its own `--pull-every`)"
         )
+        hold.notes.extend(_not_live(state, others))
+
+
+def _not_live(state: SyncState, others: list[str]) -> list[str]:
+    """A sentence for each other machine whose `sync run` is not live, by what its claim
+    says (owner.py condition): a stopped one pulls when it runs again; a silent one (its
+    heartbeat stopped without a clean exit) may never, and its replica keeps the text at
+    the location until it is retired."""
+    from ..errors import RecallError
+    from .owner import condition, heartbeat_age
+
+    notes = []
+    try:
+        config = state.config()
+        remote = config.remote()
+        for machine in others[:20]:
+            owner = remote.read_owner(config.slug, machine)
+            said = condition(owner)
+            host = f" ({owner['host']})" if owner and owner.get("host") else ""
+            if said == "stopped":
+                notes.append(
+                    f"machine {machine}{host} is stopped: it holds it until its next `sync"
+                    " run` or `sync pull`"
+                )
+            elif said == "silent":
+                age = heartbeat_age(owner or {})
+                since = f" {age / 60:.0f} min ago" if age is not None else ""
+                notes.append(
+                    f"machine {machine}{host} looks dead (its `sync run` stopped without a"
+                    f" clean exit{since}): its replica keeps it until it runs again; if it is"
+                    f" gone for good, `recall-sqlite sync retire {machine}` pulls what it"
+                    " holds and deletes its replica"
+                )
+    except RecallError as exc:
+        notes.append(f"could not read the other machines' claims: {exc}")
+    return notes
 
 
 def pending(state: SyncState) -> dict[str, object] | None:

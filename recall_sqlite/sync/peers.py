@@ -162,6 +162,17 @@ class PeerBook:
             )
             book[machine] = Peer(**old)
 
+    def drop(self, machines: set[str]) -> bool:
+        """Forget `machines` (retired, or gone from the replica location); True when the
+        book held any of them. Written only then: a pull that changes nothing writes
+        nothing."""
+        if not machines & self.load().keys():
+            return False
+        with self._locked() as book:
+            for machine in machines:
+                book.pop(machine, None)
+        return True
+
     def ahead(self) -> int:
         """Entry versions other machines held that this store lacked, when last seen."""
         return sum(p.ahead for p in self.load().values() if p.behind)

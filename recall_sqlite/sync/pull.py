@@ -16,6 +16,7 @@ from .._record import Frozen
 from ..checks import require_machine_id
 from ..db import Database
 from ..errors import PeerError, RecallError, SchemaTooNewError, StoreError
+from ..journal.forget import FileOutcome, ForgetTarget, scrub_files
 from . import litestream, peers
 from .key import elsewhere_dicts
 from .merge import MergeReport, merge
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context import StoreContext
+    from ..journal.forget import FilesHook
     from .peers import PeerBook
 
     # quiet(purge) holds replication still (and purges this machine's replica history).
@@ -61,10 +63,13 @@ def merge_file(
     full: bool = False,
     quiet: Quiet | None = None,
     me: str | None = None,
+    files: FilesHook | None = None,
 ) -> MergeReport:
     """Merge the store at `path` (machine `machine`'s, at replica transaction `position`)
     into this one (machine `me`'s, when known); `full` re-reads every entry version instead
-    of the ones the peer added after the last merge (a repair: the result is the same)."""
+    of the ones the peer added after the last merge (a repair: the result is the same).
+    `files`: the store's hook into synapt's files (journal/forget.py FilesHook), which
+    takes what the peer forgot out of this machine's files as a local forget does."""
     # The peer's own removals are recorded as its: its id must be one.
     require_machine_id("the peer's machine id", machine, error=PeerError)
     key = peers.sync_key(ctx)
@@ -73,11 +78,31 @@ def merge_file(
     known = book.get(machine)
     since = 0 if full or known is None else known.entry_seq
     peer = open_peer(path, machine)
+    removed: list[ForgetTarget] = []
     try:
         # secure_delete is on for every connection (db.py): what a merge removes is zeroed.
-        report = merge(ctx, peer, key, since_seq=since, machine=machine, me=me)
+        report = merge(ctx, peer, key, since_seq=since, machine=machine, me=me, removed=removed)
     finally:
         peer.close()
+    if removed:
+        # The one path a local forget takes to files (its mirror lines, synapt's
+        # session-start cache): the README promises a peer does the same to its own.
+        # Their rows are gone and the tombstones recorded: a file that could not be
+        # scrubbed now is not retried by the next pull, so it is counted as left, and
+        # doctor names its lines (legacy/leftovers.py), never failing the pull.
+        try:
+            with ctx.db.lock:
+                outcome = scrub_files(ctx, tuple(removed), files)
+        except RecallError as exc:
+            outcome = FileOutcome((), (f"synapt's files: {exc}",), False)
+        left = sum(1 for c in outcome.copies if not c.removed) + len(outcome.errors)
+        report = MergeReport(
+            **{
+                **{n: getattr(report, n) for n in MergeReport.__slots__},
+                "copies_removed": sum(1 for c in outcome.copies if c.removed),
+                "copies_left": left,
+            }
+        )
     if report.forgotten or report.summaries_removed or report.vectors_deleted:
         scrub(ctx.db, quiet)
     book.merged(machine, host, position, replica_at, report.peer_seq, generation)
@@ -124,11 +149,17 @@ def pull_all(
     quiet: Quiet | None = None,
     full: bool = False,
     only: str | None = None,
+    files: FilesHook | None = None,
 ) -> list[PeerPull]:
     """Pull every other machine of the repository (or `only` that one)."""
     remote = config.remote()
     me = state.machine()
-    machines = [m for m in remote.machines(config.slug) if m != me]
+    listed = remote.machines(config.slug)
+    machines = [m for m in listed if m != me]
+    if listed:
+        # A machine retired elsewhere (sync retire) is gone from the location: forgotten
+        # here too, so nothing keeps counting what it held.
+        state.book.drop(set(state.book.load()) - set(listed))
     if only is not None:
         machines = [m for m in machines if m == only or m.startswith(only)]
     if not machines:
@@ -142,7 +173,7 @@ def pull_all(
     )
     out: list[PeerPull] = []
     for m in machines:
-        out.append(_pull_one(ctx, state, config, cfg, m, quiet=quiet, full=full))
+        out.append(_pull_one(ctx, state, config, cfg, m, quiet=quiet, full=full, files=files))
     return out
 
 
@@ -155,6 +186,7 @@ def _pull_one(
     *,
     quiet: Quiet | None,
     full: bool,
+    files: FilesHook | None = None,
 ) -> PeerPull:
     remote = config.remote()
     copy = state.pulls / f"{machine}.db"
@@ -195,6 +227,7 @@ def _pull_one(
             full=full,
             quiet=quiet,
             me=state.machine(),
+            files=files,
         )
         return PeerPull(
             machine=machine,

@@ -74,6 +74,11 @@ class Remote:
         kind of location cannot (the history then ages out with the retention)."""
         raise NotImplementedError
 
+    def remove(self, key_slug: str, machine: str) -> bool:
+        """Delete a retired machine's replica whole: its history and its owner file, so
+        the location no longer lists it (sync retire). False when something is left."""
+        raise NotImplementedError
+
 
 def position_of(names: list[tuple[str, str | None]]) -> Position | None:
     best: Position | None = None

@@ -103,3 +103,13 @@ class FileRemote(Remote):
     def purge(self, key_slug: str, machine: str) -> bool:
         shutil.rmtree(self._dir(key_slug, machine) / "ltx", ignore_errors=True)
         return True
+
+    def remove(self, key_slug: str, machine: str) -> bool:
+        directory = self._dir(key_slug, machine)
+        try:
+            shutil.rmtree(directory)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise SyncError(f"cannot delete {directory}: {exc.strerror or exc}") from None
+        return not directory.exists()

@@ -159,10 +159,17 @@ class S3Remote(Remote):
         return position_of(names)
 
     def purge(self, key_slug: str, machine: str) -> bool:
+        return self._delete(key_slug, machine, keep_owner=True)
+
+    def remove(self, key_slug: str, machine: str) -> bool:
+        self._delete(key_slug, machine, keep_owner=False)
+        return not self._objects(key_slug, machine)
+
+    def _delete(self, key_slug: str, machine: str, *, keep_owner: bool) -> bool:
         keys = [
             {"Key": o["Key"]}
             for o in self._objects(key_slug, machine)
-            if not o["Key"].endswith("/" + OWNER_FILE)
+            if not (keep_owner and o["Key"].endswith("/" + OWNER_FILE))
         ]
         for i in range(0, len(keys), 1000):
             self._call(

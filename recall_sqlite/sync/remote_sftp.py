@@ -132,3 +132,20 @@ class SftpRemote(Remote):
 
     def purge(self, key_slug: str, machine: str) -> bool:
         return False  # sftp has no recursive remove; the history ages out (retention)
+
+    def remove(self, key_slug: str, machine: str) -> bool:
+        # A retired machine writes nothing any more: its files are listed and removed one
+        # by one (a purge cannot do that under a Litestream that keeps writing).
+        ltx = self._remote(key_slug, machine, "ltx")
+        commands = []
+        for level in self._list(ltx) or []:
+            where = self._remote(key_slug, machine, "ltx", level)
+            commands += [f'-rm "{where}/{name}"' for name in self._list(where) or []]
+            commands.append(f'-rmdir "{where}"')
+        commands += [
+            f'-rmdir "{ltx}"',
+            f'-rm "{self._remote(key_slug, machine, OWNER_FILE)}"',
+            f'-rmdir "{self._remote(key_slug, machine)}"',
+        ]
+        self._batch(commands)
+        return machine not in self.machines(key_slug)

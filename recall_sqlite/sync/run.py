@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from apsw import Connection
 
     from ..context import StoreContext
+    from ..journal.forget import FilesHook
 
 TICK_S = 0.05
 # The WAL while Litestream replicates: Litestream keeps a read open on the store, so only its
@@ -109,9 +110,11 @@ class Supervisor:
         on_pull: Callable[[list[PeerPull]], None] | None = None,
         log: Callable[[str], None] | None = None,
         facts: dict[str, str] | None = None,
+        files: FilesHook | None = None,
     ) -> None:
         self.ctx, self.state, self.config = ctx, state, config
         self.facts = facts or {}  # the repository's (key.facts), written into the claim
+        self.files = files  # the store's reach into synapt's files (a pulled forget's)
         self.stop = StopFlag()
         self.on_pull = on_pull or (lambda _: None)
         self.log = log or (lambda _: None)
@@ -191,7 +194,10 @@ class Supervisor:
             if watch.due(now):
                 moved = watch.moved(now) or moved
             if now >= next_pull or (moved and pace.ready(now)):
-                self.on_pull(pull_all(self.ctx, self.state, self.config, quiet=self.hold))
+                pulled = pull_all(
+                    self.ctx, self.state, self.config, quiet=self.hold, files=self.files
+                )
+                self.on_pull(pulled)
                 ended = time.monotonic()
                 pace.pulled(now, ended)
                 next_pull, moved = ended + self.config.pull_every_s, False

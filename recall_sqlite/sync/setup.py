@@ -20,7 +20,7 @@ from pathlib import Path
 from .. import identity
 from .._record import Frozen
 from ..db import Database, as_int
-from ..errors import PeerError, SyncError, SyncSetupError
+from ..errors import PeerError, ReplicaOwnedError, SyncError, SyncSetupError
 from ..paths import idfile
 from ..paths.files import ensure_private_dir
 from ..timestamps import utc_now_iso
@@ -174,6 +174,41 @@ def _owner_key(owner: dict[str, Any], name: str) -> str | None:
 # -- restore ------------------------------------------------------------------------------
 
 
+def _retirable(remote: Remote, slug: str, wanted: str) -> str:
+    """The machine `sync restore --retire` names, refused before the restore when there is
+    no such machine or its claim is live (sync/retire.py retires it after the pull)."""
+    from .owner import condition
+    from .retire import find_machine
+
+    machine = find_machine(remote.machines(slug), wanted, "")
+    if condition(remote.read_owner(slug, machine)) == "live":
+        raise ReplicaOwnedError(
+            f"machine {machine} is live (its `sync run` keeps its heartbeat): it is not the"
+            " machine this one replaces; nothing was restored"
+        )
+    return machine
+
+
+def looks_dead(remote: Remote, slug: str, me: str) -> tuple[tuple[str, str, bool], ...]:
+    """The other machines whose claim says their `sync run` stopped without a clean exit
+    (owner.py condition "silent"): (id, host, whether it ran on this host), for `sync
+    restore` to name with `sync retire`."""
+    import socket
+
+    from .owner import condition
+
+    here = socket.gethostname()
+    out = []
+    for machine in remote.machines(slug):
+        if machine == me:
+            continue
+        owner = remote.read_owner(slug, machine)
+        if condition(owner) == "silent":
+            host = str((owner or {}).get("host", ""))
+            out.append((machine, host, host == here))
+    return tuple(out)
+
+
 class Restored(Frozen):
     __slots__ = (
         "machine",
@@ -208,8 +243,11 @@ def restore(
     force: bool = False,
     retention: str = DEFAULT_RETENTION,
     pull_every_s: float = DEFAULT_PULL_EVERY_S,
+    retire: str | None = None,
 ) -> Restored:
-    """Bring this workspace's store back from the freshest replica of its key."""
+    """Bring this workspace's store back from the freshest replica of its key. `retire`
+    (the machine this one replaces) is checked first, before anything is touched: it
+    must exist and its claim must not be live (the caller retires it after the pull)."""
     remote = parse(url)
     found, source = (keys.check_key(key), "--key") if key else keys.derive(root)
     config = SyncConfig(url, found, source, pull_every_s, retention)
@@ -218,6 +256,8 @@ def restore(
             f"{db_path} exists: restoring replaces it (the current file is moved aside, "
             "not deleted): add --force"
         )
+    if retire is not None:
+        _retirable(remote, config.slug, retire)
     positions = []
     for m in remote.machines(config.slug):
         pos = remote.position(config.slug, m)

@@ -15,7 +15,7 @@ from ..errors import RecallError
 from . import orphan, pause, peers
 from .key import elsewhere_dicts
 from .merge import count_ahead
-from .owner import LEASE_S, generation
+from .owner import LEASE_S, condition, generation
 from .pull import restored_copy
 from .setup import elsewhere
 from .state import SyncConfig, SyncState
@@ -37,6 +37,7 @@ class PeerStatus(Frozen):
         "machine",
         "host",
         "live",
+        "condition",
         "position",
         "written_at",
         "pulled_position",
@@ -48,6 +49,9 @@ class PeerStatus(Frozen):
     machine: str
     host: str
     live: bool  # its `sync run` holds a live claim on its replica
+    # owner.py condition: live | stopped | silent (stopped without a clean exit: killed,
+    # cut off, or dead for good, which `sync retire` takes out) | unknown
+    condition: str
     position: int | None  # its replica's newest transaction (None: no replica yet)
     written_at: str | None
     pulled_position: int | None  # what this store merged last (None: never)
@@ -230,6 +234,7 @@ def _peer(
         machine=machine,
         host=str(owner.get("host", "")),
         live=bool(live),
+        condition=condition(owner or None),
         position=pos.txid if pos else None,
         written_at=pos.written_at if pos else None,
         pulled_position=known.position if known and known.pulled_at else None,

@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..context import StoreContext
+    from ..journal.forget import FilesHook
     from .compare import SyncVerify
     from .pause import Hold
     from .peek import Peeked
     from .pull import PeerPull, PullReport
+    from .retire import Retired
     from .run import StopFlag
     from .setup import Joined, Restored
     from .state import SyncConfig, SyncState
@@ -31,8 +33,13 @@ if TYPE_CHECKING:
 class Sync:
     """This store's replication and its peers (`store.sync`)."""
 
-    def __init__(self, ctx: StoreContext, root: Path, db_path: Path) -> None:
+    def __init__(
+        self, ctx: StoreContext, root: Path, db_path: Path, *, files: FilesHook | None = None
+    ) -> None:
         self._ctx, self._root, self._db_path = ctx, root, db_path
+        # The store's reach into synapt's files (legacy/copies.py, composed in as the
+        # journal's): a pull that applies another machine's forget scrubs them too.
+        self._files = files
 
     # -- set up ------------------------------------------------------------------------
 
@@ -78,9 +85,26 @@ class Sync:
         from .pull import PullReport, pull_all
 
         state, config = self._state(), self.config()
-        pulled = pull_all(self._ctx, state, config, quiet=self.hold, full=full, only=machine)
+        pulled = pull_all(
+            self._ctx, state, config, quiet=self.hold, full=full, only=machine, files=self._files
+        )
         hints = () if pulled else self._elsewhere(state, config)
         return PullReport(peers=tuple(pulled), elsewhere=hints, key=config.key, url=config.url)
+
+    def retire(self, machine: str, *, force: bool = False) -> Retired:
+        """Take a machine that is gone for good out of the repository's replicas (an id or
+        its start): refused while its claim is live (unless `force`), its replica pulled
+        first (nothing it alone held is lost; unpullable: refused unless `force`), then
+        deleted from the location and forgotten in peers.json (sync/retire.py)."""
+        from ..checks import require_bool, require_text
+        from .retire import retire
+
+        require_text("machine", machine, allow_empty=False)
+        require_bool("force", force)
+        state, config = self._state(), self.config()
+        return retire(
+            self._ctx, state, config, machine, force=force, quiet=self.hold, files=self._files
+        )
 
     def status(self, *, count: bool = True) -> SyncStatus:
         """This machine's replication and every peer; `count` restores each peer that moved
@@ -129,6 +153,7 @@ class Sync:
             on_pull=on_pull,
             log=log,
             facts=facts(self._root),
+            files=self._files,
         )
         if stop is not None:
             supervisor.stop = stop
@@ -146,6 +171,14 @@ class Sync:
     def ahead(self) -> int:
         """Entry versions other machines held that this store lacked, when last seen."""
         return self._state().book.ahead()
+
+    def looks_dead(self) -> tuple[tuple[str, str, bool], ...]:
+        """The other machines whose `sync run` stopped without a clean exit (id, host,
+        whether it ran on this host): what `sync restore` names for `sync retire`."""
+        from .setup import looks_dead
+
+        config = self.config()
+        return looks_dead(config.remote(), config.slug, self._state().machine())
 
     def _state(self) -> SyncState:
         from .state import SyncState
@@ -173,18 +206,36 @@ def require_set_up(db_path: str | Path) -> None:
 
 class RestoreReport(Frozen):
     """What `restore_store` did: the replica restored, the other machines pulled into it,
-    and whether doctor then found the store sound."""
+    whether doctor then found the store sound, the machine it retired (the one this
+    machine replaces, when named) and the other machines that look dead (id, host, whether
+    it ran on this host: `sync retire` takes one out)."""
 
-    __slots__ = ("db_path", "restored", "pulled", "doctor_ok")
+    __slots__ = ("db_path", "restored", "pulled", "doctor_ok", "retired", "looks_dead")
     db_path: str
     restored: Restored
     pulled: PullReport
     doctor_ok: bool
+    retired: Retired | None
+    looks_dead: tuple[tuple[str, str, bool], ...]
 
     def __init__(
-        self, *, db_path: str, restored: Restored, pulled: PullReport, doctor_ok: bool
+        self,
+        *,
+        db_path: str,
+        restored: Restored,
+        pulled: PullReport,
+        doctor_ok: bool,
+        retired: Retired | None = None,
+        looks_dead: tuple[tuple[str, str, bool], ...] = (),
     ) -> None:
-        self._set(db_path=db_path, restored=restored, pulled=pulled, doctor_ok=doctor_ok)
+        self._set(
+            db_path=db_path,
+            restored=restored,
+            pulled=pulled,
+            doctor_ok=doctor_ok,
+            retired=retired,
+            looks_dead=looks_dead,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -192,4 +243,8 @@ class RestoreReport(Frozen):
             **self.restored.to_dict(),
             "pulled": [p.to_dict() for p in self.pulled.peers],
             "doctor_ok": self.doctor_ok,
+            "retired": self.retired.to_dict() if self.retired is not None else None,
+            "looks_dead": [
+                {"machine": m, "host": h, "this_host": same} for m, h, same in self.looks_dead
+            ],
         }

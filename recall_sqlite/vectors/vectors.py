@@ -37,7 +37,7 @@ import numpy.typing as npt
 from .. import scope
 from ..checks import require_bool, require_int, require_list, require_model, require_vector_dim
 from ..context import StoreContext
-from ..db import as_bytes, as_int
+from ..db import as_bytes, as_int, checkpoint
 from ..errors import (
     InvalidOwnerError,
     InvalidVectorError,
@@ -57,6 +57,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection
 
+    from ..db import Hold
+
 # A matrix cache larger than this is used for the search that built it and then dropped;
 # hosts with bigger workspaces raise it (100k x 384 float32 is 147 MiB).
 DEFAULT_CACHE_BYTES = 512 * 1024 * 1024
@@ -74,8 +76,11 @@ class Vectors:
     """`store.vectors`. Each Store has its own matrix cache (bounded by `cache_limit` bytes);
     any write to the vector table, by this or any other process, is seen by the next search."""
 
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: StoreContext, *, hold: Hold | None = None) -> None:
         self._ctx = ctx
+        # Holds replication still and purges this machine's replica history while a delete
+        # empties the WAL (composed in by the store when it syncs, as forget's).
+        self._hold = hold
         self._cache = MatrixCache(DEFAULT_CACHE_BYTES)
         self._lock = threading.Lock()
 
@@ -191,7 +196,21 @@ class Vectors:
             )
             for m in set(models):
                 _prune_log(conn, ws, m)
+        if models:
+            self._empty_wal()
         return len(models)
+
+    def _empty_wal(self) -> None:
+        """A delete is a removal, and every removal purges (docs/sync.md): secure_delete
+        zeroed the rows' pages, and the WAL frames and this machine's replica history that
+        still hold the embedding go too, with replication held still meanwhile."""
+        db = self._ctx.db
+        if self._hold is None:
+            with db.lock:
+                checkpoint(db.conn)
+            return
+        with self._hold(), db.lock:
+            checkpoint(db.conn)
 
     # -- reading --------------------------------------------------------------------
 

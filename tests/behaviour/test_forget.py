@@ -74,8 +74,13 @@ def test_forget_by_session_and_the_report(tmp_path: Path) -> None:
         assert report.summary_links == 1 and report.summaries == (summary.id,)
         r = store.journal.read(10)
         assert [e.id for e in r.entries] == [keep] and r.total == 1
+        # Forgetting it again says it was forgotten already (issue 32: a pulled forget
+        # leaves the same state), and an id this workspace never held is still refused.
+        again = store.journal.forget(ids[0])
+        assert again.entries == () and again.already == (ids[0],)
+        assert again.to_dict()["already_forgotten"] == [ids[0]]
         with pytest.raises(UnknownEntryError):
-            store.journal.forget(ids[0])
+            store.journal.forget("0" * 32)
         with pytest.raises(UnknownEntryError):
             store.journal.forget(session_id="nope")
 
@@ -129,7 +134,12 @@ def test_cli_forget(tmp_path: Path) -> None:
     res = subprocess.run([*run, eid, "--json"], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["entries"] == [eid]
+    # Again: forgotten already, said as such (issue 32), not "no entry" (exit 2).
     res = subprocess.run([*run, eid], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("No stored entry version to forget\nalready forgotten on this")
+    assert eid in res.stdout.splitlines()[1]
+    res = subprocess.run([*run, "0" * 32], capture_output=True, text=True)
     assert res.returncode == 2 and res.stderr.count("\n") == 1
     res = subprocess.run(run, capture_output=True, text=True)
     assert res.returncode == 2

@@ -288,3 +288,43 @@ def test_synapt_files_quoting_the_text_are_a_cache_removed_or_listed(tmp_path: P
         [(str(bucket), 1, True), (str(wake), 0, True), (str(knowledge), 2, False)]
     )
     assert _files_holding(root, SECRET) == [str(knowledge.relative_to(root))]
+
+
+def test_a_forgotten_id_whose_copies_a_file_still_holds_is_found_and_forgotten_again(
+    tmp_path: Path,
+) -> None:
+    # The row went without its files' scrub (a pull that applied another machine's forget
+    # before issue 32; a shell DELETE): the mirror line keeps the text. verify takes the
+    # line for accounted (an import never brings it back); doctor names it, and a forget
+    # of the id removes it and says the id was forgotten already (it said "no entry").
+    from recall_sqlite.store import context_of
+
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = new_repo(tmp_path / "proj")
+    env = user_env(home)
+    stock_write(repo, home, "stock")
+    res = run_cli(
+        "synapt", "recall", "journal", "--write", "--focus", f"pasted {SECRET}", cwd=repo, env=env
+    )
+    assert res.returncode == 0, res.stderr
+    eid = _id_of(repo, home, SECRET)
+    with open_store(repo) as s, context_of(s).db.write() as conn:
+        conn.execute("DELETE FROM journal_entries WHERE id = ?", (bytes.fromhex(eid),))
+    mirror = layout.journal_for(repo, layout.neutral_env(env))
+    assert _files_holding(repo, SECRET) == [str(mirror.relative_to(repo))]
+    assert run_cli("verify", cwd=repo, env=env).returncode == 0
+    res = run_cli("doctor", "--json", cwd=repo, env=env)
+    assert res.returncode == 1
+    (found,) = [f for f in json.loads(res.stdout)["findings"] if f["kind"] == "forgotten_copies"]
+    assert [c["entry"] for c in found["data"]["copies"]] == [eid]
+    assert f"journal forget {eid}" in found["message"]
+    res = run_cli("journal", "forget", eid, cwd=repo, env=env)
+    assert res.returncode == 0, res.stderr
+    said = res.stdout.splitlines()
+    assert said[0] == "No stored entry version to forget" and eid in said[1]
+    assert "removed 1 line holding them from 1 synapt bucket" in said
+    assert _files_holding(repo, SECRET) == []
+    listed = stock_synapt(repo, home, "recall", "journal", "--list")
+    assert "stock" in listed.stdout and SECRET not in listed.stdout
+    _ok(repo, home)

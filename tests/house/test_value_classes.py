@@ -52,6 +52,7 @@ SERVICES = {
     "sync.remote_sftp.SftpRemote",
     "cli._common.Parser",  # argparse's parser
     "cli._common.ProgressBar",  # a terminal
+    "agents.kept.KeptStore",  # an open read-only store kept between an MCP server's reads
 }
 
 # Mutable working state under a public name, and why it is neither a value nor private.
@@ -66,7 +67,6 @@ WORKING_STATE = {
     "synapt.startup.Served": "the list a served session start returns, tagged with its view",
     "synapt.startup.View": "what one served session start knows, filled in as synapt reads",
     "paths.storefile.StoreFile": "the store file through one open: moved aside, read-only",
-    "agents.kept.KeptStore": "the read-only store an MCP server keeps between its reads",
     "sync.peer_rows.Tally": "what one merge refused and applied, counted as it goes",
 }
 
