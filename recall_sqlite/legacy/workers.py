@@ -1,0 +1,233 @@
+"""The import's per-line work in worker processes: each line's parse, validation into a row
+or a quarantine reason, canonical form and content id (lines.classify), and the digest of
+its raw bytes that the run's cache of resolved lines is keyed by. Everything that needs
+the store stays with the one writer (chunks.py): dedup against it, tombstones, the rows,
+provenance, quarantine, the source's progress and every commit.
+
+A worker gets one block of lines as raw bytes and gives back plain tuples (pickled in C,
+no class of ours). The writer takes the results in line order whatever order the workers
+finish in, keeping a few blocks in flight, so the store ends exactly as the one-process
+import leaves it (tests/unit/legacy/test_workers.py holds that for 1, 2 and 3 workers).
+
+Workers are started by 'spawn' (never 'fork': the writer holds an apsw connection and
+threads), import this module and lines.py's only, and leave when the writer does. A worker
+that dies or raises stops the import with ImportWorkerError: nothing is written after the
+last committed chunk, and the next run resumes there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections import deque
+
+from .. import limits
+from ..errors import ImportWorkerError
+from .lines import Bad, classify
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from ..db import Row
+    from .lines import LineReader
+
+    # A worker's answer for one line: (entry id, its journal row, its canonical JSON or
+    # "" when not asked for), (quarantine reason, detail), or None for a line too long
+    # to read (the writer quarantines it from the file).
+    Outcome = tuple[bytes, Row, str] | tuple[str, str] | None
+    # A block's answers: the 16-byte raw digests of its lines end to end, and outcomes.
+    Worked = tuple[bytes, list[Outcome]]
+    # What the writer walks: a block's lines, {index: length} of the too-long ones,
+    # whether they end with a newline, the file's sha256 up to an offset in the block,
+    # and the workers' answers (None: the writer classifies the lines itself).
+    Block = tuple[list[bytes | None], dict[int, int], bool, Callable[[int], str], Worked | None]
+    _Ahead = tuple[list[bytes | None], dict[int, int], bool, Callable[[int], str], Future[Worked]]
+
+# The most workers an import starts: the writer, alone in committing, is the limit
+# past a few (bench/RESULTS.md, the legacy import rows).
+MAX_JOBS = 4
+# Starting workers costs a Python start and this package's parse modules each, ~0.1-0.2 s
+# on two cores; one MiB of lines (~1,700 of synapt's) costs ~15 ms to classify. Below
+# this many new bytes an import reads its lines itself (bench/RESULTS.md, row
+# 'import: workers').
+POOL_MIN_BYTES = 32 * 1024 * 1024
+# Blocks in flight per worker: enough that no worker waits while the writer commits,
+# few enough that memory stays a few MiB per worker.
+AHEAD = 2
+_ZERO = bytes(16)
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on, at most MAX_JOBS."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not on every platform)
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_JOBS, cpus))
+
+
+def reruns_main_safely() -> bool:
+    """Whether a spawned worker can start without running this program's main script
+    again: 'spawn' imports the parent's __main__ by its path unless it is a package's
+    __main__ or has no file (python -c, a REPL, an embedding). A script run by its path
+    without an `if __name__ == "__main__"` guard would import again in every worker; the
+    library's default uses workers only where that cannot happen (the command's script
+    is guarded and asks for them itself)."""
+    main = sys.modules.get("__main__")
+    if getattr(main, "__file__", None) is None:
+        return True
+    name = str(getattr(getattr(main, "__spec__", None), "name", "") or "")
+    return name.endswith(".__main__")
+
+
+def refuse_in_a_starting_worker() -> None:
+    """An import asked for by a main script that a starting worker runs again (a script
+    without its `if __name__ == "__main__"` guard that asked for workers): refused at
+    once, so the worker dies and the writer's import stops with ImportWorkerError,
+    instead of waiting for the writer's lock for ever. (multiprocessing marks a process
+    that is still starting the same way for its own check.)"""
+    from multiprocessing import current_process
+
+    if getattr(current_process(), "_inheriting", False):
+        raise ImportWorkerError(
+            "an import was started by a worker process of an import while it started: the"
+            " main script that asked for workers runs again in each one; guard its code"
+            ' with `if __name__ == "__main__":` or import with jobs=1'
+        )
+
+
+def workers_for(jobs: int | None, new_bytes: int) -> int:
+    """How many workers read a load of `new_bytes` not imported before (1: none, the
+    writer reads its lines itself); `jobs` as the caller asked (None: the default)."""
+    if jobs is None:
+        jobs = default_jobs() if reruns_main_safely() else 1
+    return jobs if jobs > 1 and new_bytes >= POOL_MIN_BYTES else 1
+
+
+# -- in a worker ------------------------------------------------------------------------
+
+
+def classify_block(joined: bytes, skip: tuple[int, ...], terminated: bool, canon: bool) -> Worked:
+    """One block's lines (`joined` by newlines; those at `skip` too long to read, blank
+    here) -> their raw digests and outcomes, in line order. `canon`: give each entry's
+    canonical JSON too (only pre-v7 tombstones need it)."""
+    blake = hashlib.blake2b
+    digests: list[bytes] = []
+    out: list[Outcome] = []
+    too_long = frozenset(skip)
+    for i, data in enumerate(joined.split(b"\n")):
+        if i in too_long:
+            digests.append(_ZERO)
+            out.append(None)
+            continue
+        digests.append(blake(data.strip(), digest_size=16).digest())
+        fate = classify(data, terminated)
+        if isinstance(fate, Bad):
+            out.append((fate.reason, fate.detail))
+        else:
+            out.append((fate.id, fate.row, fate.canon if canon else ""))
+    return b"".join(digests), out
+
+
+# The function the workers run, looked up at each submit (tests put a failing one here).
+work: Callable[[bytes, tuple[int, ...], bool, bool], Worked] = classify_block
+
+
+def _start_worker(field_limit: int, int_digits: int, recursion: int) -> None:
+    """A worker's start: the writer's settings that decide a line's fate (its field limit,
+    json's integer digits, the recursion depth a nested line may reach); Ctrl-C is the
+    writer's to handle; and the worker leaves as soon as the writer is gone."""
+    import signal
+    import threading
+    from multiprocessing import parent_process
+    from multiprocessing.connection import wait
+
+    limits._field_limit[:] = [field_limit]
+    sys.set_int_max_str_digits(int_digits)
+    sys.setrecursionlimit(recursion)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = parent_process()
+    if parent is not None:
+        sentinel = parent.sentinel
+
+        def leave_with_the_writer() -> None:
+            wait([sentinel])
+            os._exit(0)
+
+        threading.Thread(target=leave_with_the_writer, daemon=True).start()
+
+
+# -- in the writer ----------------------------------------------------------------------
+
+
+class ParsePool:
+    """Worker processes that classify an import's lines, block by block, in order."""
+
+    def __init__(self, jobs: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(
+                limits.max_field_bytes(),
+                sys.get_int_max_str_digits(),
+                sys.getrecursionlimit(),
+            ),
+        )
+
+    def blocks(self, reader: LineReader, canon: bool) -> Iterator[Block]:
+        """The reader's blocks with the workers' answers, in the file's order, a few
+        blocks ahead of the caller."""
+        pool = self._pool
+        if pool is None:
+            raise ImportWorkerError("the import's workers were stopped")
+        ahead: deque[_Ahead] = deque()
+        depth = AHEAD * self.jobs
+        for lines, big, terminated in reader.batches():
+            # (Too-long lines are None in `lines`: blank here, skipped by the worker.)
+            joined = b"\n".join([b"" if x is None else x for x in lines])
+            try:
+                future = pool.submit(work, joined, tuple(big), terminated, canon)
+            except Exception as exc:  # a broken pool refuses new work
+                raise _failed(exc) from exc
+            ahead.append((lines, big, terminated, reader.prefix_of_block(), future))
+            if len(ahead) >= depth:
+                yield _done(ahead.popleft())
+        while ahead:
+            yield _done(ahead.popleft())
+
+    def close(self) -> None:
+        """Stop the workers (waiting for the blocks they hold: milliseconds)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _done(item: _Ahead) -> Block:
+    lines, big, terminated, prefix, future = item
+    try:
+        worked = future.result()
+    except Exception as exc:
+        raise _failed(exc) from exc
+    return lines, big, terminated, prefix, worked
+
+
+def _failed(exc: BaseException) -> ImportWorkerError:
+    from concurrent.futures.process import BrokenProcessPool
+
+    what = (
+        "a worker process of the import died"
+        if isinstance(exc, BrokenProcessPool)
+        else f"a worker process of the import failed ({type(exc).__name__}: {exc})"
+    )
+    return ImportWorkerError(
+        f"{what}; the import stopped after its last committed chunk, and running it again"
+        " resumes from there (--jobs 1 reads the lines in this process)"
+    )
