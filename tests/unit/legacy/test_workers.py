@@ -1,0 +1,303 @@
+"""The import's lines read by worker processes (legacy/workers.py): the store ends the same
+whatever the worker count (every table an import writes, ids and seqs included), on the
+legacy corpus and on generated histories; a worker that dies or raises stops the import
+with one clean error, and the next run resumes to the uninterrupted result."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recall_sqlite import open_store
+from recall_sqlite.demo import synapt_line
+from recall_sqlite.legacy import lines, workers
+from recall_sqlite.legacy.workers import classify_block, workers_for
+from recall_sqlite.store import context_of
+from tests.behaviour.test_legacy_kill import _clone, _corpus
+from tests.conftest import make_workspace
+from tests.helpers import TESTS, user_env
+
+CORPUS = TESTS / "legacy_corpus"
+MARKER = "the line a worker fails on"
+
+
+def contents(root: Path) -> dict[str, Any]:
+    """Every row an import writes, without the clocks (stored_us, the run's times) and
+    with source paths from the workspace root."""
+    with open_store(root, root=root) as store:
+        q = context_of(store).db.query
+        cut = len(str(root))
+
+        def rel(sql: str) -> list[tuple[Any, ...]]:
+            return [(str(p)[cut:] if str(p).startswith(str(root)) else p, *r) for p, *r in q(sql)]
+
+        columns = [
+            str(c)
+            for _, c, *_ in q("PRAGMA table_info(journal_entries)")
+            if c not in ("stored_us",)
+        ]
+        return {
+            "entries": q(f"SELECT {', '.join(columns)} FROM journal_entries ORDER BY seq"),
+            "provenance": rel(
+                "SELECT s.path, p.line, p.entry_seq, p.status FROM entry_provenance p"
+                " JOIN import_sources s ON s.id = p.source_id ORDER BY 1, 2"
+            ),
+            "quarantine": rel(
+                "SELECT s.path, q.line, q.offset, q.raw, q.raw_length, q.reason, q.detail"
+                " FROM quarantine q JOIN import_sources s ON s.id = q.source_id ORDER BY 1, 2"
+            ),
+            "sources": rel(
+                "SELECT path, id, version, superseded, bucket, layout, worktree_id, size, sha256,"
+                " mtime_ns = 0, lines, tail_open, complete, imported, duplicates, quarantined,"
+                " first_run_id, last_run_id FROM import_sources ORDER BY 1, 3"
+            ),
+            "runs": q(
+                "SELECT id, status, lines_total, imported, duplicates, quarantined"
+                " FROM import_runs ORDER BY id"
+            ),
+            "counts_wt": q("SELECT * FROM journal_counts_wt ORDER BY 1, 2, 3"),
+            "counts_ws": q("SELECT * FROM journal_counts_ws ORDER BY 1, 2"),
+        }
+
+
+def _import(root: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
+    with open_store(root, root=root) as store:
+        report = store.legacy.import_paths([root], jobs=jobs, **kwargs)
+    assert report.jobs == jobs, "the workers were not used: the test would prove nothing"
+    return report.to_dict()
+
+
+@pytest.fixture
+def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers for any load, and blocks of a few lines: many blocks in flight at once,
+    lines that span blocks, workers that finish out of order."""
+    monkeypatch.setattr(workers, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(lines, "_BLOCK", 512)
+
+
+def _workspace(base: Path) -> Path:
+    return make_workspace(base)
+
+
+def _put(root: Path, name: str, data: bytes) -> None:
+    path = root / ".synapt" / "recall" / "worktrees" / name / "journal.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_the_corpus_imports_the_same_whatever_the_worker_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall_sqlite import limits
+
+    expected = json.loads((CORPUS / "malformed.expected.json").read_text())
+    # The field limit the corpus needs, set in this process only: the workers must get it
+    # from the writer (two of its lines are over it).
+    monkeypatch.setattr(limits, "_field_limit", [expected["max_field_bytes"]])
+    base = _workspace(tmp_path / "base")
+    _corpus(base, random.Random(11))
+    _put(base, "corpus", (CORPUS / "malformed.jsonl").read_bytes())
+    open_store(base).close()  # the workspace id every clone shares
+    got = {}
+    for jobs in (1, 2, 3):
+        root = _clone(base, tmp_path / f"jobs{jobs}")
+        report = _import(root, jobs, chunk_lines=37, max_line=expected["max_line_bytes"])
+        assert report["ok"]
+        got[jobs] = contents(root)
+    assert got[1]["quarantine"] and got[1]["entries"]
+    corpus = [r for r in got[1]["quarantine"] if "/corpus/" in str(r[0])]
+    fates = {r[1]: r[5] for r in corpus}
+    assert [fates.get(i + 1) for i in range(len(expected["lines"]))] == [
+        None if f in ("imported", "duplicate") else f for f in expected["lines"]
+    ]
+    assert got[2] == got[1]
+    assert got[3] == got[1]
+
+
+# -- generated histories -------------------------------------------------------------
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_valid = st.builds(
+    lambda ts, sid, focus, done, auto, enriched: synapt_line(
+        timestamp=f"2026-02-{1 + ts // 24:02d}T{ts % 24:02d}:00:00+00:00",
+        session_id=sid,
+        focus=focus,
+        done=done,
+        auto=auto,
+        enriched=enriched,
+    ).encode(),
+    st.integers(0, 24 * 20 - 1),
+    st.sampled_from(["", "s1", "s2", "s3"]),
+    _text,
+    st.lists(_text, max_size=2),
+    st.booleans(),
+    st.booleans(),
+)
+_malformed = st.one_of(
+    st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")),
+    _valid.map(lambda b: b[: len(b) // 2]),
+    st.just(b'{"timestamp": "yesterday"}'),
+    st.just(b"[1, 2]"),
+)
+_long = _valid.map(lambda b: b.replace(b'"focus": "', b'"focus": "' + b"x" * 700, 1))
+# ("dup", k): a copy of the k-th line written before (modulo), as the buckets of one
+# workspace share them.
+_op = st.one_of(
+    _valid,
+    _valid,
+    _malformed,
+    _long,
+    st.tuples(st.just("dup"), st.integers(0, 1000)),
+)
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    history=st.lists(st.tuples(st.integers(0, 2), _op), min_size=1, max_size=60),
+    unterminated=st.booleans(),
+    chunk=st.integers(1, 9),
+)
+@pytest.mark.usefixtures("small_blocks")
+def test_generated_histories_import_the_same_with_workers(
+    history: list[tuple[int, bytes | tuple[str, int]]], unterminated: bool, chunk: int
+) -> None:
+    written: list[bytes] = []
+    buckets: dict[int, list[bytes]] = {}
+    for bucket, op in history:
+        data = written[op[1] % len(written)] if isinstance(op, tuple) and written else op
+        if isinstance(data, tuple):
+            data = b""
+        written.append(data)
+        buckets.setdefault(bucket, []).append(data)
+    with tempfile.TemporaryDirectory() as tmp:
+        base = _workspace(Path(tmp) / "base")
+        for b, these in buckets.items():
+            end = b"" if unterminated and b == max(buckets) else b"\n"
+            _put(base, f"b{b}", b"\n".join(these) + end)
+        open_store(base).close()
+        got = []
+        for jobs in (1, 2):
+            root = _clone(base, Path(tmp) / f"jobs{jobs}")
+            report = _import(root, jobs, chunk_lines=chunk, max_line=400)
+            assert report["lines_total"] == len(written)
+            got.append(contents(root))
+        assert got[1] == got[0]
+
+
+# -- a worker that fails ---------------------------------------------------------------
+
+
+def dies_on_marker(joined: bytes, skip: tuple[int, ...], terminated: bool, canon: bool) -> Any:
+    """A worker that dies (as by a kill or a crash) on the block holding MARKER."""
+    if MARKER.encode() in joined:
+        os._exit(7)
+    return classify_block(joined, skip, terminated, canon)
+
+
+def raises_on_marker(joined: bytes, skip: tuple[int, ...], terminated: bool, canon: bool) -> Any:
+    if MARKER.encode() in joined:
+        raise RuntimeError("planted failure")
+    return classify_block(joined, skip, terminated, canon)
+
+
+FAILING_CHILD = """
+import sys
+from recall_sqlite.cli import main
+from recall_sqlite.legacy import lines, workers
+from tests.unit.legacy import test_workers
+workers.POOL_MIN_BYTES, lines._BLOCK = 0, 2048
+workers.work = getattr(test_workers, sys.argv[2])
+sys.exit(main(["--cwd", sys.argv[1], "import", "--jobs", "2"]))
+"""
+
+
+def _with_marker(base: Path) -> None:
+    _corpus(base, random.Random(5))
+    path = base / ".synapt" / "recall" / "worktrees" / "server" / "journal.jsonl"
+    kept = path.read_text().splitlines()
+    kept.insert(
+        len(kept) * 2 // 3, synapt_line(timestamp="2026-01-09T00:00:00+00:00", focus=MARKER)
+    )
+    path.write_text("\n".join(kept) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [("dies_on_marker", "died"), ("raises_on_marker", "RuntimeError: planted failure")],
+)
+def test_a_failing_worker_stops_the_import_cleanly_and_a_rerun_resumes(
+    tmp_path: Path, how: str, says: str
+) -> None:
+    base = _workspace(tmp_path / "base")
+    _with_marker(base)
+    open_store(base).close()
+    reference = _clone(base, tmp_path / "reference")
+    _import(reference, 1)
+    want = contents(reference)
+
+    victim = _clone(base, tmp_path / "victim")
+    done = subprocess.run(
+        [sys.executable, "-c", FAILING_CHILD, str(victim), how],
+        capture_output=True,
+        text=True,
+        timeout=120,  # a hang fails the test
+        env=user_env(),
+        cwd=str(Path(TESTS).parent),
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("recall-sqlite: a worker process of the import"), done.stderr
+    assert says in done.stderr
+    with open_store(victim, root=victim) as store:
+        db = context_of(store).db
+        assert db.query("SELECT status FROM import_runs")[-1][0] == "failed"
+        # The chunks before the failure stayed committed; the marker's file is not done.
+        assert db.query("SELECT count(*) FROM journal_entries")[0][0] > 0
+        server = db.query("SELECT complete FROM import_sources WHERE bucket = 'server'")
+        assert server in ([], [(0,)])
+    _import(victim, 1)
+    got = contents(victim)
+    # The failed run is one run more, and the sources' run ids say which run last read
+    # them; everything else is as if the import had never failed.
+    assert [r[1] for r in got.pop("runs")] == ["failed", "done"]
+    assert [r[1] for r in want.pop("runs")] == ["done"]
+    assert [r[:-2] for r in got.pop("sources")] == [r[:-2] for r in want.pop("sources")]
+    assert got == want
+
+
+# -- how many --------------------------------------------------------------------------
+
+
+def test_a_small_load_starts_no_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert workers_for(4, workers.POOL_MIN_BYTES - 1) == 1
+    assert workers_for(4, workers.POOL_MIN_BYTES) == 4
+    assert workers_for(1, 1 << 40) == 1
+    monkeypatch.setattr(workers, "reruns_main_safely", lambda: False)
+    assert workers_for(None, 1 << 40) == 1, "a script run by its path would run again"
+    assert workers_for(3, 1 << 40) == 3, "asked for: the caller guarded its script"
+    monkeypatch.setattr(workers, "reruns_main_safely", lambda: True)
+    assert workers_for(None, 1 << 40) == workers.default_jobs()
+    assert 1 <= workers.default_jobs() <= workers.MAX_JOBS
+
+
+def test_jobs_is_checked(tmp_path: Path) -> None:
+    from recall_sqlite.errors import InvalidInputError
+
+    root = _workspace(tmp_path)
+    with open_store(root) as store, pytest.raises(InvalidInputError, match="jobs"):
+        store.legacy.import_paths([root], jobs=0)
