@@ -48,12 +48,12 @@ if TYPE_CHECKING:
 
 # The most workers an import starts: the writer, alone in committing, is the limit
 # past a few (bench/RESULTS.md, the legacy import rows).
-MAX_JOBS = 4
-# Starting workers costs a Python start and this package's parse modules each, ~0.1-0.2 s
-# on two cores; one MiB of lines (~1,700 of synapt's) costs ~15 ms to classify. Below
-# this many new bytes an import reads its lines itself (bench/RESULTS.md, row
-# 'import: workers').
-POOL_MIN_BYTES = 32 * 1024 * 1024
+DEFAULT_JOBS_CAP = 4
+# Starting the workers costs ~0.15-0.2 s (spawn: a Python start and the parse modules each);
+# a MiB of synapt's lines (~1,700) costs the writer ~30 ms to classify itself, against ~2 ms
+# to take the workers' answers. Below ~7 MiB a pool costs more than it spares; under this
+# many new bytes an import reads its lines itself (bench/RESULTS.md, row 'import: workers').
+POOL_MIN_BYTES = 16 * 1024 * 1024
 # Blocks in flight per worker: enough that no worker waits while the writer commits,
 # few enough that memory stays a few MiB per worker.
 AHEAD = 2
@@ -61,12 +61,12 @@ _ZERO = bytes(16)
 
 
 def default_jobs() -> int:
-    """The CPUs this process may run on, at most MAX_JOBS."""
+    """The CPUs this process may run on, at most DEFAULT_JOBS_CAP."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # (not on every platform)
         cpus = os.cpu_count() or 1
-    return max(1, min(MAX_JOBS, cpus))
+    return max(1, min(DEFAULT_JOBS_CAP, cpus))
 
 
 def reruns_main_safely() -> bool:

@@ -312,7 +312,7 @@ def test_a_small_load_starts_no_workers(monkeypatch: pytest.MonkeyPatch) -> None
     assert workers_for(3, 1 << 40) == 3, "asked for: the caller guarded its script"
     monkeypatch.setattr(workers, "reruns_main_safely", lambda: True)
     assert workers_for(None, 1 << 40) == workers.default_jobs()
-    assert 1 <= workers.default_jobs() <= workers.MAX_JOBS
+    assert 1 <= workers.default_jobs() <= workers.DEFAULT_JOBS_CAP
 
 
 def test_jobs_is_checked(tmp_path: Path) -> None:
