@@ -321,3 +321,75 @@ def test_jobs_is_checked(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
     with open_store(root) as store, pytest.raises(InvalidInputError, match="jobs"):
         store.legacy.import_paths([root], jobs=0)
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+def test_import_jobs_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], small_blocks: None
+) -> None:
+    from recall_sqlite.cli import main
+
+    base = _workspace(tmp_path / "base")
+    _corpus(base, random.Random(2))
+    open_store(base).close()
+    got = []
+    for jobs in ("1", "2"):
+        root = _clone(base, tmp_path / f"jobs{jobs}")
+        assert main(["--cwd", str(root), "import", "--jobs", jobs, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["jobs"] == int(jobs)
+        got.append(contents(root))
+    assert got[1] == got[0]
+    with pytest.raises(SystemExit) as stopped:
+        main(["--cwd", str(base), "import", "--jobs", "0"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--jobs" in err and "Traceback" not in err
+
+
+def test_the_commands_script_does_nothing_when_a_worker_runs_it_again() -> None:
+    """'spawn' runs the parent's main script in each worker as `__mp_main__`: the
+    command's own script must then define its names and run nothing."""
+    import runpy
+
+    script = Path(TESTS).parent / "scripts" / "recall-sqlite"
+    names = runpy.run_path(str(script), run_name="__mp_main__")
+    assert "entry" in names
+
+
+UNGUARDED = """
+import sys
+from recall_sqlite import open_store
+from recall_sqlite.legacy import workers
+workers.POOL_MIN_BYTES = 0
+root = sys.argv[1]
+with open_store(root, root=root) as store:
+    store.legacy.import_paths([root], jobs=2)
+"""
+
+
+def test_a_script_without_its_main_guard_that_asks_for_workers_fails_without_hanging(
+    tmp_path: Path,
+) -> None:
+    """Each spawned worker runs such a script again; its import is refused at once (it
+    would wait for the writer's lock for ever), so the writer's import stops cleanly."""
+    root = _workspace(tmp_path / "ws")
+    _corpus(root, random.Random(4))
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED)
+    done = subprocess.run(
+        [sys.executable, str(script), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,  # a hang fails the test
+        env={**user_env(), "PYTHONPATH": str(Path(TESTS).parent)},
+    )
+    assert done.returncode == 1, done.stderr
+    said = [s for s in done.stderr.splitlines() if s.startswith("recall_sqlite.errors.")]
+    # The script's run in a worker: its import refused, the worker gone ...
+    assert any("ImportWorkerError: an import was started by a worker process" in s for s in said)
+    # ... and so the writer's import stopped.
+    assert said[-1].startswith(
+        "recall_sqlite.errors.ImportWorkerError: a worker process of the import died"
+    ), said
