@@ -93,7 +93,7 @@ class Chunker:
             for lines, big, terminated in reader.batches()
         )
         if self.pool is not None:
-            read = self.pool.blocks(reader, tombstones.needs_canon)
+            read = self.pool.blocks(reader, tombstones.needs_canon, cache)
         prefix = reader.prefix_of_block()
         line_no = src.lines
         expected = (src.size, src.lines)
@@ -111,7 +111,7 @@ class Chunker:
         for batch, big, terminated, prefix, worked in read:
             tail_open = not terminated
             newline = 1 if terminated else 0
-            digests, outcomes = worked if worked is not None else (b"", [])
+            digests, outcomes = worked if worked is not None else ([], [])
             for i, data in enumerate(batch):
                 line_no += 1
                 offset = end
@@ -123,15 +123,18 @@ class Chunker:
                     if worked is None:
                         digest = blake(data.strip(), digest_size=16).digest()
                     else:
-                        digest = digests[16 * i : 16 * i + 16]
+                        digest = digests[i]  # type: ignore[assignment]  # (data is not None)
                     seq = cache.get(digest)
                     if seq is not None:
                         fates.append((line_no, None, None, seq))
                     else:
-                        if worked is None:
+                        answer = outcomes[i] if worked is not None else None
+                        if answer is None:
+                            # (With workers: a line not sent, as resolved earlier in the
+                            # run, whose digest has left the cache since.)
                             fate = classify(data, terminated)
                         else:
-                            fate = _from_worker(outcomes[i])
+                            fate = _from_worker(answer)
                         if not isinstance(fate, Bad) and tombstones.forgot(fate.id, fate.canon):
                             # Forgotten (journal forget): accounted for, never re-imported,
                             # and no byte of the line kept.
@@ -310,9 +313,8 @@ class Chunker:
 
 def _from_worker(out: Outcome) -> Parsed | Bad:
     """A worker's plain answer for a line (workers.classify_block) as classify gives it."""
-    if out is None or len(out) == 2:
-        # (None only for a too-long line, which never reaches here.)
-        return Bad(*out) if out is not None else Bad(TOO_LONG, "too long")
+    if len(out) == 2:
+        return Bad(*out)
     eid, row, canon = out
     # (The row is codec.encode's: session, branch, timestamp, epoch us, ..., auto, enriched.)
     sid, branch, _, us = cast("tuple[str, str, str, int]", row[:4])

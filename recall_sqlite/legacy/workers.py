@@ -28,23 +28,33 @@ from .lines import Bad, classify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Mapping
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from ..db import Row
     from .lines import LineReader
 
     # A worker's answer for one line: (entry id, its journal row, its canonical JSON or
-    # "" when not asked for), (quarantine reason, detail), or None for a line too long
-    # to read (the writer quarantines it from the file).
-    Outcome = tuple[bytes, Row, str] | tuple[str, str] | None
-    # A block's answers: the 16-byte raw digests of its lines end to end, and outcomes.
-    Worked = tuple[bytes, list[Outcome]]
+    # "" when not asked for), or (quarantine reason, detail).
+    Outcome = tuple[bytes, Row, str] | tuple[str, str]
+    # A block's lines as the workers left them: each line's raw digest (None for a line
+    # too long to read, which the writer quarantines from the file) and the workers'
+    # answer (None for a line not sent: too long, or resolved earlier in the run).
+    Worked = tuple[list[bytes | None], list[Outcome | None]]
     # What the writer walks: a block's lines, {index: length} of the too-long ones,
     # whether they end with a newline, the file's sha256 up to an offset in the block,
     # and the workers' answers (None: the writer classifies the lines itself).
     Block = tuple[list[bytes | None], dict[int, int], bool, Callable[[int], str], Worked | None]
-    _Ahead = tuple[list[bytes | None], dict[int, int], bool, Callable[[int], str], Future[Worked]]
+    # A block in flight: the above with the digests, the indexes sent, their futures.
+    _Ahead = tuple[
+        list[bytes | None],
+        dict[int, int],
+        bool,
+        Callable[[int], str],
+        list[bytes | None],
+        list[int],
+        list[Future[list[Outcome]]],
+    ]
 
 # The most workers an import starts: the writer, alone in committing, is the limit
 # past a few (bench/RESULTS.md, the legacy import rows).
@@ -54,10 +64,13 @@ DEFAULT_JOBS_CAP = 4
 # to take the workers' answers. Below ~7 MiB a pool costs more than it spares; under this
 # many new bytes an import reads its lines itself (bench/RESULTS.md, row 'import: workers').
 POOL_MIN_BYTES = 16 * 1024 * 1024
-# Blocks in flight per worker: enough that no worker waits while the writer commits,
-# few enough that memory stays a few MiB per worker.
-AHEAD = 2
-_ZERO = bytes(16)
+# Blocks (a MiB of lines each, read by LineReader) in flight per worker: enough that no
+# worker waits while the writer commits a chunk (~12 MiB of synapt's lines), few enough
+# that memory stays a few tens of MiB.
+AHEAD = 8
+# Lines a worker takes at a time: a block is cut into pieces, so the first answers of a
+# file come back in milliseconds instead of a block's ~30 ms, and every worker gets one.
+PIECE_LINES = 256
 
 
 def default_jobs() -> int:
@@ -110,30 +123,21 @@ def workers_for(jobs: int | None, new_bytes: int) -> int:
 # -- in a worker ------------------------------------------------------------------------
 
 
-def classify_block(joined: bytes, skip: tuple[int, ...], terminated: bool, canon: bool) -> Worked:
-    """One block's lines (`joined` by newlines; those at `skip` too long to read, blank
-    here) -> their raw digests and outcomes, in line order. `canon`: give each entry's
-    canonical JSON too (only pre-v7 tombstones need it)."""
-    blake = hashlib.blake2b
-    digests: list[bytes] = []
+def classify_block(joined: bytes, terminated: bool, canon: bool) -> list[Outcome]:
+    """Lines (`joined` by newlines) -> their outcomes, in line order. `canon`: give each
+    entry's canonical JSON too (only pre-v7 tombstones need it)."""
     out: list[Outcome] = []
-    too_long = frozenset(skip)
-    for i, data in enumerate(joined.split(b"\n")):
-        if i in too_long:
-            digests.append(_ZERO)
-            out.append(None)
-            continue
-        digests.append(blake(data.strip(), digest_size=16).digest())
+    for data in joined.split(b"\n"):
         fate = classify(data, terminated)
         if isinstance(fate, Bad):
             out.append((fate.reason, fate.detail))
         else:
             out.append((fate.id, fate.row, fate.canon if canon else ""))
-    return b"".join(digests), out
+    return out
 
 
 # The function the workers run, looked up at each submit (tests put a failing one here).
-work: Callable[[bytes, tuple[int, ...], bool, bool], Worked] = classify_block
+work: Callable[[bytes, bool, bool], list[Outcome]] = classify_block
 
 
 def _start_worker(field_limit: int, int_digits: int, recursion: int) -> None:
@@ -182,22 +186,34 @@ class ParsePool:
             ),
         )
 
-    def blocks(self, reader: LineReader, canon: bool) -> Iterator[Block]:
-        """The reader's blocks with the workers' answers, in the file's order, a few
-        blocks ahead of the caller."""
+    def blocks(
+        self, reader: LineReader, canon: bool, resolved: Mapping[bytes, object]
+    ) -> Iterator[Block]:
+        """The reader's blocks with the workers' answers, in the file's order, some blocks
+        ahead of the caller. A line whose raw digest is in `resolved` (the run's lines
+        resolved already: chunks.RunState.raw) is not sent; should it have left
+        `resolved` by the time the caller takes it, the caller classifies it itself."""
         pool = self._pool
         if pool is None:
             raise ImportWorkerError("the import's workers were stopped")
+        blake = hashlib.blake2b
         ahead: deque[_Ahead] = deque()
         depth = AHEAD * self.jobs
         for lines, big, terminated in reader.batches():
-            # (Too-long lines are None in `lines`: blank here, skipped by the worker.)
-            joined = b"\n".join([b"" if x is None else x for x in lines])
-            try:
-                future = pool.submit(work, joined, tuple(big), terminated, canon)
-            except Exception as exc:  # a broken pool refuses new work
-                raise _failed(exc) from exc
-            ahead.append((lines, big, terminated, reader.prefix_of_block(), future))
+            digests = [
+                None if x is None else blake(x.strip(), digest_size=16).digest() for x in lines
+            ]
+            send = [i for i, d in enumerate(digests) if d is not None and d not in resolved]
+            futures = []
+            for first in range(0, len(send), PIECE_LINES):
+                piece = send[first : first + PIECE_LINES]
+                joined = b"\n".join([lines[i] for i in piece])  # type: ignore[misc]  # (not None)
+                try:
+                    futures.append(pool.submit(work, joined, terminated, canon))
+                except Exception as exc:  # a broken pool refuses new work
+                    raise _failed(exc) from exc
+            prefix = reader.prefix_of_block()
+            ahead.append((lines, big, terminated, prefix, digests, send, futures))
             if len(ahead) >= depth:
                 yield _done(ahead.popleft())
         while ahead:
@@ -211,12 +227,23 @@ class ParsePool:
 
 
 def _done(item: _Ahead) -> Block:
-    lines, big, terminated, prefix, future = item
+    """A block in flight, once every piece of it is answered, with each line's answer at
+    its index."""
+    lines, big, terminated, prefix, digests, send, futures = item
+    answers: list[Outcome] = []
     try:
-        worked = future.result()
+        for future in futures:
+            answers += future.result()
     except Exception as exc:
         raise _failed(exc) from exc
-    return lines, big, terminated, prefix, worked
+    if len(answers) != len(send):
+        raise ImportWorkerError(
+            f"a worker process of the import answered {len(answers)} lines for {len(send)}"
+        )
+    outcomes: list[Outcome | None] = [None] * len(lines)
+    for i, answer in zip(send, answers, strict=True):
+        outcomes[i] = answer
+    return lines, big, terminated, prefix, (digests, outcomes)
 
 
 def _failed(exc: BaseException) -> ImportWorkerError:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from recall_sqlite import open_store
 from recall_sqlite.demo import synapt_line
-from recall_sqlite.legacy import lines, workers
+from recall_sqlite.legacy import chunks, lines, workers
 from recall_sqlite.legacy.workers import classify_block, workers_for
 from recall_sqlite.store import context_of
 from tests.behaviour.test_legacy_kill import _clone, _corpus
@@ -99,9 +99,13 @@ def _import(root: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
 @pytest.fixture
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Workers for any load, and blocks of a few lines: many blocks in flight at once,
-    lines that span blocks, workers that finish out of order."""
+    lines that span blocks, workers that finish out of order; and the run's cache of
+    resolved lines cleared often, so lines not sent to the workers (resolved when read)
+    have left it when the writer takes them."""
     monkeypatch.setattr(workers, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "PIECE_LINES", 3)
     monkeypatch.setattr(lines, "_BLOCK", 512)
+    monkeypatch.setattr(chunks, "RAW_CACHE_MAX", 40)
 
 
 def _workspace(base: Path) -> Path:
@@ -222,23 +226,23 @@ def test_generated_histories_import_the_same_with_workers(
 # -- a worker that fails ---------------------------------------------------------------
 
 
-def dies_on_marker(joined: bytes, skip: tuple[int, ...], terminated: bool, canon: bool) -> Any:
+def dies_on_marker(joined: bytes, terminated: bool, canon: bool) -> Any:
     """A worker that dies (as by a kill or a crash) on the block holding MARKER."""
     if MARKER.encode() in joined:
         os._exit(7)
-    return classify_block(joined, skip, terminated, canon)
+    return classify_block(joined, terminated, canon)
 
 
-def raises_on_marker(joined: bytes, skip: tuple[int, ...], terminated: bool, canon: bool) -> Any:
+def raises_on_marker(joined: bytes, terminated: bool, canon: bool) -> Any:
     if MARKER.encode() in joined:
         raise RuntimeError("planted failure")
-    return classify_block(joined, skip, terminated, canon)
+    return classify_block(joined, terminated, canon)
 
 
 FAILING_CHILD = """
 import sys
 from recall_sqlite.cli import main
-from recall_sqlite.legacy import lines, workers
+from recall_sqlite.legacy import chunks, lines, workers
 from tests.unit.legacy import test_workers
 workers.POOL_MIN_BYTES, lines._BLOCK = 0, 2048
 workers.work = getattr(test_workers, sys.argv[2])
