@@ -1,18 +1,20 @@
 """The import's per-line work in worker processes: each line's parse, validation into a row
-or a quarantine reason, canonical form and content id (lines.classify), and the digest of
-its raw bytes that the run's cache of resolved lines is keyed by. Everything that needs
-the store stays with the one writer (chunks.py): dedup against it, tombstones, the rows,
-provenance, quarantine, the source's progress and every commit.
+or a quarantine reason, canonical form and content id (lines.classify). Everything that
+needs the store or the run's state stays with the one writer (chunks.py): the digest of
+each line's raw bytes and the run's cache of lines resolved already (a line found there is
+never sent), dedup against the store, tombstones, the rows, provenance, quarantine, the
+source's progress and its fingerprint, every commit.
 
-A worker gets one block of lines as raw bytes and gives back plain tuples (pickled in C,
-no class of ours). The writer takes the results in line order whatever order the workers
-finish in, keeping a few blocks in flight, so the store ends exactly as the one-process
-import leaves it (tests/unit/legacy/test_workers.py holds that for 1, 2 and 3 workers).
+A worker gets a piece of a block's lines as raw bytes joined by newlines and gives back
+plain tuples (pickled in C, no class of ours). The writer takes the answers in line order
+whatever order the workers finish in, keeping blocks in flight through its commits, so the
+store ends exactly as the one-process import leaves it (tests/unit/legacy/test_workers.py
+holds that for 1, 2 and 3 workers).
 
 Workers are started by 'spawn' (never 'fork': the writer holds an apsw connection and
-threads), import this module and lines.py's only, and leave when the writer does. A worker
-that dies or raises stops the import with ImportWorkerError: nothing is written after the
-last committed chunk, and the next run resumes there.
+threads), load lines.py and what it needs (no apsw), and leave when the writer does. A
+worker that dies or raises stops the import with ImportWorkerError: nothing is written
+after the last committed chunk, and the next run resumes there.
 """
 
 from __future__ import annotations
