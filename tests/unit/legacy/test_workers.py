@@ -397,3 +397,40 @@ def test_a_script_without_its_main_guard_that_asks_for_workers_fails_without_han
     assert said[-1].startswith(
         "recall_sqlite.errors.ImportWorkerError: a worker process of the import died"
     ), said
+
+
+@pytest.mark.usefixtures("small_blocks")
+def test_forgotten_entries_stay_out_whatever_the_worker_count(tmp_path: Path) -> None:
+    """Tombstones are the writer's: a line whose entry was forgotten (its id now, or the
+    id a store before schema v7 gave it, which needs the entry's canonical form from the
+    worker) is quarantined 'forgotten' with workers as without."""
+    from recall_sqlite.journal.codec import pre_v7_entry_id
+    from recall_sqlite.legacy.lines import Parsed, classify
+
+    base = _workspace(tmp_path / "base")
+    _corpus(base, random.Random(9))
+    open_store(base).close()
+    path = base / ".synapt" / "recall" / "worktrees" / "docs" / "journal.jsonl"
+    sample = [classify(x, True) for x in path.read_bytes().splitlines()[:200]]
+    parsed = [p for p in sample if isinstance(p, Parsed)]
+    v7 = parsed[0]
+    old = next(p for p in parsed if p.id != v7.id)
+    got = []
+    for jobs in (1, 2):
+        root = _clone(base, tmp_path / f"jobs{jobs}")
+        with open_store(root, root=root) as store:
+            ctx = context_of(store)
+            with ctx.db.write() as conn:
+                conn.executemany(
+                    "INSERT INTO journal_tombstones (workspace_id, id, formula, forgotten_at)"
+                    " VALUES (?, ?, ?, 'x')",
+                    [
+                        (ctx.workspace_pk, v7.id, 2),
+                        (ctx.workspace_pk, pre_v7_entry_id(store.workspace.id, old.canon), 1),
+                    ],
+                )
+        _import(root, jobs)
+        got.append(contents(root))
+    forgotten = [q for q in got[0]["quarantine"] if q[5] == "forgotten"]
+    assert len(forgotten) >= 2 and all(q[3] == b"" for q in forgotten)
+    assert got[1] == got[0]
