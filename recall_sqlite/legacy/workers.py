@@ -166,6 +166,10 @@ def _start_worker(field_limit: int, int_digits: int, recursion: int) -> None:
         threading.Thread(target=leave_with_the_writer, daemon=True).start()
 
 
+def _started() -> None:
+    """The task that starts a worker (ParsePool._start_all)."""
+
+
 # -- in the writer ----------------------------------------------------------------------
 
 
@@ -187,6 +191,28 @@ class ParsePool:
                 sys.getrecursionlimit(),
             ),
         )
+        self._start_all(self._pool)
+
+    def _start_all(self, pool: ProcessPoolExecutor) -> None:
+        """Every worker started now, with Ctrl-C ignored from its birth: a terminal's
+        Ctrl-C reaches every process of it, and a worker still starting up would print
+        a traceback before its initializer could ignore it. (A Python started with SIGINT
+        ignored keeps it ignored; the writer ignores it only while it starts them, from
+        its main thread, where signals are handled.) The pool starts a process for each
+        task submitted while none is idle."""
+        import signal
+        import threading
+
+        main = threading.current_thread() is threading.main_thread()
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            for _ in range(self.jobs):
+                pool.submit(_started)
+        except Exception as exc:
+            raise _failed(exc) from exc
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, before)
 
     def blocks(
         self, reader: LineReader, canon: bool, resolved: Mapping[bytes, object]

@@ -434,3 +434,77 @@ def test_forgotten_entries_stay_out_whatever_the_worker_count(tmp_path: Path) ->
     forgotten = [q for q in got[0]["quarantine"] if q[5] == "forgotten"]
     assert len(forgotten) >= 2 and all(q[3] == b"" for q in forgotten)
     assert got[1] == got[0]
+
+
+CTRL_C_CHILD = """
+import os, signal, sys
+from recall_sqlite.cli import main
+from recall_sqlite.legacy import chunks, lines, workers
+workers.POOL_MIN_BYTES, lines._BLOCK = 0, 2048
+def ctrl_c():
+    os.killpg(os.getpgid(0), signal.SIGINT)  # as a terminal's Ctrl-C: every process of it
+if sys.argv[2] == "after a commit":
+    commit = chunks.Chunker._commit
+    def commit_then_ctrl_c(self, *args, **kwargs):
+        done = commit(self, *args, **kwargs)
+        ctrl_c()
+        return done
+    chunks.Chunker._commit = commit_then_ctrl_c
+else:  # as the workers start: they are starting Python
+    start = workers.ParsePool._start_all
+    def start_then_ctrl_c(self, pool):
+        start(self, pool)
+        ctrl_c()
+    workers.ParsePool._start_all = start_then_ctrl_c
+sys.exit(main(["--cwd", sys.argv[1], "import", "--jobs", "2"]))
+"""
+
+
+@pytest.mark.parametrize("when", ["after a commit", "as the workers start"])
+@pytest.mark.usefixtures("small_blocks")
+def test_ctrl_c_stops_an_import_with_workers_in_one_line(tmp_path: Path, when: str) -> None:
+    """Ctrl-C reaches the workers too: they leave it to the writer, which stops after its
+    last commit and says so in one line; the next run resumes to the same store."""
+    base = _workspace(tmp_path / "base")
+    _corpus(base, random.Random(6))
+    open_store(base).close()
+    reference = _clone(base, tmp_path / "reference")
+    _import(reference, 1)
+    victim = _clone(base, tmp_path / "victim")
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_CHILD, str(victim), when],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=user_env(),
+        cwd=str(Path(TESTS).parent),
+        start_new_session=True,  # its own process group: the signal stays in it
+    )
+    assert (done.returncode, done.stderr) == (130, "recall-sqlite: interrupted\n")
+    _import(victim, 2)
+    want, got = contents(reference), contents(victim)
+    assert [r[1] for r in got.pop("runs")] == ["interrupted", "done"]
+    want.pop("runs")
+    assert [r[:-2] for r in got.pop("sources")] == [r[:-2] for r in want.pop("sources")]
+    assert got == want
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads a process's signal mask in /proc")
+def test_a_worker_ignores_ctrl_c_from_its_birth() -> None:
+    """A terminal's Ctrl-C reaches every worker, also one still starting Python (where a
+    handler set later would come too late and it would print a traceback): SIGINT is
+    ignored in each from the moment it exists, and the writer's own handler is back."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    pool = workers.ParsePool(2)
+    try:
+        assert signal.getsignal(signal.SIGINT) is before
+        procs = list(pool._pool._processes.values())  # type: ignore[union-attr]
+        assert len(procs) == 2
+        for p in procs:
+            status = Path(f"/proc/{p.pid}/status").read_text()
+            ignored = int(next(x for x in status.splitlines() if x.startswith("SigIgn:"))[7:], 16)
+            assert ignored & (1 << (signal.SIGINT - 1)), f"worker {p.pid} would take Ctrl-C"
+    finally:
+        pool.close()
