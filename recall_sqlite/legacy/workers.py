@@ -66,10 +66,10 @@ DEFAULT_JOBS_CAP = 4
 # to take the workers' answers. Below ~7 MiB a pool costs more than it spares; under this
 # many new bytes an import reads its lines itself (bench/RESULTS.md, row 'import: workers').
 POOL_MIN_BYTES = 16 * 1024 * 1024
-# Blocks (a MiB of lines each, read by LineReader) in flight per worker: enough that no
-# worker waits while the writer commits a chunk (~12 MiB of synapt's lines), few enough
-# that memory stays a few tens of MiB.
-AHEAD = 8
+# Blocks (a MiB of lines each, read by LineReader) in flight: about a chunk's worth
+# (importer.CHUNK_LINES of synapt's lines are ~12 MiB), so the workers go on while the
+# writer commits one, and memory stays within ~25 MiB (the lines and their answers).
+AHEAD_BLOCKS = 12
 # Lines a worker takes at a time: a block is cut into pieces, so the first answers of a
 # file come back in milliseconds instead of a block's ~30 ms, and every worker gets one.
 PIECE_LINES = 256
@@ -191,7 +191,11 @@ class ParsePool:
                 sys.getrecursionlimit(),
             ),
         )
-        self._start_all(self._pool)
+        try:
+            self._start_all(self._pool)
+        except BaseException:
+            self.close()
+            raise
 
     def _start_all(self, pool: ProcessPoolExecutor) -> None:
         """Every worker started now, with Ctrl-C ignored from its birth: a terminal's
@@ -226,7 +230,7 @@ class ParsePool:
             raise ImportWorkerError("the import's workers were stopped")
         blake = hashlib.blake2b
         ahead: deque[_Ahead] = deque()
-        depth = AHEAD * self.jobs
+        depth = max(AHEAD_BLOCKS, 2 * self.jobs)
         for lines, big, terminated in reader.batches():
             digests = [
                 None if x is None else blake(x.strip(), digest_size=16).digest() for x in lines
