@@ -7,6 +7,10 @@ of the import, and the re-import of unchanged files.
 Full size: 1,000,000 lines in 8 buckets, ~30% of them exact copies of lines in other buckets
 (stubs and enriched versions of sessions too), 0.1% malformed; --quick: 5,000 lines.
 Import and re-import run in child processes so their peak RSS is their own.
+
+The import runs in one process (`--jobs 1`, the rows before issue 33) and with worker
+processes reading its lines (legacy/workers.py, one per CPU up to 4), beside the identity
+floor on one core and on every core with the standard library alone.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +37,7 @@ from _util import median_time, row, sentence  # noqa: E402
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.demo import synapt_line  # noqa: E402
 from recall_sqlite.legacy import survey  # noqa: E402
+from recall_sqlite.legacy.workers import default_jobs  # noqa: E402
 from recall_sqlite.store import context_of
 
 BUCKETS = ("proj", "server", "client", "docs", "infra", "scripts", "web", "api")
@@ -134,6 +140,51 @@ def identify_all(root: Path) -> int:
     return count
 
 
+def _ranges(root: Path, parts: int) -> list[tuple[str, int, int]]:
+    """Every bucket cut into byte ranges of whole lines, about `parts` per bucket."""
+    out = []
+    for name in BUCKETS:
+        path = root / ".synapt" / "recall" / "worktrees" / name / "journal.jsonl"
+        size = path.stat().st_size
+        start = 0
+        with open(path, "rb") as f:
+            while start < size:
+                f.seek(min(size, start + max(1, size // parts)))
+                f.readline()  # to the end of the line the cut falls in
+                end = min(size, f.tell())
+                out.append((str(path), start, end))
+                start = end
+    return out
+
+
+def identify_range(job: tuple[str, int, int]) -> int:
+    """identify_all's work on one byte range of a bucket (run in a worker process)."""
+    path, start, end = job
+    dumps, sha, loads = json.dumps, hashlib.sha256, json.loads
+    count = 0
+    with open(path, "rb") as f:
+        f.seek(start)
+        for line in f.read(end - start).splitlines():
+            try:
+                obj = loads(line)
+            except ValueError:
+                continue
+            canon = dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            sha(canon.encode()).digest()
+            count += 1
+    return count
+
+
+def identify_all_cores(root: Path, jobs: int) -> int:
+    """The identity floor on `jobs` cores, by the standard library alone: a 'spawn' pool of
+    `jobs` processes (its start timed too, as the import's is) over byte ranges of the
+    buckets, each line parsed, put in canonical form and hashed; the counts summed."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        return sum(pool.imap_unordered(identify_range, _ranges(root, 8 * jobs)))
+
+
 def parse_all(root: Path) -> int:
     """The limit: json.loads over every line of every bucket (malformed ones fail fast)."""
     count = 0
@@ -168,14 +219,18 @@ CHILD = (
     + """
 import json, sys, time
 from recall_sqlite import open_store
+from recall_sqlite.legacy import workers
 root, defer = sys.argv[1], {"auto": None, "no": False}[sys.argv[2]]
+jobs = int(sys.argv[3])
+# Workers for a load of any size: the row measures them at the quick sizes too.
+workers.POOL_MIN_BYTES = 0
 with open_store(root, root=root) as store:
     t = time.perf_counter()
-    report = store.legacy.import_paths([root], defer_indexes=defer).to_dict()
+    report = store.legacy.import_paths([root], defer_indexes=defer, jobs=jobs).to_dict()
     seconds = time.perf_counter() - t
 print(json.dumps({"seconds": seconds, "peak_mb": peak_mb(),
                   **{k: report[k] for k in ("lines_total", "imported", "duplicates",
-                                             "quarantined", "unchanged_files")}}))
+                                             "quarantined", "unchanged_files", "jobs")}}))
 """
 )
 
@@ -211,6 +266,10 @@ def run(quick: bool) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="bench-legacy-") as tmp:
         root = Path(tmp) / "proj"
         nbytes = build(root, n)
+        # The same buckets for the import with workers (before any store: a copy of a store
+        # with its id would be a copied workspace).
+        clean = Path(tmp) / "clean"
+        shutil.copytree(root, clean)
         lines = parse_all(root)
         parse = median_time(lambda: parse_all(root), repeat=repeat, warmup=0)
         rows.append(
@@ -228,6 +287,23 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 ours=ident,
                 limit=parse,
                 limit_name="json.loads parse",
+            )
+        )
+
+        jobs = default_jobs()
+        ident_all = median_time(lambda: identify_all_cores(root, jobs), repeat=1, warmup=0)
+        assert identify_all_cores(root, jobs) == identify_all(root)
+        rows.append(
+            row(
+                "legacy",
+                "identity floor on every core: a spawn pool of the standard library's"
+                " json.loads + canonical json.dumps + sha256",
+                n=lines,
+                ours=ident_all,
+                limit=ident,
+                limit_name="identity floor on one core",
+                jobs=jobs,
+                vs_parse=ident_all / parse,
             )
         )
 
@@ -263,7 +339,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
         )
 
         open_store(root, root=root).close()
-        first = _child(CHILD, root, "auto")
+        open_store(clean, root=clean).close()
+        first = _child(CHILD, root, "auto", "1")
         assert first["lines_total"] == lines, first
         assert first["imported"] == surveyed.rows_to_create, (first, surveyed.rows_to_create)
         imp = first["seconds"]
@@ -281,8 +358,28 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 duplicates=first["duplicates"],
                 quarantined=first["quarantined"],
                 per_line_us=imp / lines * 1e6,
+                jobs=1,
             )
         )
+        par = _child(CHILD, clean, "auto", str(jobs))
+        assert par["jobs"] == jobs and par["imported"] == first["imported"], (par, first)
+        rows.append(
+            row(
+                "legacy",
+                "import with worker processes reading the lines (empty store)",
+                n=lines,
+                ours=par["seconds"],
+                limit=imp,
+                limit_name="import in one process",
+                target="<= 4x parse and <= 30 s",
+                ok=par["seconds"] <= 4 * parse and par["seconds"] <= 30,
+                jobs=jobs,
+                vs_parse=par["seconds"] / parse,
+                vs_floor_every_core=par["seconds"] / ident_all,
+                peak_mb=par["peak_mb"],
+            )
+        )
+        shutil.rmtree(clean)
         rows.append(
             row(
                 "legacy",
@@ -294,7 +391,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 ok=first["peak_mb"] <= 300,
             )
         )
-        again = _child(CHILD, root, "auto")
+        again = _child(CHILD, root, "auto", "1")
         assert again["imported"] == 0 and again["unchanged_files"] == len(BUCKETS), again
         rows.append(
             row(
@@ -315,7 +412,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             p.unlink()
         (root / ".synapt" / "recall" / "workspace.json").unlink()  # a new store, not a lost one
         open_store(root, root=root).close()
-        kept = _child(CHILD, root, "no")
+        kept = _child(CHILD, root, "no", "1")
         assert kept["imported"] == first["imported"], (kept, first)
         rows.append(
             row(
@@ -373,14 +470,20 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
                     count += 1
         return count
 
+    clean = base / "clean"
+    shutil.copytree(root, clean)
     lines = parse()
     limit = median_time(parse, repeat=repeat, warmup=0)
     sv = median_time(lambda: survey(root=root), repeat=repeat, warmup=0)
     surveyed = survey(root=root)
     assert surveyed.lines_total == lines and len(surveyed.buckets) == 20
     open_store(root, root=root).close()
-    first = _child(CHILD, root, "auto")
+    open_store(clean, root=clean).close()
+    first = _child(CHILD, root, "auto", "1")
     assert first["imported"] == lines, first
+    jobs = default_jobs()
+    par = _child(CHILD, clean, "auto", str(jobs))
+    assert par["imported"] == lines and par["jobs"] == jobs, par
     return [
         row("legacy", "parse limit: 20 nested stores", n=lines, ours=limit),
         row(
@@ -402,6 +505,17 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
             limit_name="json.loads parse",
             target="<= 4x parse",
             ok=first["seconds"] <= 4 * limit,
+            jobs=1,
+        ),
+        row(
+            "legacy",
+            "import of 20 nested stores with worker processes reading the lines",
+            n=lines,
+            ours=par["seconds"],
+            limit=first["seconds"],
+            limit_name="the same import in one process",
+            jobs=jobs,
+            vs_parse=par["seconds"] / limit,
         ),
     ]
 

@@ -181,6 +181,11 @@ class ImportConflict(StoreError):
     """Another process imported the same source file at the same time."""
 
 
+class ImportWorkerError(RecallError):
+    """A worker process of the import (legacy/workers.py) died or failed: the import
+    stopped, what its chunks committed stays, and running it again resumes from there."""
+
+
 # --- hosts ----------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from . import _common as cli
 def cmd_import(args: argparse.Namespace) -> int:
     from ..legacy.admit import refuse_strangers
     from ..legacy.plan import make_plan, resolve_root
+    from ..legacy.workers import default_jobs
 
     mapping = cli.mapping_of(args)
     # Nothing to import: say why, and open (or mint) no store for it.
@@ -33,10 +34,18 @@ def cmd_import(args: argparse.Namespace) -> int:
         cli.emit(args, data, "Nothing to import.\n" + "\n".join(cli.problem_lines(data)))
         return 1
     bar = cli.ProgressBar(args, "import")
+    # The command's own script is guarded for the workers' start (scripts/recall-sqlite),
+    # so the default count is the library's without its caution about unknown scripts.
+    jobs = args.jobs if args.jobs is not None else default_jobs()
     try:
         with cli.open_from_args(args) as store, _stopped_as_by_ctrl_c():
             report = store.legacy.import_paths(
-                args.paths, mapping=mapping, progress=bar, cwd=args.cwd, force=args.force
+                args.paths,
+                mapping=mapping,
+                progress=bar,
+                cwd=args.cwd,
+                force=args.force,
+                jobs=jobs,
             )
     finally:
         bar.close()
@@ -134,5 +143,14 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         "--force",
         action="store_true",
         help="import a file outside synapt's layout even if its lines are not synapt entries",
+    )
+    i.add_argument(
+        "--jobs",
+        type=cli.positive_int,
+        default=None,
+        metavar="N",
+        help="worker processes that read and parse the lines while this one writes"
+        " (default: one per CPU, at most 4; 1: none). A small import starts none;"
+        " the store ends the same whatever N",
     )
     i.set_defaults(func=cmd_import)

@@ -20,8 +20,24 @@ from __future__ import annotations
 from .carry import CarryReport
 from .codec import is_meaningful, rich_count
 from .entry import JournalEntry
-from .journal import Journal
 from .results import AppendResult, PendingResult, ReadResult, WriteResult
+
+TYPE_CHECKING = False
+
+
+def __getattr__(name: str) -> object:
+    # Journal, the one name that needs the store, is loaded on first use (PEP 562): the
+    # legacy import's worker processes read lines with the codec and never open a store.
+    if name != "Journal":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .journal import Journal
+
+    globals()["Journal"] = Journal
+    return Journal
+
+
+if TYPE_CHECKING:
+    from .journal import Journal as Journal
 
 __all__ = [
     "AppendResult",

@@ -8,17 +8,18 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..db import as_int
 from ..errors import ImportConflict
 from ..journal.bulk import bulk_insert
 from ..timestamps import now_us
-from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, classify, too_long
+from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, Parsed, classify, too_long
 from .sources import Tombstones, blocks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from hashlib import _Hash
     from typing import Any, BinaryIO, Protocol
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ..context import StoreContext
     from ..db import Row
     from .sources import Source
+    from .workers import Block, Outcome, ParsePool
 
     Progress = Callable[[int, int], None]
 
@@ -74,9 +76,11 @@ class Chunker:
         path: str,
         chunk_lines: int,
         max_line: int,
+        pool: ParsePool | None = None,
     ) -> None:
         self.ctx, self.src, self.state, self.result = ctx, src, state, result
         self.path, self.chunk_lines, self.max_line = path, max(1, chunk_lines), max_line
+        self.pool = pool
 
     def run(self, fh: BinaryIO, start: int, hasher: _Hash, tail_fix: bool) -> None:
         ctx, state, src = self.ctx, self.state, self.src
@@ -84,6 +88,13 @@ class Chunker:
         cache = state.raw
         tombstones = Tombstones(ctx.db, ws_pk, ctx.workspace_uuid)
         reader = LineReader(fh, offset=start, hasher=hasher, max_line=self.max_line)
+        read: Iterator[Block] = (
+            ((lines, big, terminated, reader.prefix_of_block(), None))
+            for lines, big, terminated in reader.batches()
+        )
+        if self.pool is not None:
+            read = self.pool.blocks(reader, tombstones.needs_canon, cache)
+        prefix = reader.prefix_of_block()
         line_no = src.lines
         expected = (src.size, src.lines)
         # entry id -> its row, first occurrence in the chunk first
@@ -96,9 +107,11 @@ class Chunker:
         blake = hashlib.blake2b
         stored = now_us()
         chunk, max_line = self.chunk_lines, self.max_line
-        for batch, big, terminated in reader.batches():
+        fate: Parsed | Bad
+        for batch, big, terminated, prefix, worked in read:
             tail_open = not terminated
             newline = 1 if terminated else 0
+            digests, outcomes = worked if worked is not None else ([], [])
             for i, data in enumerate(batch):
                 line_no += 1
                 offset = end
@@ -107,12 +120,21 @@ class Chunker:
                     quarantine.append((line_no, offset, length, too_long(length, max_line), None))
                 else:
                     length = len(data)
-                    digest = blake(data.strip(), digest_size=16).digest()
+                    if worked is None:
+                        digest = blake(data.strip(), digest_size=16).digest()
+                    else:
+                        digest = digests[i]  # type: ignore[assignment]  # (data is not None)
                     seq = cache.get(digest)
                     if seq is not None:
                         fates.append((line_no, None, None, seq))
                     else:
-                        fate = classify(data, terminated)
+                        answer = outcomes[i] if worked is not None else None
+                        if answer is None:
+                            # (With workers: a line not sent, as resolved earlier in the
+                            # run, whose digest has left the cache since.)
+                            fate = classify(data, terminated)
+                        else:
+                            fate = _from_worker(answer)
                         if not isinstance(fate, Bad) and tombstones.forgot(fate.id, fate.canon):
                             # Forgotten (journal forget): accounted for, never re-imported,
                             # and no byte of the line kept.
@@ -132,7 +154,7 @@ class Chunker:
                         line_no,
                         end,
                         tail_open,
-                        reader.prefix_sha256(end),
+                        prefix(end),
                         expected,
                         False,
                     )
@@ -151,7 +173,7 @@ class Chunker:
             line_no,
             end,
             tail_open,
-            reader.prefix_sha256(end),
+            prefix(end),
             expected,
             True,
             complete_mtime,
@@ -287,3 +309,13 @@ class Chunker:
                     blob.write(piece)
         finally:
             blob.close()
+
+
+def _from_worker(out: Outcome) -> Parsed | Bad:
+    """A worker's plain answer for a line (workers.classify_block) as classify gives it."""
+    if len(out) == 2:
+        return Bad(*out)
+    eid, row, canon = out
+    # (The row is codec.encode's: session, branch, timestamp, epoch us, ..., auto, enriched.)
+    sid, branch, _, us = cast("tuple[str, str, str, int]", row[:4])
+    return Parsed(eid, sid, branch, us, bool(row[10]), bool(row[11]), row, canon)

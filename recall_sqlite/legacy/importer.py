@@ -40,6 +40,7 @@ from .sources import (
     hash_prefix,
     recorded_keys,
 )
+from .workers import ParsePool, refuse_in_a_starting_worker, workers_for
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class ImportReport:
     # Stores of the workspace that were found but are not imported (after this run).
     not_imported: list[dict[str, str]] = field(default_factory=list)
     waited: bool = False  # another import of this workspace ran first
+    jobs: int = 1  # worker processes that read the lines (1: this process read them)
 
     def _sum(self, name: str) -> int:
         return sum(int(getattr(s, name)) for s in self.sources)
@@ -125,6 +127,7 @@ class ImportReport:
             "sources": [s.to_dict() for s in self.sources],
             "not_imported": list(self.not_imported),
             "waited": self.waited,
+            "jobs": self.jobs,
             "problems": [p.to_dict() for p in self.problems],
         }
 
@@ -144,13 +147,19 @@ class Importer:
         max_line: int = MAX_LINE_BYTES,
         given: list[str] | None = None,
         defer_indexes: bool | None = None,
+        jobs: int | None = None,
     ) -> ImportReport:
         """Import every store the plan selects into this workspace. Idempotent; safe to
         kill at any point and re-run; never writes to the source files. A second import
         of the same workspace waits for the first (a lock beside the database) and then
         finds the lines it imported already accounted for. `defer_indexes`: build the
         journal's head indexes after the rows (None: when the load is large against what
-        is stored)."""
+        is stored). `jobs`: worker processes that read, parse and identify the lines
+        while this process writes (legacy/workers.py; None: default_jobs(), or 1 where
+        a worker would run the caller's main script again); a load of fewer than
+        POOL_MIN_BYTES new bytes starts none. The store ends the same whatever the
+        count."""
+        refuse_in_a_starting_worker()
         problems = list(plan.problems)
         with run_lock(self._ctx.db.path) as waited:
             run_id = self._start_run(given if given is not None else [str(plan.root)])
@@ -158,17 +167,24 @@ class Importer:
             state = RunState(run_id=run_id, total=sum(sizes.values()), progress=progress)
             results: list[SourceResult] = []
             status = "failed"
+            new = self._new_bytes(plan, sizes)
+            workers = workers_for(jobs, new)
+            pool: ParsePool | None = None
             try:
-                if self._defers(plan, sizes) if defer_indexes is None else defer_indexes:
+                if workers > 1:
+                    pool = ParsePool(workers)
+                if self._defers(new) if defer_indexes is None else defer_indexes:
                     with self._ctx.db.write() as conn:
                         deferred.drop(conn)
                 for ps in plan.stores:
-                    results.append(self._import_source(ps, state, chunk_lines, max_line))
+                    results.append(self._import_source(ps, state, chunk_lines, max_line, pool))
                 status = "done"
             except KeyboardInterrupt:
                 status = "interrupted"
                 raise
             finally:
+                if pool is not None:
+                    pool.close()
                 # Also the indexes a killed run left unbuilt.
                 problems += self._build_indexes()
                 self._finish_run(run_id, status)
@@ -195,20 +211,25 @@ class Importer:
             str(self._ctx.db.path),
             missing,
             waited,
+            workers,
         )
 
-    def _defers(self, plan: Plan, sizes: dict[str, int]) -> bool:
-        """Whether this load builds the head indexes after its rows (DEFER_MIN_BYTES)."""
+    def _new_bytes(self, plan: Plan, sizes: dict[str, int]) -> int:
+        """The bytes this load reads that no earlier import accounted for."""
         db, ws = self._ctx.db, self._ctx.workspace_pk
         new = 0
         for ps in plan.stores:
             cur = current_in(db, ws, ps.key)
             # (A rewritten file is read again whole: counted low here, which errs on the
-            # side of keeping the indexes.)
+            # side of keeping the indexes and reading in this process.)
             new += sizes[ps.key] - (cur.size if cur is not None else 0)
+        return new
+
+    def _defers(self, new: int) -> bool:
+        """Whether this load builds the head indexes after its rows (DEFER_MIN_BYTES)."""
         if new < DEFER_MIN_BYTES:
             return False
-        stored = db.query("SELECT coalesce(max(seq), 0) FROM journal_entries")[0][0]
+        stored = self._ctx.db.query("SELECT coalesce(max(seq), 0) FROM journal_entries")[0][0]
         return as_int(stored) <= new // LINE_BYTES
 
     def _build_indexes(self) -> list[Problem]:
@@ -266,7 +287,12 @@ class Importer:
             )
 
     def _import_source(
-        self, ps: PlannedStore, state: RunState, chunk_lines: int, max_line: int
+        self,
+        ps: PlannedStore,
+        state: RunState,
+        chunk_lines: int,
+        max_line: int,
+        pool: ParsePool | None,
     ) -> SourceResult:
         b, a, key = ps.bucket, ps.assignment, ps.key
         path = str(b.path)
@@ -337,7 +363,7 @@ class Importer:
                     )
             result.worktree = worktree_key
             state.advance(start)
-            Chunker(self._ctx, cur, state, result, path, chunk_lines, max_line).run(
+            Chunker(self._ctx, cur, state, result, path, chunk_lines, max_line, pool).run(
                 fh, start, hasher, tail_fix
             )
             if result.action == "appended" and not result.lines:

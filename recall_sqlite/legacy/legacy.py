@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from .. import identity
+from ..checks import require_int
 from ..context import StoreContext
 from ..errors import WorkspaceError
 from ..journal.forget import FileCopy, FileOutcome, ForgetTarget
@@ -137,6 +138,7 @@ class Legacy:
         cwd: str | os.PathLike[str] | None = None,
         force: bool = False,
         defer_indexes: bool | None = None,
+        jobs: int | None = None,
     ) -> ImportReport:
         """Import every legacy journal `paths` select (none: every store of the workspace).
         Idempotent; safe to kill at any point and re-run; never writes to the source
@@ -144,7 +146,13 @@ class Legacy:
         that is no synapt journal nor holds one raises InvalidInputError before anything
         is written (`force`: take a stray file anyway; legacy/admit.py). `defer_indexes`:
         build the journal's head indexes after the rows (None: when the load is large
-        against what is stored; legacy/importer.py)."""
+        against what is stored; legacy/importer.py). `jobs`: worker processes that read,
+        parse and identify the lines while this process writes (None: one per CPU, at
+        most 4, where a worker would not run the caller's main script again: guard a
+        script's own code with `if __name__ == "__main__"`; 1: none). A small load starts
+        none; the store ends the same whatever the count (legacy/workers.py)."""
+        if jobs is not None:
+            jobs = require_int("jobs", jobs, minimum=1)
         given = as_paths(paths)
         plan = self.plan(given, mapping=mapping, cwd=cwd)
         refuse_strangers(plan, force=force)
@@ -155,6 +163,7 @@ class Legacy:
             max_line=max_line,
             given=given,
             defer_indexes=defer_indexes,
+            jobs=jobs,
         )
 
     def verify(

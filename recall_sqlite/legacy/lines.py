@@ -123,11 +123,23 @@ class LineReader:
 
     def prefix_sha256(self, offset: int) -> str:
         """sha256 of the file's bytes [0, offset); offset must lie in the current block."""
-        if self._before is None:
+        return self.prefix_of_block()(offset)
+
+    def prefix_of_block(self) -> Callable[[int], str]:
+        """prefix_sha256 for offsets in the current block, still answering after the reader
+        has moved on: the import's workers classify blocks ahead of the commits that
+        record how far the file was read (legacy/workers.py). (The reader replaces its
+        block and its hasher's copy for every block; it never changes them in place.)"""
+        before, block, start = self._before, self._block, self._block_start
+        if before is None:
             raise ValueError("a LineReader made with hashed=False has no digest")
-        h = self._before.copy()
-        h.update(self._block[: offset - self._block_start])
-        return h.hexdigest()
+
+        def prefix(offset: int) -> str:
+            h = before.copy()
+            h.update(block[: offset - start])
+            return h.hexdigest()
+
+        return prefix
 
     def batches(self) -> Iterator[tuple[list[bytes | None], dict[int, int], bool]]:
         """The lines block by block: (lines, {index: length} of the too-long ones, which are

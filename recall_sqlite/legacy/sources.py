@@ -192,6 +192,11 @@ class Tombstones:
         self._pre_v7 = {as_bytes(i) for i, f in rows if f == 1}
         self._uuid = workspace_uuid
 
+    @property
+    def needs_canon(self) -> bool:
+        """Whether `forgot` reads an entry's canonical JSON (only pre-v7 ids need it)."""
+        return bool(self._pre_v7)
+
     def forgot(self, entry_id: bytes, canon: str) -> bool:
         if entry_id in self._ids:
             return True

@@ -28,11 +28,17 @@ import pytest
 
 from recall_sqlite import open_store
 from recall_sqlite.doctor.schema import differences
+from recall_sqlite.legacy import lines, workers
 root = sys.argv[1]
 defer = {"yes": True, "no": False}[sys.argv[3]]
+jobs = int(sys.argv[4])
+# With workers: for this small corpus too, in blocks of a few lines, many in flight.
+workers.POOL_MIN_BYTES, lines._BLOCK = 0, 2048
 with open_store(root, root=root) as store:
     print("start", flush=True)
-    store.legacy.import_paths([root], chunk_lines=int(sys.argv[2]), defer_indexes=defer)
+    store.legacy.import_paths(
+        [root], chunk_lines=int(sys.argv[2]), defer_indexes=defer, jobs=jobs
+    )
 print("done", flush=True)
 """
 
@@ -96,12 +102,14 @@ def _snapshot(root: Path) -> dict[str, Any]:
         }
 
 
-def _run(root: Path, kill_after: float | None, defer: str = "no") -> float:
+def _run(root: Path, kill_after: float | None, defer: str = "no", jobs: int = 1) -> float:
     """Import in a child process; SIGKILL it `kill_after` seconds after it has opened the
-    store. Returns how long the import ran, or 0.0 when it was killed before finishing."""
+    store. Returns how long the import ran, or 0.0 when it was killed before finishing.
+    The child and its worker processes carry the root in their environment (_left)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
+    env[MARK] = str(root)
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(root), "25", defer],
+        [sys.executable, "-c", CHILD, str(root), "25", defer, str(jobs)],
         stdout=subprocess.PIPE,
         text=True,
         env=env,
@@ -118,12 +126,31 @@ def _run(root: Path, kill_after: float | None, defer: str = "no") -> float:
     return 0.0 if child.returncode == -signal.SIGKILL else time.monotonic() - started
 
 
-@pytest.mark.parametrize("defer", ["no", "yes"])
+MARK = "RECALL_TEST_KILLED_IMPORT"
+
+
+def _left(root: Path) -> list[int]:
+    """The processes still running with `root` as their MARK (Linux's /proc)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            environ = Path("/proc", pid, "environ").read_bytes()
+        except OSError:
+            continue
+        if f"{MARK}={root}".encode() in environ.split(b"\0"):
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.parametrize(("defer", "jobs"), [("no", 1), ("yes", 1), ("no", 2), ("yes", 3)])
 def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(
-    tmp_path: Path, defer: str
+    tmp_path: Path, defer: str, jobs: int
 ) -> None:
     """Row by row and as a bulk load that builds the head indexes after its rows: a kill
-    leaves them unbuilt, and the run after it builds them."""
+    leaves them unbuilt, and the run after it builds them. In one process, and with
+    workers reading the lines (they leave with the process they read for)."""
     rng = random.Random(0x5EED)
     base = make_workspace(tmp_path / "base")
     _corpus(base, rng)
@@ -138,9 +165,14 @@ def test_kill_minus_nine_then_rerun_gives_the_uninterrupted_result(
         victim = _clone(base, tmp_path / f"victim{attempt}")
         # Several kills in a row on the same store, each at a random point of the run.
         for _ in range(2 if attempt == 0 else 1):
-            if not _run(victim, rng.uniform(0.05, 0.9) * duration, defer):
+            if not _run(victim, rng.uniform(0.05, 0.9) * duration, defer, jobs):
                 interrupted += 1
-        _run(victim, None, defer)
+            if jobs > 1 and os.path.isdir("/proc"):
+                deadline = time.monotonic() + 20
+                while _left(victim) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert not _left(victim), "worker processes outlived the killed import"
+        _run(victim, None, defer, jobs)
         assert _snapshot(victim) == want
         with open_store(victim, root=victim) as store:
             assert store.legacy.verify([victim], deep=True).ok

@@ -38,6 +38,7 @@ SERVICES = {
     "legacy.chunks.Chunker",  # one source read and committed chunk by chunk
     "legacy.verify.Verifier",
     "legacy.lines.LineReader",  # an open file
+    "legacy.workers.ParsePool",  # an import's worker processes
     "legacy.sources.Tombstones",  # read from the store for one import
     "sync.sync.Sync",
     "sync.state.SyncState",  # the `<db>-sync/` files
