@@ -6,6 +6,7 @@ entries and summaries found are restored by doctor/content.py where an intact co
 
 from __future__ import annotations
 
+from json import dumps
 from typing import Any
 
 from ..db import as_int
@@ -58,22 +59,43 @@ def _text_tables(conn: Connection) -> list[tuple[str, list[str], list[str]]]:
     return out
 
 
-def scan(conn: Connection) -> list[tuple[str, Row, str]]:
-    """(table, the row's key values as stored bytes, column) of every undecodable value."""
+def text_columns(conn: Connection, table: str) -> list[str]:
+    """The TEXT columns of `table`, in its order (empty for a table this check skips)."""
+    return next((columns for name, columns, _ in _text_tables(conn) if name == table), [])
+
+
+def scan(
+    conn: Connection, *, skip: tuple[str, ...] = (), rowids: tuple[str, list[int]] | None = None
+) -> list[tuple[str, Row, str]]:
+    """(table, the row's key values as stored bytes, column) of every undecodable value;
+    not in the tables `skip` names (a pass over them looks already). `rowids`: only those
+    rows of that one table (rowid tables), read by their keys."""
     register(conn)
     found: list[tuple[str, tuple[Any, ...], str]] = []
     for table, columns, keys in _text_tables(conn):
+        if table in skip or (rowids is not None and table != rowids[0]):
+            continue
         casts = ", ".join(f'CAST("{c}" AS BLOB)' for c in columns)
         key_sql = ", ".join(f'CAST("{k}" AS BLOB)' if k != "rowid" else "rowid" for k in keys)
+        where: str = ""
+        params: tuple[str, ...] = ()
+        if rowids is not None:
+            where, params = " AND rowid IN (SELECT value FROM json_each(?))", (dumps(rowids[1]),)
         for row in conn.execute(
-            f'SELECT {FUNCTION}({casts}) AS bad, {key_sql} FROM "{table}" WHERE bad IS NOT NULL'
+            f'SELECT {FUNCTION}({casts}) AS bad, {key_sql} FROM "{table}"'
+            f" WHERE bad IS NOT NULL{where}",
+            params,
         ).fetchall():
             found.append((table, tuple(row[1:]), columns[as_int(row[0])]))
     return found
 
 
 def check(conn: Connection) -> list[Finding]:
-    bad = scan(conn)
+    return findings(scan(conn))
+
+
+def findings(bad: list[tuple[str, Row, str]]) -> list[Finding]:
+    """The findings of the undecodable values `scan` found (by table, in each row order)."""
     if not bad:
         return []
     by_table: dict[str, list[tuple[tuple[Any, ...], str]]] = {}
