@@ -69,7 +69,11 @@ def register(conn: Connection) -> None:
 
 
 def _nonempty(column: str) -> str:
-    return f"(CASE WHEN json_valid({column}) THEN json_array_length({column}) > 0 ELSE 0 END)"
+    # '[]' first: most lists are empty, and that comparison costs no JSON parse.
+    return (
+        f"(CASE WHEN {column} = '[]' THEN 0"
+        f" WHEN json_valid({column}) THEN json_array_length({column}) > 0 ELSE 0 END)"
+    )
 
 
 RICH_SQL = "(focus <> '') + " + " + ".join(

@@ -25,6 +25,7 @@ from . import content, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from apsw import Connection, SQLiteValue
@@ -32,50 +33,86 @@ if TYPE_CHECKING:
     from ..db import Row
 
 TABLE = "journal_entries"
+LISTS = ("done", "decisions", "next_steps", "files_modified", "git_log")
 FUNCTION = "recall_doctor_row"
-# A row's verdicts from Python, as bits.
-BAD_TEXT, BAD_TIE = 1, 2
+# A row's verdicts from Python: a bit, and above it a column's index + 1.
+BAD_TIE, TEXT_SHIFT = 1, 1
+# Session ids whose tie order is kept while the pass runs.
+_TIES = 1 << 16
 # The list and extra columns hold JSON (the JSON check; rows.py's own statement too).
+# ('[]' first: most lists are empty, and that comparison costs no JSON parse.)
 JSON_OK = (
-    "json_valid(done) AND json_valid(decisions) AND json_valid(next_steps)"
-    " AND json_valid(files_modified) AND json_valid(git_log)"
-    " AND (extra IS NULL OR (json_valid(extra) AND json_type(extra) = 'object'))"
+    " AND ".join(f"({c} = '[]' OR json_valid({c}))" for c in LISTS)
+    + " AND (extra IS NULL OR (json_valid(extra) AND json_type(extra) = 'object'))"
 )
 
 
-def _row(*args: SQLiteValue) -> int:
-    joined, sid_order, session, entry_id = args
-    bad = 0
-    try:
-        as_bytes(joined).decode("utf-8")
-    except UnicodeDecodeError:
-        bad |= BAD_TEXT
-    tie = content.tie(session, entry_id)
-    if tie is not None and tie != sid_order:  # (the old check: sid_order IS NOT tie)
-        bad |= BAD_TIE
-    return bad
+def _verdicts(session_at: int) -> Callable[..., int]:
+    """The Python part of a row's verdicts, as an SQL function of (sid_order, id, every
+    TEXT column as bytes; the session id's at `session_at`): BAD_TIE when sid_order is not
+    the tie order its content gives (content.tie's rule), plus the first undecodable
+    column's index + 1 shifted by TEXT_SHIFT (text.py's rule)."""
+    ties: dict[bytes, int | None] = {}  # by session id: a session has many versions
+
+    def verdicts(*args: SQLiteValue) -> int:
+        sid_order, entry_id, texts = args[0], args[1], args[2:]
+        bad = 0
+        try:
+            # UTF-8 pieces joined by an ASCII byte decode exactly when each piece does.
+            b"\0".join(texts).decode("utf-8")  # type: ignore[arg-type]
+        except (UnicodeDecodeError, TypeError):  # (TypeError: a NULL, which is no text)
+            first = text.first_undecodable(texts)
+            if first is not None:
+                bad = (first + 1) << TEXT_SHIFT
+        session = texts[session_at]
+        if isinstance(session, bytes) and session and type(entry_id) is bytes:
+            if session not in ties:
+                if len(ties) >= _TIES:
+                    ties.clear()
+                ties[session] = content.tie(session, entry_id)
+            tie = ties[session]
+        else:
+            tie = content.tie(session, entry_id)  # (an id of another kind raises, as it did)
+        if tie is not None and tie != sid_order:  # (the old check: sid_order IS NOT tie)
+            bad |= BAD_TIE
+        return bad
+
+    return verdicts
 
 
-def register(conn: Connection) -> None:
-    conn.create_scalar_function(FUNCTION, _row, 4, deterministic=True)
+def register(conn: Connection, columns: list[str]) -> None:
+    conn.create_scalar_function(
+        FUNCTION, _verdicts(columns.index("session_id")), -1, deterministic=True
+    )
 
 
 def statement(columns: list[str]) -> str:
     """The pass, for the journal's TEXT columns `columns` (text.py's list)."""
-    joined = " || x'00' || ".join(f"coalesce(\"{c}\", '')" for c in columns)
-    rows = f"""
-SELECT seq, workspace_id, worktree_id, branch, meaningful, head_ws, head_wt,
-       {HEAD_WS} AS want_ws,
-       {HEAD_WT} AS want_wt,
-       {FUNCTION}(CAST({joined} AS BLOB), sid_order, CAST(session_id AS BLOB), id) AS py,
+    # Each TEXT column as bytes (NULL, which holds no text, as none; the session id's kept:
+    # a NULL there has no tie order).
+    texts = ", ".join(
+        f'CAST("{c}" AS BLOB)' if c == "session_id" else f"CAST(coalesce(\"{c}\", '') AS BLOB)"
+        for c in columns
+    )
+    # Each row's verdicts first, so the windows' sorts carry a few narrow columns, not
+    # the row's text. NOT INDEXED: the rows as the table holds them (an index is
+    # integrity_check's to judge; read through a damaged one, a row takes another's session).
+    verdicts = f"""
+SELECT seq, workspace_id, worktree_id, session_id, branch, auto, ts_us, rich, id, meaningful,
+       head_ws, head_wt,
+       {FUNCTION}(sid_order, id, {texts}) AS py,
        rich IS NOT ({content.RICH_SQL}) OR meaningful IS NOT {content.MEANINGFUL_SQL} AS wrong,
        NOT ({JSON_OK}) AS bad_json,
        coalesce(workspace_id NOT IN (SELECT id FROM workspaces), 0)
          + coalesce(worktree_id NOT IN (SELECT id FROM worktrees), 0) AS orphan,
        {MISSING_ENTRY} AS unindexed
   FROM {TABLE} e NOT INDEXED"""
-    # NOT INDEXED: the rows as the table holds them. An index is integrity_check's to judge;
-    # read through a damaged one, a row would take another row's session.
+    rows = f"""
+SELECT seq, workspace_id, worktree_id, branch, meaningful, head_ws, head_wt, py, wrong,
+       bad_json, orphan, unindexed,
+       {HEAD_WS} AS want_ws,
+       {HEAD_WT} AS want_wt
+  FROM ({verdicts})"""
     return f"""
 SELECT workspace_id, worktree_id, CAST(branch AS BLOB),
        sum(want_ws), sum(want_ws * meaningful), sum(want_wt), sum(want_wt * meaningful),
@@ -83,7 +120,7 @@ SELECT workspace_id, worktree_id, CAST(branch AS BLOB),
          FILTER (WHERE head_ws IS NOT want_ws OR head_wt IS NOT want_wt),
        json_group_array(seq) FILTER (WHERE wrong OR py & {BAD_TIE}),
        json_group_array(seq) FILTER (WHERE bad_json),
-       json_group_array(seq) FILTER (WHERE py & {BAD_TEXT}),
+       json_group_array(json_array(seq, py >> {TEXT_SHIFT})) FILTER (WHERE py >> {TEXT_SHIFT}),
        sum(orphan), sum(unindexed)
   FROM ({rows})
  GROUP BY workspace_id, worktree_id, branch"""
@@ -125,28 +162,31 @@ def run(conn: Connection) -> JournalRows:
     """The pass, inside the caller's read. Damage it meets (a value of the wrong kind where
     a key is, a page that cannot be read) raises: the caller then runs the checks one by
     one, as each says it."""
-    register(conn)
+    columns = text.text_columns(conn, TABLE)
+    register(conn, columns)
     scopes: list[tuple[Any, ...]] = []
     heads: list[tuple[Any, ...]] = []
     wrong: list[int] = []
     bad_json: list[int] = []
-    bad_text: list[int] = []
+    bad_text: list[tuple[int, int]] = []
     orphans = unindexed = 0
-    for r in conn.execute(statement(text.text_columns(conn, TABLE))):
+    for r in conn.execute(statement(columns)):
         # A branch that is not UTF-8 raises here, as the old check's read of it did.
         scopes.append((r[0], r[1], as_bytes(r[2]).decode("utf-8"), r[3], r[4], r[5], r[6]))
         heads += (tuple(h) for h in json.loads(_text(r[7])))
         wrong += json.loads(_text(r[8]))
         bad_json += json.loads(_text(r[9]))
-        bad_text += json.loads(_text(r[10]))
+        bad_text += (tuple(b) for b in json.loads(_text(r[10])))
         orphans += int(_int(r[11]))
         unindexed += int(_int(r[12]))
-    undecodable = text.scan(conn, rowids=(TABLE, sorted(bad_text))) if bad_text else []
+    undecodable: list[tuple[str, Row, str]] = [
+        (TABLE, (seq,), columns[at - 1]) for seq, at in sorted(bad_text)
+    ]
     return JournalRows(
         EntryState(sorted(heads), scopes),
         sorted(wrong),
         sorted(bad_json),
-        sorted(undecodable, key=lambda u: u[1]),
+        undecodable,
         orphans,
         unindexed,
     )

@@ -6,7 +6,6 @@ entries and summaries found are restored by doctor/content.py where an intact co
 
 from __future__ import annotations
 
-from json import dumps
 from typing import Any
 
 from ..db import as_int
@@ -25,6 +24,10 @@ FUNCTION = "recall_doctor_bad_utf8"
 
 
 def _bad_utf8(*values: SQLiteValue) -> int | None:
+    return first_undecodable(values)
+
+
+def first_undecodable(values: tuple[SQLiteValue, ...]) -> int | None:
     """The index of the first value whose bytes are not UTF-8, or None."""
     for i, v in enumerate(values):
         if isinstance(v, bytes):
@@ -64,27 +67,18 @@ def text_columns(conn: Connection, table: str) -> list[str]:
     return next((columns for name, columns, _ in _text_tables(conn) if name == table), [])
 
 
-def scan(
-    conn: Connection, *, skip: tuple[str, ...] = (), rowids: tuple[str, list[int]] | None = None
-) -> list[tuple[str, Row, str]]:
+def scan(conn: Connection, *, skip: tuple[str, ...] = ()) -> list[tuple[str, Row, str]]:
     """(table, the row's key values as stored bytes, column) of every undecodable value;
-    not in the tables `skip` names (a pass over them looks already). `rowids`: only those
-    rows of that one table (rowid tables), read by their keys."""
+    not in the tables `skip` names (a pass over them looks already: journal_pass.py)."""
     register(conn)
     found: list[tuple[str, tuple[Any, ...], str]] = []
     for table, columns, keys in _text_tables(conn):
-        if table in skip or (rowids is not None and table != rowids[0]):
+        if table in skip:
             continue
         casts = ", ".join(f'CAST("{c}" AS BLOB)' for c in columns)
         key_sql = ", ".join(f'CAST("{k}" AS BLOB)' if k != "rowid" else "rowid" for k in keys)
-        where: str = ""
-        params: tuple[str, ...] = ()
-        if rowids is not None:
-            where, params = " AND rowid IN (SELECT value FROM json_each(?))", (dumps(rowids[1]),)
         for row in conn.execute(
-            f'SELECT {FUNCTION}({casts}) AS bad, {key_sql} FROM "{table}"'
-            f" WHERE bad IS NOT NULL{where}",
-            params,
+            f'SELECT {FUNCTION}({casts}) AS bad, {key_sql} FROM "{table}" WHERE bad IS NOT NULL'
         ).fetchall():
             found.append((table, tuple(row[1:]), columns[as_int(row[0])]))
     return found
