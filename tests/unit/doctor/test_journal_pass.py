@@ -162,10 +162,10 @@ def test_the_pass_finds_what_the_checks_one_by_one_find(
         def stopped(conn: apsw.Connection) -> Any:
             raise apsw.CorruptError("database disk image is malformed")
 
-        journal_pass.run = stopped  # type: ignore[assignment]
+        journal_pass.run = stopped
         one_by_one = _report(root)
     finally:
-        journal_pass.run = real  # type: ignore[assignment]
+        journal_pass.run = real
     assert by_pass == one_by_one
     quick = {k for n in chosen for k in DAMAGE[n][1] if not DAMAGE[n][2]}
     if quick:
