@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
     from .db import Row
 
+    # A scope's heads by the definition: (workspace, worktree, branch, heads_ws,
+    # meaningful_ws, heads_wt, meaningful_wt), summed per (workspace, worktree, branch).
+    Scope = tuple[int, int, str, int, int, int, int]
+
 _ORDER = order_by()
 # The head_ws and head_wt a row of journal_entries has by the definition: window columns
 # over the rows a statement reads (which must hold whole sessions).
@@ -122,24 +126,21 @@ class EntryState(Frozen):
     __slots__ = ("heads", "scopes")
     # (seq, stored head_ws, head_ws, stored head_wt, head_wt) of every row whose stored
     # heads differ from the definition's, by seq.
-    heads: tuple[tuple[Any, ...], ...]
-    # (workspace, worktree, branch, heads_ws, meaningful_ws, heads_wt, meaningful_wt):
-    # the definition's heads summed per (workspace, worktree, branch), every such scope.
-    scopes: tuple[tuple[Any, ...], ...]
+    heads: tuple[Row, ...]
+    scopes: tuple[Scope, ...]  # every (workspace, worktree, branch) that holds entries
 
-    def __init__(self, heads: Iterable[tuple[Any, ...]], scopes: Iterable[tuple[Any, ...]]) -> None:
+    def __init__(self, heads: Iterable[Row], scopes: Iterable[Scope]) -> None:
         self._set(heads=tuple(heads), scopes=tuple(scopes))
 
-    def counts_ws(self) -> list[tuple[Any, ...]]:
+    def counts_ws(self) -> list[tuple[int, str, int, int]]:
         """journal_counts_ws's rows by the definition, in its key order."""
-        sums: dict[tuple[Any, Any], list[int]] = {}
+        sums: dict[tuple[int, str], tuple[int, int]] = {}
         for ws, _, branch, heads, meaningful, _, _ in self.scopes:
-            got = sums.setdefault((ws, branch), [0, 0])
-            got[0] += heads
-            got[1] += meaningful
-        return [(*k, h, m) for k, (h, m) in sorted(sums.items()) if h > 0]
+            h, m = sums.get((ws, branch), (0, 0))
+            sums[ws, branch] = (h + heads, m + meaningful)
+        return [(ws, b, h, m) for (ws, b), (h, m) in sorted(sums.items()) if h > 0]
 
-    def counts_wt(self) -> list[tuple[Any, ...]]:
+    def counts_wt(self) -> list[tuple[int, int, str, int, int]]:
         """journal_counts_wt's rows by the definition, in its key order."""
         return sorted((ws, wt, b, h, m) for ws, wt, b, _, _, h, m in self.scopes if h > 0)
 

@@ -20,6 +20,7 @@ import json
 from .._record import Frozen
 from ..db import as_bytes
 from ..derived import HEAD_WS, HEAD_WT, EntryState
+from ..identity import unknown_keys_sql
 from ..search.index import MISSING_ENTRY
 from . import content, text
 
@@ -103,8 +104,7 @@ SELECT seq, workspace_id, worktree_id, session_id, branch, auto, ts_us, rich, id
        {FUNCTION}(sid_order, id, {texts}) AS py,
        rich IS NOT ({content.RICH_SQL}) OR meaningful IS NOT {content.MEANINGFUL_SQL} AS wrong,
        NOT ({JSON_OK}) AS bad_json,
-       coalesce(workspace_id NOT IN (SELECT id FROM workspaces), 0)
-         + coalesce(worktree_id NOT IN (SELECT id FROM worktrees), 0) AS orphan,
+       {unknown_keys_sql()} AS orphan,
        {MISSING_ENTRY} AS unindexed
   FROM {TABLE} e NOT INDEXED"""
     rows = f"""
@@ -172,13 +172,18 @@ def run(conn: Connection) -> JournalRows:
     orphans = unindexed = 0
     for r in conn.execute(statement(columns)):
         # A branch that is not UTF-8 raises here, as the old check's read of it did.
-        scopes.append((r[0], r[1], as_bytes(r[2]).decode("utf-8"), r[3], r[4], r[5], r[6]))
+        ws, wt, branch, *sums = r[:7]
+        scopes.append(
+            # Keys and sums of another kind (damage) raise: the checks one by one then
+            # compare them as they are, as they did.
+            (_int(ws), _int(wt), as_bytes(branch).decode("utf-8"), *map(_int, sums))
+        )
         heads += (tuple(h) for h in json.loads(_text(r[7])))
         wrong += json.loads(_text(r[8]))
         bad_json += json.loads(_text(r[9]))
         bad_text += (tuple(b) for b in json.loads(_text(r[10])))
-        orphans += int(_int(r[11]))
-        unindexed += int(_int(r[12]))
+        orphans += _int(r[11])
+        unindexed += _int(r[12])
     undecodable: list[tuple[str, Row, str]] = [
         (TABLE, (seq,), columns[at - 1]) for seq, at in sorted(bad_text)
     ]

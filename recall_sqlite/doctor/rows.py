@@ -1,9 +1,12 @@
-"""doctor's checks of the store's rows, each in its own read snapshot and none under the
-write lock: the file's pages (pages.py), foreign keys, the derived state against its one
-definition (derived.py), the columns derived at write time, every summary re-hashed and,
-with `deep`, every entry (content.py), text that cannot be decoded (text.py), the full-text indexes
+"""doctor's checks of the store's rows, in read snapshots and none under the write lock:
+the file's pages (pages.py), foreign keys, the derived state against its one definition
+(derived.py), the columns derived at write time, every summary re-hashed and, with `deep`,
+every entry (content.py), text that cannot be decoded (text.py), the full-text indexes
 (search/index.py: cheap by default, token by token with `deep`), the JSON columns, the
-guard tables. A check the damage itself stops becomes a finding, never doctor's failure."""
+guard tables. What the checks need of the journal's rows is read in one pass over them
+(journal_pass.py), in one snapshot, while integrity_check runs beside it on a large store;
+when damage stops that pass, each check reads the rows itself, as before. A check the
+damage itself stops becomes a finding, never doctor's failure."""
 
 from __future__ import annotations
 
