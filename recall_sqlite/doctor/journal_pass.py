@@ -21,6 +21,7 @@ from .._record import Frozen
 from ..db import as_bytes
 from ..derived import HEAD_WS, HEAD_WT, EntryState
 from ..identity import unknown_keys_sql
+from ..journal.codec import session_tie_utf8
 from ..search.index import MISSING_ENTRY
 from . import content, text
 
@@ -53,7 +54,7 @@ def _verdicts(session_at: int) -> Callable[..., int]:
     TEXT column as bytes; the session id's at `session_at`): BAD_TIE when sid_order is not
     the tie order its content gives (content.tie's rule), plus the first undecodable
     column's index + 1 shifted by TEXT_SHIFT (text.py's rule)."""
-    ties: dict[bytes, int | None] = {}  # by session id: a session has many versions
+    ties: dict[bytes, int] = {}  # by session id: a session has many versions
 
     def verdicts(*args: SQLiteValue) -> int:
         sid_order, entry_id, texts = args[0], args[1], args[2:]
@@ -66,12 +67,14 @@ def _verdicts(session_at: int) -> Callable[..., int]:
             if first is not None:
                 bad = (first + 1) << TEXT_SHIFT
         session = texts[session_at]
-        if isinstance(session, bytes) and session and type(entry_id) is bytes:
-            if session not in ties:
+        if not bad and isinstance(session, bytes) and session and type(entry_id) is bytes:
+            # The common row: its session id is UTF-8 (its text decoded), so its tie order
+            # is the hash of those bytes: codec's rule without decoding them again.
+            tie = ties.get(session)
+            if tie is None:
                 if len(ties) >= _TIES:
                     ties.clear()
-                ties[session] = content.tie(session, entry_id)
-            tie = ties[session]
+                tie = ties[session] = session_tie_utf8(session)
         else:
             tie = content.tie(session, entry_id)  # (an id of another kind raises, as it did)
         if tie is not None and tie != sid_order:  # (the old check: sid_order IS NOT tie)
