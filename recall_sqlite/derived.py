@@ -34,7 +34,19 @@ if TYPE_CHECKING:
 
     from .db import Row
 
+    # A scope's heads by the definition: (workspace, worktree, branch, heads_ws,
+    # meaningful_ws, heads_wt, meaningful_wt), summed per (workspace, worktree, branch).
+    Scope = tuple[int, int, str, int, int, int, int]
+
 _ORDER = order_by()
+# The head_ws and head_wt a row of journal_entries has by the definition: window columns
+# over the rows a statement reads (which must hold whole sessions).
+HEAD_WS = f"""CASE WHEN session_id = '' THEN 1
+            ELSE row_number() OVER (PARTITION BY workspace_id, session_id
+                                    ORDER BY {_ORDER}) = 1 END"""
+HEAD_WT = f"""CASE WHEN session_id = '' THEN 1
+            ELSE row_number() OVER (PARTITION BY workspace_id, worktree_id, session_id
+                                    ORDER BY {_ORDER}) = 1 END"""
 
 
 def expected_entries_sql(where: str, *, stored: bool = False) -> str:
@@ -44,12 +56,8 @@ def expected_entries_sql(where: str, *, stored: bool = False) -> str:
     kept = "head_ws AS stored_ws, head_wt AS stored_wt," if stored else ""
     return f"""
 SELECT seq, {kept}
-       CASE WHEN session_id = '' THEN 1
-            ELSE row_number() OVER (PARTITION BY workspace_id, session_id
-                                    ORDER BY {_ORDER}) = 1 END AS head_ws,
-       CASE WHEN session_id = '' THEN 1
-            ELSE row_number() OVER (PARTITION BY workspace_id, worktree_id, session_id
-                                    ORDER BY {_ORDER}) = 1 END AS head_wt
+       {HEAD_WS} AS head_ws,
+       {HEAD_WT} AS head_wt
   FROM journal_entries
  WHERE {where}"""
 
@@ -110,6 +118,33 @@ class Difference(Frozen):
         }
 
 
+class EntryState(Frozen):
+    """The part of the derived state that follows from the entry rows alone, as one pass
+    over every row of the file computed it by the definition (doctor/journal_pass.py),
+    for `check` to compare with what is stored instead of reading the rows again."""
+
+    __slots__ = ("heads", "scopes")
+    # (seq, stored head_ws, head_ws, stored head_wt, head_wt) of every row whose stored
+    # heads differ from the definition's, by seq.
+    heads: tuple[Row, ...]
+    scopes: tuple[Scope, ...]  # every (workspace, worktree, branch) that holds entries
+
+    def __init__(self, heads: Iterable[Row], scopes: Iterable[Scope]) -> None:
+        self._set(heads=tuple(heads), scopes=tuple(scopes))
+
+    def counts_ws(self) -> list[tuple[int, str, int, int]]:
+        """journal_counts_ws's rows by the definition, in its key order."""
+        sums: dict[tuple[int, str], tuple[int, int]] = {}
+        for ws, _, branch, heads, meaningful, _, _ in self.scopes:
+            h, m = sums.get((ws, branch), (0, 0))
+            sums[ws, branch] = (h + heads, m + meaningful)
+        return [(ws, b, h, m) for (ws, b), (h, m) in sorted(sums.items()) if h > 0]
+
+    def counts_wt(self) -> list[tuple[int, int, str, int, int]]:
+        """journal_counts_wt's rows by the definition, in its key order."""
+        return sorted((ws, wt, b, h, m) for ws, wt, b, _, _, h, m in self.scopes if h > 0)
+
+
 def _scope(workspace_pk: int | None, alias: str = "") -> tuple[str, list[SQLiteValue]]:
     a = f"{alias}." if alias else ""
     if workspace_pk is None:
@@ -122,19 +157,29 @@ def _rows(conn: Connection, sql: str, params: Iterable[SQLiteValue]) -> list[Row
     return rows
 
 
-def check(conn: Connection, workspace_pk: int | None = None) -> list[Difference]:
+def check(
+    conn: Connection, workspace_pk: int | None = None, *, entries: EntryState | None = None
+) -> list[Difference]:
     """Every difference between the stored derived state and its definition, for one
     workspace or the whole file. Read-only; run inside one read transaction for a
-    consistent answer."""
+    consistent answer. `entries`: the whole file's heads and their sums by the definition,
+    computed already in this transaction (then the entry rows are not read here)."""
+    if entries is not None and workspace_pk is not None:
+        raise ValueError("a pass's entry state covers the whole file, not one workspace")
     where, params = _scope(workspace_pk)
     out: list[Difference] = []
-    heads = _rows(
-        conn,
-        f"""
+    heads = (
+        list(entries.heads)
+        if entries is not None
+        else _rows(
+            conn,
+            f"""
         SELECT seq, stored_ws, head_ws, stored_wt, head_wt
           FROM ({expected_entries_sql(where, stored=True)})
-         WHERE stored_ws IS NOT head_ws OR stored_wt IS NOT head_wt""",
-        params,
+         WHERE stored_ws IS NOT head_ws OR stored_wt IS NOT head_wt
+         ORDER BY seq""",
+            params,
+        )
     )
     if heads:
         out.append(
@@ -149,18 +194,20 @@ def check(conn: Connection, workspace_pk: int | None = None) -> list[Difference]
         )
     # Right heads (no difference above) give the counts by a plain sum of them.
     stored_heads = not heads
-    for kind, table, keys, want in (
+    for kind, table, keys, want, given in (
         (
             "counts_ws",
             "journal_counts_ws",
             "workspace_id, branch",
             _counts_ws_sql(where, stored_heads=stored_heads),
+            None if entries is None else entries.counts_ws(),
         ),
         (
             "counts_wt",
             "journal_counts_wt",
             "workspace_id, worktree_id, branch",
             _counts_wt_sql(where, stored_heads=stored_heads),
+            None if entries is None else entries.counts_wt(),
         ),
     ):
         got = _rows(
@@ -169,7 +216,7 @@ def check(conn: Connection, workspace_pk: int | None = None) -> list[Difference]
             f" WHERE {where} AND (heads <> 0 OR meaningful <> 0)",
             params,
         )
-        wanted = _rows(conn, want, params)
+        wanted = given if given is not None else _rows(conn, want, params)
         # Each side once (an EXCEPT both ways ran the definition twice); few rows: one per
         # scope, not per entry.
         got_set, wanted_set = set(got), set(wanted)

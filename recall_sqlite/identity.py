@@ -374,3 +374,13 @@ def other_histories(conn: Connection, workspace_pk: int) -> list[tuple[str, int]
         )
         if n
     ]
+
+
+def unknown_keys_sql(workspace: str = "workspace_id", worktree: str = "worktree_id") -> str:
+    """SQL for a row of a table with these columns: how many of its two keys name no
+    workspace or worktree row (as foreign_key_check counts a row's broken keys; a NULL
+    names none). Doctor's one pass over the journal (doctor/journal_pass.py)."""
+    return (
+        f"coalesce({workspace} NOT IN (SELECT id FROM workspaces), 0)"
+        f" + coalesce({worktree} NOT IN (SELECT id FROM worktrees), 0)"
+    )

@@ -3,14 +3,16 @@ as findings, and `--repair` of what is found.
 
 The checks (rows.py: pages, keys, derived state, content, text, indexes, JSON, guards;
 workspace.py: roots, worktrees, the file, synapt stores) read in snapshots and never take
-the write lock; `--deep` adds the re-hash of every row and the full-text index compared
-token by token. A repair (repairs.py) mends each finding in short writes of its own and the
-checks run again; it rebuilds what is derived, restores what an id proves, and never
-deletes an entry. Damage no rebuild can trust (a table's pages) is reported with the way
-out.
+the write lock; what they need of the journal's rows comes from one pass over them
+(journal_pass.py), beside integrity_check; `--deep` adds the re-hash of every row and the
+full-text index compared token by token. A repair (repairs.py) mends each finding in short
+writes of its own and the checks run again; it rebuilds what is derived, restores what an
+id proves, and never deletes an entry. Damage no rebuild can trust (a table's pages) is
+reported with the way out.
 
 report.py     Finding, DoctorReport: what doctor says
-rows.py       the checks of the rows, each in its own snapshot, none under the write lock
+rows.py       the checks of the rows, in snapshots, none under the write lock
+journal_pass.py  the journal's rows read once for every check of them, in one statement
 pages.py      integrity_check read as what it found: an index, the full-text index, pages
 text.py       text that is not UTF-8, in every TEXT column
 content.py    rows against their own content (ids, derived-at-write columns); restore

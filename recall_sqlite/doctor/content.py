@@ -54,7 +54,7 @@ _SELECT = (
 _ID_BITS = 2
 
 
-def _tie(*args: SQLiteValue) -> int | None:
+def tie(*args: SQLiteValue) -> int | None:
     session, entry_id = args  # (an SQL function's arguments: any SQLite value)
     if session is None:
         return None
@@ -65,17 +65,21 @@ def _tie(*args: SQLiteValue) -> int | None:
 
 
 def register(conn: Connection) -> None:
-    conn.create_scalar_function(TIE, _tie, 2, deterministic=True)
+    conn.create_scalar_function(TIE, tie, 2, deterministic=True)
 
 
 def _nonempty(column: str) -> str:
-    return f"(CASE WHEN json_valid({column}) THEN json_array_length({column}) > 0 ELSE 0 END)"
+    # '[]' first: most lists are empty, and that comparison costs no JSON parse.
+    return (
+        f"(CASE WHEN {column} = '[]' THEN 0"
+        f" WHEN json_valid({column}) THEN json_array_length({column}) > 0 ELSE 0 END)"
+    )
 
 
-_RICH_SQL = "(focus <> '') + " + " + ".join(
+RICH_SQL = "(focus <> '') + " + " + ".join(
     _nonempty(c) for c in ("done", "decisions", "next_steps")
 )
-_MEANINGFUL_SQL = (
+MEANINGFUL_SQL = (
     "("
     + " OR ".join(_nonempty(c) for c in ("done", "decisions", "next_steps"))
     + " OR (focus <> '' AND auto = 0))"
@@ -196,14 +200,14 @@ def check_derived(conn: Connection) -> list[Finding]:
     """rich, meaningful and sid_order against the content (every doctor)."""
     register(conn)
     rows = conn.execute(
-        f"SELECT seq FROM journal_entries WHERE rich IS NOT ({_RICH_SQL})"
-        f" OR meaningful IS NOT {_MEANINGFUL_SQL}"
+        f"SELECT seq FROM journal_entries WHERE rich IS NOT ({RICH_SQL})"
+        f" OR meaningful IS NOT {MEANINGFUL_SQL}"
         f" OR sid_order IS NOT coalesce({TIE}(CAST(session_id AS BLOB), id), sid_order)"
     ).fetchall()
-    return [_derived_finding([as_int(r[0]) for r in rows])] if rows else []
+    return [derived_finding([as_int(r[0]) for r in rows])] if rows else []
 
 
-def _derived_finding(seqs: list[int]) -> Finding:
+def derived_finding(seqs: list[int]) -> Finding:
     return Finding(
         "entry_derived",
         "error",
@@ -235,7 +239,7 @@ def check_deep(conn: Connection) -> list[Finding]:
     if wrong_id:
         out.append(content_finding(wrong_id))
     if wrong_derived:
-        out.append(_derived_finding(wrong_derived))
+        out.append(derived_finding(wrong_derived))
     return out
 
 

@@ -24,6 +24,10 @@ FUNCTION = "recall_doctor_bad_utf8"
 
 
 def _bad_utf8(*values: SQLiteValue) -> int | None:
+    return first_undecodable(values)
+
+
+def first_undecodable(values: tuple[SQLiteValue, ...]) -> int | None:
     """The index of the first value whose bytes are not UTF-8, or None."""
     for i, v in enumerate(values):
         if isinstance(v, bytes):
@@ -58,11 +62,19 @@ def _text_tables(conn: Connection) -> list[tuple[str, list[str], list[str]]]:
     return out
 
 
-def scan(conn: Connection) -> list[tuple[str, Row, str]]:
-    """(table, the row's key values as stored bytes, column) of every undecodable value."""
+def text_columns(conn: Connection, table: str) -> list[str]:
+    """The TEXT columns of `table`, in its order (empty for a table this check skips)."""
+    return next((columns for name, columns, _ in _text_tables(conn) if name == table), [])
+
+
+def scan(conn: Connection, *, skip: tuple[str, ...] = ()) -> list[tuple[str, Row, str]]:
+    """(table, the row's key values as stored bytes, column) of every undecodable value;
+    not in the tables `skip` names (a pass over them looks already: journal_pass.py)."""
     register(conn)
     found: list[tuple[str, tuple[Any, ...], str]] = []
     for table, columns, keys in _text_tables(conn):
+        if table in skip:
+            continue
         casts = ", ".join(f'CAST("{c}" AS BLOB)' for c in columns)
         key_sql = ", ".join(f'CAST("{k}" AS BLOB)' if k != "rowid" else "rowid" for k in keys)
         for row in conn.execute(
@@ -73,7 +85,11 @@ def scan(conn: Connection) -> list[tuple[str, Row, str]]:
 
 
 def check(conn: Connection) -> list[Finding]:
-    bad = scan(conn)
+    return findings(scan(conn))
+
+
+def findings(bad: list[tuple[str, Row, str]]) -> list[Finding]:
+    """The findings of the undecodable values `scan` found (by table, in each row order)."""
     if not bad:
         return []
     by_table: dict[str, list[tuple[tuple[Any, ...], str]]] = {}

@@ -124,7 +124,13 @@ def pre_v7_entry_id(workspace_uuid: str, canon: str) -> bytes:
 def session_tie(session_id: str) -> int:
     """The tie order of a session (journal/order.py): a hash of its id, below
     NO_SESSION_ORDER. Cached: a session has many versions, an import many lines of one."""
-    return int.from_bytes(_sha256(f"session\n{session_id}".encode())[:8], "big") >> 2
+    return session_tie_utf8(session_id.encode())
+
+
+def session_tie_utf8(session_id: bytes) -> int:
+    """session_tie of the session id whose UTF-8 bytes are `session_id` (doctor reads the
+    rows' text as bytes: it must not fail on a row that is not UTF-8)."""
+    return int.from_bytes(_sha256(b"session\n" + session_id)[:8], "big") >> 2
 
 
 def tie_key(session_id: str, digest: bytes) -> int:

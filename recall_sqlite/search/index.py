@@ -86,13 +86,21 @@ def _settings() -> dict[str, dict[str, object]]:
     }
 
 
-def check_index(conn: Connection, *, deep: bool = False) -> IndexCheck:
+# An entry without a document in the index (per row, for a pass over the entries).
+MISSING_ENTRY = "NOT EXISTS (SELECT 1 FROM journal_fts_docsize d WHERE d.id = e.seq)"
+MISSING_ENTRIES = f"SELECT count(*) FROM journal_entries e WHERE {MISSING_ENTRY}"
+
+
+def check_index(
+    conn: Connection, *, deep: bool = False, missing_entries: int | None = None
+) -> IndexCheck:
     """Compare the indexes' documents (their `_docsize` rows, one per indexed row) with
     the rows they index: rows indexed never, or still indexed after they went. `deep`
     (inside a snapshot that may build TEMP tables, Database.scratch) also indexes every
     row afresh and compares the two token by token: a document whose tokens were changed,
     lost or replaced under a kept docsize row (FTS5's own 'integrity-check' cannot read the
-    entry index's content view, schema.sql says why)."""
+    entry index's content view, schema.sql says why). `missing_entries`: the entries
+    without a document, counted already by a pass over the entries (doctor's)."""
 
     def count(sql: str) -> int:
         return as_int(conn.execute(sql).fetchall()[0][0])
@@ -104,10 +112,7 @@ def check_index(conn: Connection, *, deep: bool = False) -> IndexCheck:
         if {str(k): v for k, v in conn.execute(f"SELECT k, v FROM {name}_config")} != want
     )
     return IndexCheck(
-        count(
-            "SELECT count(*) FROM journal_entries e WHERE NOT EXISTS"
-            " (SELECT 1 FROM journal_fts_docsize d WHERE d.id = e.seq)"
-        ),
+        count(MISSING_ENTRIES) if missing_entries is None else missing_entries,
         count(
             "SELECT count(*) FROM journal_fts_docsize d WHERE NOT EXISTS"
             " (SELECT 1 FROM journal_entries e WHERE e.seq = d.id)"
