@@ -49,10 +49,12 @@ if TYPE_CHECKING:
 
     from ..db import Row
 
-# Entry versions read from the peer and written here per transaction: a pull of a large
-# union never holds the write lock for long (local writers keep working), and a killed
-# pull keeps what it merged (the next one carries on: the union is idempotent).
-CHUNK = 2000
+# Entry versions read from the peer (and proven) per round, and at most WRITE_ROWS new ones
+# written here per transaction: a pull of a large union never holds the write lock for
+# long (local writers keep working; bench/RESULTS.md, row 'merge: rows per write'), and a
+# killed pull keeps what it merged (the next one carries on: the union is idempotent).
+CHUNK = 10_000
+WRITE_ROWS = 5_000
 
 
 class MergeReport(Frozen):
@@ -339,9 +341,40 @@ def _merge_chunk(
             refused.append(rid)
         else:
             proven.append((r, rid, content))
+    for at in range(0, max(len(proven), 1), WRITE_ROWS):
+        last = at + WRITE_ROWS >= len(proven)
+        _write_versions(
+            ctx,
+            proven[at : at + WRITE_ROWS],
+            refused if last else [],
+            moving if last else [],
+            here,
+            theirs,
+            ours,
+            counts,
+        )
+
+
+def _write_versions(
+    ctx: StoreContext,
+    proven: list[tuple[Row, bytes, Row]],
+    refused: list[bytes],
+    moving: list[Row],
+    here: dict[bytes, tuple[int, str]],
+    theirs: dict[int, tuple[str, str]],
+    ours: dict[str, int],
+    counts: dict[str, int],
+) -> None:
+    """One write transaction of a chunk: its proven versions not forgotten or stored here
+    meanwhile, the refused ones counted, the versions to move moved."""
+    ws = ctx.workspace_pk
+
+    def their_key(r: Row) -> str:
+        return theirs.get(as_int(r[_WT]), (f"#{r[_WT]}", ""))[0]
+
     with ctx.db.write() as conn:
         # Forgotten here (a tombstone wins, and a forgotten row is no refusal), or stored
-        # by another process since the read above: left out, so both ways of writing
+        # by another process since the read: left out, so both ways of writing
         # (merge_rows.py) take exactly the same rows.
         forgotten = _hex_set(conn, _FORGOTTEN, [rid for _, rid, _ in proven] + refused, ws)
         stored = _hex_set(conn, _STORED, [rid for _, rid, _ in proven], ws)
