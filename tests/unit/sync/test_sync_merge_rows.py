@@ -85,6 +85,7 @@ def merged(
     path = target.snapshot(tmp)
     path = path.rename(tmp / f"{name}.db")
     monkeypatch.setattr(merge_rows, "BULK_MIN_ROWS", bulk_min)
+    monkeypatch.setattr(merge_rows, "BULK_MIN_ANY", max(bulk_min, 1))
     with open_store(root=target.root, db_path=path) as s:
         merge_file(
             context_of(s), peer, PeerBook(tmp / f"{name}.json"), machine="f" * 16, me=target.id
@@ -122,9 +123,13 @@ def test_the_row_path_and_the_bulk_path_leave_the_same_store(
             m.store.close()
 
 
-def test_the_path_follows_the_batch_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Below BULK_MIN_ROWS a batch goes row by row through the schema's trigger, from it
-    on through bulk.py (one call for the batch)."""
+def test_the_path_follows_the_batch_and_its_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bulk.py takes a batch from BULK_MIN_ROWS rows that start sessions here, or from
+    BULK_MIN_ANY rows whatever their sessions; the row path takes the rest (versions
+    added to sessions stored here: each demotes a stored head, which bulk.py does a
+    statement at a time too)."""
     calls: list[int] = []
     from recall_sqlite.journal.bulk import bulk_insert as real
 
@@ -133,21 +138,38 @@ def test_the_path_follows_the_batch_size(tmp_path: Path, monkeypatch: pytest.Mon
         return real(conn, rows, **kw)
 
     monkeypatch.setattr(merge_rows, "bulk_insert", counted)
-    sizes = (merge_rows.BULK_MIN_ROWS - 1, merge_rows.BULK_MIN_ROWS)
-    for n in sizes:
-        root = tmp_path / f"p{n}"
+    monkeypatch.setattr(merge_rows, "BULK_MIN_ANY", 3 * merge_rows.BULK_MIN_ROWS)
+    n = merge_rows.BULK_MIN_ROWS
+
+    def pull(name: str, sessions: list[str], stored: list[str]) -> list[int]:
+        """Sessions `stored` held here, the peer holding later versions of `sessions`:
+        the sizes of the batches bulk.py took in the pull."""
+        root = tmp_path / name
         root.mkdir()
-        peer = Machine(root, "peer")
-        here = Machine(root, "here")
+        peer, here = Machine(root, "peer"), Machine(root, "here")
         try:
+            here.store.journal.append_many(
+                [{"timestamp": "2026-05-01T10:00:00+00:00", "session_id": s} for s in stored]
+            )
             peer.store.journal.append_many(
                 [
-                    {"timestamp": "2026-05-01T10:00:00+00:00", "session_id": f"s{i}", "focus": "x"}
-                    for i in range(n)
+                    {"timestamp": "2026-05-02T10:00:00+00:00", "session_id": s, "focus": f"{i}"}
+                    for i, s in enumerate(sessions)
                 ]
             )
-            assert here.pull(peer, root).entries == n
+            calls.clear()
+            assert here.pull(peer, root).entries == len(sessions)
+            with context_of(here.store).db.read() as conn:
+                assert derived.check(conn, context_of(here.store).workspace_pk) == []
+            return list(calls)
         finally:
             peer.store.close()
             here.store.close()
-    assert calls == [merge_rows.BULK_MIN_ROWS]
+
+    new = [f"s{i}" for i in range(3 * n)]
+    assert pull("below", new[: n - 1], []) == []
+    assert pull("at", new[:n], []) == [n]
+    assert pull("sessionless", [""] * n, []) == [n]
+    # The same number of rows, one short of BULK_MIN_ROWS of them starting a session.
+    assert pull("held", new[:n], new[1:n]) == []
+    assert pull("many held", new[: 3 * n], new[: 3 * n]) == [3 * n]
