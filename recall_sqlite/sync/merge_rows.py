@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from apsw import Connection, SQLiteValue
 
 # bulk.py from this many rows that start a session here (or have none) ...
-BULK_MIN_ROWS = 32
+BULK_MIN_ROWS = 128
 # ... or from this many rows in all, whatever their sessions (measured break-evens).
-BULK_MIN_ANY = 2048
+BULK_MIN_ANY = 1536
 
 _WS, _SID = ROW_COLUMNS.index("workspace_id"), ROW_COLUMNS.index("session_id")
 
