@@ -25,6 +25,12 @@ SIZES = {
 }
 
 
+def _ts(i: int) -> str:
+    """A second of its own for each stored entry (as a journal's entries are spread)."""
+    day, hour = 1 + i // 86400 % 28, i // 3600 % 24
+    return f"2026-03-{day:02d}T{hour:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
+
+
 class _Undo(Exception):
     """Raised inside the write to roll the batch back."""
 
@@ -38,17 +44,17 @@ def measure(entries: int, repeat: int) -> dict[str, list[tuple[int, float, float
     out: dict[str, list[tuple[int, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        # Built as bench_sync.py's merge row builds its stores (appends of 5,000), then
+        # opened again.
         with open_store(root=root, db_path=root / "recall.db") as s:
-            s.journal.append_many(
-                [
-                    {
-                        "timestamp": "2026-04-01T00:00:00+00:00",
-                        "session_id": f"s{i}",
-                        "focus": f"{i}",
-                    }
-                    for i in range(entries)
-                ]
-            )
+            for at in range(0, entries, 5000):
+                s.journal.append_many(
+                    [
+                        {"timestamp": _ts(i), "session_id": f"s{i}", "focus": f"entry {i}"}
+                        for i in range(at, min(at + 5000, entries))
+                    ]
+                )
+        with open_store(root=root, db_path=root / "recall.db") as s:
             ctx = context_of(s)
             ws, wt = ctx.workspace_pk, ctx.worktree_pk
 
