@@ -395,6 +395,9 @@ def _write_versions(
             for r, rid, content in proven
             if rid not in forgotten and rid not in stored
         ]
+        # Every index stays current: deferring the head indexes, as a large import does,
+        # would hold the lock for the whole pull for little (bench/RESULTS.md, row
+        # 'merge: indexes kept current').
         counts["entries"] += store_versions(conn, new)
         moves: dict[int, list[int]] = {}
         for r in moving:

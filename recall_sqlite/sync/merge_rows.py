@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # bulk.py from this many rows that start a session here (or have none) ...
 BULK_MIN_ROWS = 128
 # ... or from this many rows in all, whatever their sessions (measured break-evens).
-BULK_MIN_ANY = 1536
+BULK_MIN_ANY = 2048
 
 _WS, _SID = ROW_COLUMNS.index("workspace_id"), ROW_COLUMNS.index("session_id")
 
