@@ -11,6 +11,7 @@ owner.py      the one-writer claim on a machine's replica (`owner.json`)
 litestream.py  the engine: binary, environment, generated configs, restore, replicate
 orphan.py     Litestream never outlives its `sync run`; one left behind is found and stopped
 merge.py merge_summaries.py merge_vectors.py  another store merged in, by content
+merge_rows.py  a pull's new entry versions written: row by row when few, bulk.py when many
 peer_rows.py  a peer's rows checked against what their ids prove; who asked for each removal
 peers.py      what this machine knows of the others (`peers.json`, never in the store)
 pull.py       restore each peer, merge it, scrub what it removed

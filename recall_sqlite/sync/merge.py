@@ -34,11 +34,11 @@ from ..context import StoreContext
 from ..db import Database, as_bytes, as_int
 from ..errors import CorruptStoreError, PeerError, RecallError
 from ..journal import codec
-from ..journal.bulk import bulk_insert
 from ..journal.entry import JournalEntry
 from ..journal.forget import ForgetTarget, remove_in
 from ..timestamps import now_us
 from . import peer_rows
+from .merge_rows import store_versions
 from .merge_summaries import merge_summaries
 from .merge_vectors import merge_vectors
 from .peer_rows import KINDS, Refused, Tally
@@ -49,10 +49,12 @@ if TYPE_CHECKING:
 
     from ..db import Row
 
-# Entry versions read from the peer and written here per transaction: a pull of a large
-# union never holds the write lock for long (local writers keep working), and a killed
-# pull keeps what it merged (the next one carries on: the union is idempotent).
-CHUNK = 2000
+# Entry versions read from the peer (and proven) per round, and at most WRITE_ROWS new ones
+# written here per transaction: a pull of a large union never holds the write lock for
+# long (local writers keep working; bench/RESULTS.md, row 'merge: rows per write'), and a
+# killed pull keeps what it merged (the next one carries on: the union is idempotent).
+CHUNK = 10_000
+WRITE_ROWS = 5_000
 
 
 class MergeReport(Frozen):
@@ -350,16 +352,56 @@ def _merge_chunk(
     ]
     if not fresh and not moving:
         return  # all known, all where they belong: nothing to write
+    # Decoded, validated and re-hashed before the write lock is taken: the proof of a row
+    # depends on nothing stored here, so local writers wait only for the writing.
     entries = JournalEntry.from_rows(fresh, lambda pk: theirs.get(pk, (f"#{pk}", ""))[0])
+    proven: list[tuple[Row, bytes, Row]] = []
+    refused: list[bytes] = []
+    for r, e in zip(fresh, entries, strict=True):
+        rid = as_bytes(r[_ID])
+        content = _verified(e, rid)
+        if content is None:
+            refused.append(rid)
+        else:
+            proven.append((r, rid, content))
+    for at in range(0, max(len(proven), 1), WRITE_ROWS):
+        last = at + WRITE_ROWS >= len(proven)
+        _write_versions(
+            ctx,
+            proven[at : at + WRITE_ROWS],
+            refused if last else [],
+            moving if last else [],
+            here,
+            theirs,
+            ours,
+            counts,
+        )
+
+
+def _write_versions(
+    ctx: StoreContext,
+    proven: list[tuple[Row, bytes, Row]],
+    refused: list[bytes],
+    moving: list[Row],
+    here: dict[bytes, tuple[int, str]],
+    theirs: dict[int, tuple[str, str]],
+    ours: dict[str, int],
+    counts: dict[str, int],
+) -> None:
+    """One write transaction of a chunk: its proven versions not forgotten or stored here
+    meanwhile, the refused ones counted, the versions to move moved."""
+    ws = ctx.workspace_pk
+
+    def their_key(r: Row) -> str:
+        return theirs.get(as_int(r[_WT]), (f"#{r[_WT]}", ""))[0]
+
     with ctx.db.write() as conn:
-        forgotten = {
-            bytes(i)
-            for (i,) in conn.execute(
-                "SELECT t.id FROM json_each(?) j CROSS JOIN journal_tombstones t"
-                " ON t.workspace_id = ? AND t.id = unhex(j.value) AND t.formula = 2",
-                (ids, ws),
-            )
-        }
+        # Forgotten here (a tombstone wins, and a forgotten row is no refusal), or stored
+        # by another process since the read: left out, so both ways of writing
+        # (merge_rows.py) take exactly the same rows.
+        forgotten = _hex_set(conn, _FORGOTTEN, [rid for _, rid, _ in proven] + refused, ws)
+        stored = _hex_set(conn, _STORED, [rid for _, rid, _ in proven], ws)
+        counts["rejected"] += sum(1 for rid in refused if rid not in forgotten)
 
         def worktree_pk(r: Row) -> int:
             key = their_key(r)
@@ -370,25 +412,39 @@ def _merge_chunk(
                 pk = ours[key] = identity.ensure_worktree(conn, ws, key, name, None)
             return pk
 
-        new: list[tuple[Any, ...]] = []
         stamp = now_us()
-        for r, e in zip(fresh, entries, strict=True):
-            rid = as_bytes(r[_ID])
-            if rid in forgotten:
-                continue
-            content = _verified(e, rid)
-            if content is None:
-                counts["rejected"] += 1
-                continue
-            new.append((rid, ws, worktree_pk(r), stamp, *content))
-        if new:
-            # Rows another process stored since the read above are skipped by the batch.
-            counts["entries"] += sum(1 for s in bulk_insert(conn, new).values() if s.created)
+        new = [
+            (rid, ws, worktree_pk(r), stamp, *content)
+            for r, rid, content in proven
+            if rid not in forgotten and rid not in stored
+        ]
+        # Every index stays current: deferring the head indexes, as a large import does,
+        # would hold the lock for the whole pull for little (bench/RESULTS.md, row
+        # 'merge: indexes kept current').
+        counts["entries"] += store_versions(conn, new)
         moves: dict[int, list[int]] = {}
         for r in moving:
             moves.setdefault(worktree_pk(r), []).append(here[as_bytes(r[_ID])][0])
         for pk, seqs in moves.items():
             counts["moved"] += derived.move_versions(conn, ws, pk, seqs)
+
+
+_FORGOTTEN = (
+    "SELECT j.value FROM json_each(?1) j CROSS JOIN journal_tombstones t"
+    " ON t.workspace_id = ?2 AND t.id = unhex(j.value) AND t.formula = 2"
+)
+_STORED = (
+    "SELECT j.value FROM json_each(?1) j CROSS JOIN journal_entries e"
+    " ON e.workspace_id = ?2 AND e.id = unhex(j.value)"
+)
+
+
+def _hex_set(conn: Connection, sql: str, ids: list[bytes], ws: int) -> set[bytes]:
+    """The ids among `ids` that `sql` finds here (one statement for the whole chunk)."""
+    if not ids:
+        return set()
+    found = conn.execute(sql, (json.dumps([i.hex() for i in ids]), ws))
+    return {bytes.fromhex(str(h)) for (h,) in found}
 
 
 def _verified(e: JournalEntry, rid: bytes) -> Row | None:
