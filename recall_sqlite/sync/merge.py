@@ -37,11 +37,10 @@ from ..journal import codec
 from ..journal.entry import JournalEntry
 from ..journal.forget import ForgetTarget, remove_in
 from ..timestamps import now_us
-from . import peer_rows
 from .merge_rows import store_versions
 from .merge_summaries import merge_summaries
 from .merge_vectors import merge_vectors
-from .peer_rows import KINDS, Refused, Tally
+from .peer_rows import KINDS, Tally
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -206,22 +205,7 @@ def _tombstones(
     # Read first, write only when something is new: a pull that brings nothing writes
     # nothing (peers.py says why).
     ours = _tombstoned(ctx.db, ws)
-    theirs: list[tuple[bytes, str, str]] = []
-    earlier: list[tuple[bytes, str, str | None]] = []
-    for raw_id, raw_at, raw_by in rows:
-        held = ours.get(raw_id) if isinstance(raw_id, bytes) else None
-        if held is not None:
-            first = tally.earlier(held, raw_at, raw_by)
-            if first is not None and isinstance(raw_id, bytes):
-                earlier.append((raw_id, *first))
-            continue
-        asker = tally.asker(raw_by)
-        try:
-            if asker is None:
-                raise Refused("it names no machine, or this one")
-            theirs.append((peer_rows.blob16(raw_id), peer_rows.instant(raw_at), asker))
-        except Refused:
-            tally.refuse("tombstones")
+    theirs, earlier = tally.tombstones(rows, ours)
     if not theirs and not earlier:
         return ()
     removed: list[ForgetTarget] = []

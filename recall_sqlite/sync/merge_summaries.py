@@ -9,7 +9,6 @@ import json
 
 from ..context import StoreContext
 from ..db import Database, as_bytes, as_int
-from . import peer_rows
 from .peer_rows import PEER_SUMMARIES, PeerSummary, Refused, Tally
 
 TYPE_CHECKING = False
@@ -74,22 +73,7 @@ def _checked(
     """The peer's removals and summaries new here, each checked (peer_rows.py), the
     refused counted in `tally`; and the removals held here that the peer says another
     machine asked for first (Tally.earlier)."""
-    graves: list[tuple[bytes, str, str]] = []
-    earlier: list[tuple[bytes, str, str | None]] = []
-    for uid_raw, at, by in removed:
-        held = buried.get(uid_raw) if isinstance(uid_raw, bytes) else None
-        if held is not None:
-            first = tally.earlier(held, at, by)
-            if first is not None and isinstance(uid_raw, bytes):
-                earlier.append((uid_raw, *first))
-            continue
-        asker = tally.asker(by)
-        try:
-            if asker is None:
-                raise Refused("it names no machine, or this one")
-            graves.append((peer_rows.blob16(uid_raw), peer_rows.instant(at), asker))
-        except Refused:
-            tally.refuse("tombstones")
+    graves, earlier = tally.tombstones(removed, buried)
     theirs: list[PeerSummary] = []
     for row in rows:
         if known(row[0]):

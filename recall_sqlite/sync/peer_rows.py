@@ -28,7 +28,7 @@ from ..timestamps import parse_timestamp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any, TypeVar
 
     from apsw import SQLiteValue
@@ -263,6 +263,33 @@ class Tally:
 
     def refuse(self, kind: str, n: int = 1) -> None:
         self.refused[kind] += n
+
+    def tombstones(
+        self,
+        rows: Iterable[Sequence[SQLiteValue]],
+        held: Mapping[bytes, tuple[SQLiteValue, SQLiteValue]],
+    ) -> tuple[list[tuple[bytes, str, str]], list[tuple[bytes, str, str | None]]]:
+        """A peer's tombstones (id, instant, asked_by) of one kind against those `held`
+        here (id -> (instant, asked_by)): the new ones, each checked (refused ones counted),
+        as (id, instant, who asked); and the held ones the peer says another machine asked
+        for first (`earlier`), as (id, instant, asker: None for this machine)."""
+        new: list[tuple[bytes, str, str]] = []
+        earlier: list[tuple[bytes, str, str | None]] = []
+        for raw_id, raw_at, raw_by in rows:
+            mine = held.get(raw_id) if isinstance(raw_id, bytes) else None
+            if mine is not None:
+                first = self.earlier(mine, raw_at, raw_by)
+                if first is not None and isinstance(raw_id, bytes):
+                    earlier.append((raw_id, *first))
+                continue
+            asker = self.asker(raw_by)
+            try:
+                if asker is None:
+                    raise Refused("it names no machine, or this one")
+                new.append((blob16(raw_id), instant(raw_at), asker))
+            except Refused:
+                self.refuse("tombstones")
+        return new, earlier
 
     def applied(self, machine: str, kind: str, n: int) -> None:
         if n:
