@@ -1,7 +1,9 @@
 """One read-only store kept open between an MCP server's read calls.
 
-Opening a store costs more than a read of it (the connection parses the schema, ~1.3 ms;
-bench/RESULTS.md, the agents rows), and a server answers many reads of one directory. So
+Opening a store costs more than a read of it (the connection parses the schema;
+bench/RESULTS.md, row 'MCP journal_read round trip against a no-op tool of the same
+server (p50)', its `library_call_opened` against `library_call`), and a server answers
+many reads of one directory. So
 the server keeps the read-only store of its last read and hands it to the next one while
 nothing a fresh open would see differently has changed: the same workspace, worktree,
 branch and database path as the directory resolves to now, the same database file (a

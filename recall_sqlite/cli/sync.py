@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..sync.pull import PeerPull
+    from ..sync.retire import Retired
 
 
 def _set_up(args: argparse.Namespace) -> None:
@@ -371,7 +372,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 # -- retire -------------------------------------------------------------------------------
 
 
-def retired_lines(done: Any) -> list[str]:
+def retired_lines(done: Retired) -> list[str]:
     """What a retirement did, as `sync retire` (and `sync restore --retire`) print it."""
     who = f"machine {done.machine}" + (f" ({done.host})" if done.host else "")
     pulled = done.pulled
