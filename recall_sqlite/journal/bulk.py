@@ -4,11 +4,12 @@ A row inserted one at a time fires `journal_entries_after_insert` (schema.sql), 
 demotes the heads the new version beats and makes it a head when nothing is left to beat
 it; the count triggers then follow every head change. That costs three correlated UPDATEs
 per row. Here the same sequence is replayed in Python over the batch (the heads of the
-touched sessions are read once), every new row is inserted with its final `seq`, `head_wt`
-and `head_ws`, the per-scope counts are added in
-one upsert per scope, and only the rows stored before the batch that lose their head
-status are UPDATEd, one statement each, in the order the trigger path would have demoted
-them, so the count and vector triggers fire for them exactly as they would have.
+touched sessions are read once), every new row is staged with its final `seq`, `head_wt`
+and `head_ws` and moved into the journal by one INSERT ... SELECT, the per-scope counts
+are added in one upsert per scope, and only the rows stored before the batch that lose
+their head status are UPDATEd (one statement per column; one per row, in the order the
+trigger path would have demoted them, where a demoted row has vectors), so the count and
+vector triggers fire for them as they would have.
 
 While the batch is written, a `journal_bulk` row per workspace switches the insert
 trigger off for that workspace; it lives only inside the caller's write transaction (a
@@ -56,10 +57,23 @@ class _Head:
         self.key, self.seq, self.new, self.count, self.mean = key, seq, new, count, mean
 
 
-# Each row with the values the trigger path would have given it.
+# Each row with the values the trigger path would have given it, staged in a table of this
+# connection's own (TEMP: no other connection sees it, no index, no trigger) and moved into
+# the journal by one INSERT ... SELECT. A statement that fires triggers journals every page
+# it changes before changing it, so that it can be undone alone: one INSERT per row journals
+# the table's and every index's pages once per row, one statement per batch once per batch
+# (bench/RESULTS.md, row 'import: staged rows').
 _NAMES = ("seq", *ROW_COLUMNS, "head_wt", "head_ws")
-_INSERT_SQL = (
-    f"INSERT INTO journal_entries ({', '.join(_NAMES)}) VALUES ({','.join('?' * len(_NAMES))})"
+_COLUMNS = ", ".join(_NAMES)
+# seq is the stage's rowid, so the move walks it in order without a sort of the batch.
+_STAGE_SQL = (
+    "CREATE TEMP TABLE IF NOT EXISTS journal_stage"
+    f" (seq INTEGER PRIMARY KEY, {', '.join(_NAMES[1:])})"
+)
+_STAGE_INSERT_SQL = f"INSERT INTO temp.journal_stage VALUES ({','.join('?' * len(_NAMES))})"
+_UNSTAGE_SQL = (
+    f"INSERT INTO main.journal_entries ({_COLUMNS})"
+    f" SELECT {_COLUMNS} FROM temp.journal_stage ORDER BY seq"
 )
 _IX = {name: i for i, name in enumerate(ROW_COLUMNS)}
 _INDEX_SQL = (
@@ -222,16 +236,14 @@ def _write(
     the order the trigger path would have made them (so the count and vector triggers
     fire for them as they would have); the counts of the new heads in one upsert each."""
     flags = replay.flags
+    conn.execute(_STAGE_SQL)
     conn.executemany(
-        _INSERT_SQL, [(seq, *r, flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)]
+        _STAGE_INSERT_SQL,
+        [(seq, *r, flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)],
     )
-    for _, phase, old_seq in sorted(replay.demote):
-        conn.execute(
-            "UPDATE journal_entries SET head_ws = 0 WHERE seq = ?"
-            if phase == 0
-            else "UPDATE journal_entries SET head_wt = 0 WHERE seq = ?",
-            (old_seq,),
-        )
+    conn.execute(_UNSTAGE_SQL)
+    conn.execute("DELETE FROM temp.journal_stage")
+    _demote(conn, sorted(replay.demote))
     counts = replay.counts
     ws_rows = [(c[1], c[2], h, m) for c, (h, m) in counts.items() if c[0] == 0]
     wt_rows = [(c[1], c[2], c[3], h, m) for c, (h, m) in counts.items() if c[0] == 1]
@@ -252,6 +264,37 @@ def _write(
             " meaningful = meaningful + excluded.meaningful",
             wt_rows,
         )
+
+
+def _demote(conn: Connection, demote: list[tuple[int, int, int]]) -> None:
+    """Set head_ws / head_wt to 0 on the stored rows the batch beat. The count triggers
+    only add, so one UPDATE per column leaves the counts one UPDATE per row would; the
+    vector trigger logs each change with the generation it makes, so where a demoted row
+    has vectors the rows go one statement each, in the trigger path's order."""
+    if not demote:
+        return
+    olds = json.dumps([old for _, _, old in demote])
+    if conn.execute(
+        "SELECT 1 FROM json_each(?) j"
+        " WHERE EXISTS (SELECT 1 FROM vectors WHERE entry_seq = j.value)",
+        (olds,),
+    ).fetchall():
+        for _, phase, old_seq in demote:
+            conn.execute(
+                "UPDATE journal_entries SET head_ws = 0 WHERE seq = ?"
+                if phase == 0
+                else "UPDATE journal_entries SET head_wt = 0 WHERE seq = ?",
+                (old_seq,),
+            )
+        return
+    for phase, column in ((0, "head_ws"), (1, "head_wt")):
+        seqs = [old for _, p, old in demote if p == phase]
+        if seqs:
+            conn.execute(
+                f"UPDATE journal_entries SET {column} = 0"
+                " WHERE seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(seqs),),
+            )
 
 
 def _add(counts: dict[Row, list[int]], key: Row, heads: int, meaningful: int) -> None:
