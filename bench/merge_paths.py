@@ -3,7 +3,7 @@ and where through journal/bulk.py, per batch size: the measurement behind
 recall_sqlite/sync/merge_rows.py's thresholds (bench/RESULTS.md, row 'merge: row or bulk
 path').
 
-`python bench/merge_paths.py [--entries 50000] [--repeat 15]`: a store of `--entries`
+`python bench/merge_paths.py [--entries 50000] [--repeat 15] [--append]`: a store of `--entries`
 entries, each its own session; batches of new versions written in one write transaction
 and rolled back, the two paths in turn (alternating which goes first), medians. Two kinds
 of batch: versions that start sessions (`fresh`), and versions each added to a session
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 SIZES = {
-    "fresh": (16, 32, 64, 128, 256, 512, 1024),
-    "held": (64, 256, 1024, 1536, 2048, 4096),
+    "fresh": (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024),
+    "held": (1, 2, 4, 8, 16, 32, 64, 256, 1024, 4096),
 }
 
 
@@ -80,9 +80,7 @@ def measure(entries: int, repeat: int) -> dict[str, list[tuple[int, float, float
                     for k in range(repeat):
                         for bulk in (False, True) if k % 2 else (True, False):
                             rows = batch(kind, n, 2 * k + bulk)
-                            merge_rows.BULK_MIN_ROWS = merge_rows.BULK_MIN_ANY = (
-                                0 if bulk else 10**9
-                            )
+                            merge_rows.BULK_MIN_ROWS = 0 if bulk else 10**9
                             try:
                                 with ctx.db.write() as conn:
                                     start = time.perf_counter()
@@ -101,12 +99,65 @@ def measure(entries: int, repeat: int) -> dict[str, list[tuple[int, float, float
     return out
 
 
+def measure_append(entries: int, repeat: int) -> dict[str, list[tuple[int, float, float]]]:
+    """The same two kinds of batch through `journal.append_many` (each committed), whose
+    own threshold (journal/journal.py's BULK_MIN_ROWS) chooses between the same paths."""
+    from recall_sqlite import open_store
+    from recall_sqlite.journal import journal
+
+    out: dict[str, list[tuple[int, float, float]]] = {}
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        open_store(root=Path(tmp), db_path=Path(tmp) / "recall.db") as s,
+    ):
+        for at in range(0, entries, 5000):
+            s.journal.append_many(
+                [
+                    {"timestamp": _ts(i), "session_id": f"s{i}", "focus": f"entry {i}"}
+                    for i in range(at, min(at + 5000, entries))
+                ]
+            )
+        k = 0
+        for kind in ("fresh", "held"):
+            out[kind] = []
+            for n in (1, 2, 3, 4, 8, 16, 32):
+                times: dict[bool, list[float]] = {False: [], True: []}
+                for r in range(repeat):
+                    for bulk in (False, True) if r % 2 else (True, False):
+                        k += 1
+                        batch = [
+                            {
+                                "timestamp": _ts(entries + i),
+                                "session_id": (
+                                    f"s{(i * 997 + k) % entries}" if kind == "held" else f"t{k}-{i}"
+                                ),
+                                "focus": f"append {k} {i}",
+                            }
+                            for i in range(n)
+                        ]
+                        journal.BULK_MIN_ROWS = 0 if bulk else 10**9
+                        start = time.perf_counter()
+                        s.journal.append_many(batch)
+                        times[bulk].append(time.perf_counter() - start)
+                row, bulk_ = (statistics.median(times[b]) for b in (False, True))
+                out[kind].append((n, row, bulk_))
+                print(
+                    f"append {kind:5s} n={n:3d}  row {row * 1e3:7.2f} ms"
+                    f"  bulk {bulk_ * 1e3:7.2f} ms  bulk/row {bulk_ / row:.2f}",
+                    flush=True,
+                )
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument(
+        "--append", action="store_true", help="journal.append_many's threshold instead"
+    )
     args = parser.parse_args(argv)
-    measure(args.entries, args.repeat)
+    (measure_append if args.append else measure)(args.entries, args.repeat)
     return 0
 
 

@@ -85,7 +85,6 @@ def merged(
     path = target.snapshot(tmp)
     path = path.rename(tmp / f"{name}.db")
     monkeypatch.setattr(merge_rows, "BULK_MIN_ROWS", bulk_min)
-    monkeypatch.setattr(merge_rows, "BULK_MIN_ANY", max(bulk_min, 1))
     with open_store(root=target.root, db_path=path) as s:
         merge_file(
             context_of(s), peer, PeerBook(tmp / f"{name}.json"), machine="f" * 16, me=target.id
@@ -123,13 +122,9 @@ def test_the_row_path_and_the_bulk_path_leave_the_same_store(
             m.store.close()
 
 
-def test_the_path_follows_the_batch_and_its_sessions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """bulk.py takes a batch from BULK_MIN_ROWS rows that start sessions here, or from
-    BULK_MIN_ANY rows whatever their sessions; the row path takes the rest (versions
-    added to sessions stored here: each demotes a stored head, which bulk.py does a
-    statement at a time too)."""
+def test_the_path_follows_the_batch_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bulk.py takes a batch from BULK_MIN_ROWS rows, whether they start sessions or
+    add versions to sessions stored here; the row path takes a smaller one."""
     calls: list[int] = []
     from recall_sqlite.journal.bulk import bulk_insert as real
 
@@ -138,7 +133,6 @@ def test_the_path_follows_the_batch_and_its_sessions(
         return real(conn, rows, **kw)
 
     monkeypatch.setattr(merge_rows, "bulk_insert", counted)
-    monkeypatch.setattr(merge_rows, "BULK_MIN_ANY", 3 * merge_rows.BULK_MIN_ROWS)
     n = merge_rows.BULK_MIN_ROWS
 
     def pull(name: str, sessions: list[str], stored: list[str]) -> list[int]:
@@ -170,6 +164,6 @@ def test_the_path_follows_the_batch_and_its_sessions(
     assert pull("below", new[: n - 1], []) == []
     assert pull("at", new[:n], []) == [n]
     assert pull("sessionless", [""] * n, []) == [n]
-    # The same number of rows, one short of BULK_MIN_ROWS of them starting a session.
-    assert pull("held", new[:n], new[1:n]) == []
+    assert pull("held", new[:n], new[:n]) == [n]
+    assert pull("one held", new[: n - 1], new[: n - 1]) == []
     assert pull("many held", new[: 3 * n], new[: 3 * n]) == [3 * n]
