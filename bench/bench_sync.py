@@ -237,41 +237,51 @@ def merge_union(half: int) -> tuple[float, float, float, float]:
 
 def _floor_insert(merged: Path, target: Path, after: int) -> float:
     """The rows `merged` stored after seq `after` (as the merge stored them) written into
-    `target` (the store before the merge) by hand-written SQL; the time of the writing."""
+    `target` (the store before the merge) by hand-written SQL, one INSERT ... SELECT from
+    the attached file per transaction; the time of the writing."""
     import apsw
 
-    src = apsw.Connection(str(merged))
-    cols = [r[1] for r in src.execute("PRAGMA table_info(journal_entries)")]
-    stored = src.execute(
-        f"SELECT {', '.join(cols)} FROM journal_entries WHERE seq > ? ORDER BY seq", (after,)
-    ).fetchall()
-    counts = src.execute("SELECT * FROM journal_counts_ws").fetchall()
-    counts_wt = src.execute("SELECT * FROM journal_counts_wt").fetchall()
-    src.close()
+    from recall_sqlite.sync.merge import WRITE_ROWS
+
     conn = apsw.Connection(str(target))
     # The settings every connection of the store has (db.py): the page cache above all,
     # without which the 13 indexes' pages are read and written again and again.
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-65536")
-    ws = stored[0][cols.index("workspace_id")]
+    conn.execute("PRAGMA secure_delete=ON")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("ATTACH ? AS src", (str(merged),))
+    cols = ", ".join(str(r[1]) for r in conn.execute("PRAGMA main.table_info(journal_entries)"))
+    (top,) = conn.execute("SELECT max(seq) FROM src.journal_entries").fetchall()[0]
     start = time.perf_counter()
+    # In the merge's own transactions (merge.WRITE_ROWS rows each: the lock is never held
+    # for a whole pull), each of them one INSERT ... SELECT and its search index.
+    for low in range(after, int(top), WRITE_ROWS):
+        high = min(low + WRITE_ROWS, int(top))
+        with conn:
+            conn.execute(
+                "INSERT INTO journal_bulk (workspace_id)"
+                " SELECT DISTINCT workspace_id FROM src.journal_entries WHERE seq > ?",
+                (after,),
+            )
+            conn.execute(
+                f"INSERT INTO main.journal_entries ({cols}) SELECT {cols}"
+                " FROM src.journal_entries WHERE seq > ? AND seq <= ? ORDER BY seq",
+                (low, high),
+            )
+            conn.execute(
+                "INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps,"
+                " files_modified) SELECT seq, focus, done, decisions, next_steps,"
+                " files_modified FROM journal_fts_content WHERE seq > ? AND seq <= ?",
+                (low, high),
+            )
+            conn.execute("DELETE FROM journal_bulk")
     with conn:
-        conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
-        conn.executemany(
-            f"INSERT INTO journal_entries ({', '.join(cols)})"
-            f" VALUES ({', '.join('?' * len(cols))})",
-            stored,
+        conn.execute(
+            "INSERT OR REPLACE INTO main.journal_counts_ws SELECT * FROM src.journal_counts_ws"
         )
         conn.execute(
-            "INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps, files_modified)"
-            " SELECT seq, focus, done, decisions, next_steps, files_modified"
-            " FROM journal_fts_content WHERE seq > ?",
-            (after,),
-        )
-        conn.execute("DELETE FROM journal_bulk")
-        conn.executemany("INSERT OR REPLACE INTO journal_counts_ws VALUES (?, ?, ?, ?)", counts)
-        conn.executemany(
-            "INSERT OR REPLACE INTO journal_counts_wt VALUES (?, ?, ?, ?, ?)", counts_wt
+            "INSERT OR REPLACE INTO main.journal_counts_wt SELECT * FROM src.journal_counts_wt"
         )
     took = time.perf_counter() - start
     conn.close()
