@@ -46,6 +46,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 cwd=args.cwd,
                 force=args.force,
                 jobs=jobs,
+                defer_indexes=args.defer_indexes,
             )
     finally:
         bar.close()
@@ -57,8 +58,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 @contextlib.contextmanager
 def _stopped_as_by_ctrl_c() -> Iterator[None]:
     """SIGTERM and SIGHUP (a closed terminal) stop an import as Ctrl-C does: the chunk
-    being written rolls back, the run is recorded as interrupted and the head indexes a
-    bulk load builds after its rows are built on the way out (journal/deferred.py),
+    being written rolls back, the run is recorded as interrupted and the head indexes an
+    import with --defer-indexes builds after its rows are built on the way out
+    (journal/deferred.py),
     where the signal's default action would end the process with them unbuilt."""
     import signal
 
@@ -152,5 +154,12 @@ def register(subparsers: Any, json_parent: argparse.ArgumentParser) -> None:
         help="worker processes that read and parse the lines while this one writes"
         " (default: one per CPU, at most 4; 1: none). A small import starts none;"
         " the store ends the same whatever N",
+    )
+    i.add_argument(
+        "--defer-indexes",
+        action="store_true",
+        help="build the journal's head indexes after the rows: a little faster for a large"
+        " first import that no one reads meanwhile (until they are built, reading the newest"
+        " entries and searching walk the whole journal)",
     )
     i.set_defaults(func=cmd_import)

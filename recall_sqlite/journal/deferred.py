@@ -1,22 +1,22 @@
-"""The journal's head indexes, which a bulk load builds after its rows.
+"""The journal's head indexes, which an import asked to (`import --defer-indexes`) builds
+after its rows.
 
 The four head indexes (the walks of "newest n" per worktree and workspace, with and without
 a branch) and the search's index of the shown versions change with every head: a new
-version enters them and the one it beats leaves. Kept current row by row they cost a large
-part of a big legacy import; built once after the rows (CREATE INDEX sorts, then writes
-each page once) they cost far less (bench/RESULTS.md, row 'import: deferred indexes').
-Every other index
-stays current through a load: the session index that the writes walk (the dedup trigger,
-bulk_insert's look-up of a session's heads), the branch order that cursors walk and the
-session-start indexes, so neither the hook nor a cursor ever waits on a load (without
-them, both wait seconds at 1M entries: the same row).
+version enters them and the one it beats leaves. Built once after the rows (CREATE INDEX
+sorts, then writes each page once) they cost less than kept current, but not by much since
+a batch is staged (bench/RESULTS.md, row 'import: deferred indexes'), and while they are
+missing the reads an agent makes at its session start walk the whole journal: so an import
+keeps them current unless asked. Every other index stays current through any load: the
+session index that the writes walk (the dedup trigger, bulk_insert's look-up of a
+session's heads), the branch order that cursors walk and synapt's session-start indexes.
 
 While they are missing every answer is still right (no read depends on an index for its
 result) but reads of the newest entries walk the whole journal, a search reads each match's
 row, and the statements that name one of them (wake.py's unclean-end check, the search) run
-without their hint. An import
-that is stopped builds them on its way out; one that is killed leaves them to its next run
-or to `doctor --repair`, and doctor says which are missing (doctor/schema.py)."""
+without their hint. An import that is stopped builds them on its way out; one that is
+killed leaves them to its next run or to `doctor --repair`, and doctor says which are
+missing (doctor/schema.py)."""
 
 from __future__ import annotations
 

@@ -56,13 +56,6 @@ Progress = Callable[[int, int], None]
 # id and session indexes take their keys at random, so a chunk rewrites most of their pages
 # (bench/RESULTS.md, row 'import: chunk size').
 CHUNK_LINES = 20_000
-# A load builds the journal's head indexes after its rows (journal/deferred.py;
-# bench/RESULTS.md, row 'import: deferred indexes') when it brings more than this many new
-# bytes and, counting a line
-# as LINE_BYTES (synapt's run about 600), more lines than the database holds rows: building
-# an index costs time for every row stored, keeping it current only for the new ones.
-DEFER_MIN_BYTES = 16 * 1024 * 1024
-LINE_BYTES = 1024
 
 
 @dataclass
@@ -146,19 +139,19 @@ class Importer:
         chunk_lines: int = CHUNK_LINES,
         max_line: int = MAX_LINE_BYTES,
         given: list[str] | None = None,
-        defer_indexes: bool | None = None,
+        defer_indexes: bool = False,
         jobs: int | None = None,
     ) -> ImportReport:
         """Import every store the plan selects into this workspace. Idempotent; safe to
         kill at any point and re-run; never writes to the source files. A second import
         of the same workspace waits for the first (a lock beside the database) and then
         finds the lines it imported already accounted for. `defer_indexes`: build the
-        journal's head indexes after the rows (None: when the load is large against what
-        is stored). `jobs`: worker processes that read, parse and identify the lines
-        while this process writes (legacy/workers.py; None: default_jobs(), or 1 where
-        a worker would run the caller's main script again); a load of fewer than
-        POOL_MIN_BYTES new bytes starts none. The store ends the same whatever the
-        count."""
+        journal's head indexes after the rows (journal/deferred.py), for a load no one
+        reads meanwhile: without them a read of the newest entries walks the journal.
+        `jobs`: worker processes that read, parse and identify the lines while this
+        process writes (legacy/workers.py; None: default_jobs(), or 1 where a worker
+        would run the caller's main script again); a load of fewer than POOL_MIN_BYTES
+        new bytes starts none. The store ends the same whatever the count."""
         refuse_in_a_starting_worker()
         problems = list(plan.problems)
         with run_lock(self._ctx.db.path) as waited:
@@ -173,7 +166,7 @@ class Importer:
             try:
                 if workers > 1:
                     pool = ParsePool(workers)
-                if self._defers(new) if defer_indexes is None else defer_indexes:
+                if defer_indexes:
                     with self._ctx.db.write() as conn:
                         deferred.drop(conn)
                 for ps in plan.stores:
@@ -224,13 +217,6 @@ class Importer:
             # side of keeping the indexes and reading in this process.)
             new += sizes[ps.key] - (cur.size if cur is not None else 0)
         return new
-
-    def _defers(self, new: int) -> bool:
-        """Whether this load builds the head indexes after its rows (DEFER_MIN_BYTES)."""
-        if new < DEFER_MIN_BYTES:
-            return False
-        stored = self._ctx.db.query("SELECT coalesce(max(seq), 0) FROM journal_entries")[0][0]
-        return as_int(stored) <= new // LINE_BYTES
 
     def _build_indexes(self) -> list[Problem]:
         try:

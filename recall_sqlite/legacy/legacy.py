@@ -137,7 +137,7 @@ class Legacy:
         max_line: int = MAX_LINE_BYTES,
         cwd: str | os.PathLike[str] | None = None,
         force: bool = False,
-        defer_indexes: bool | None = None,
+        defer_indexes: bool = False,
         jobs: int | None = None,
     ) -> ImportReport:
         """Import every legacy journal `paths` select (none: every store of the workspace).
@@ -145,8 +145,9 @@ class Legacy:
         files. The report lists the workspace's stores still not imported. A given path
         that is no synapt journal nor holds one raises InvalidInputError before anything
         is written (`force`: take a stray file anyway; legacy/admit.py). `defer_indexes`:
-        build the journal's head indexes after the rows (None: when the load is large
-        against what is stored; legacy/importer.py). `jobs`: worker processes that read,
+        build the journal's head indexes after the rows, for a load no one reads
+        meanwhile (a little faster; until they are built, a read of the newest entries or
+        a search walks the journal: legacy/importer.py). `jobs`: worker processes that read,
         parse and identify the lines while this process writes (None: one per CPU, at
         most 4, where a worker would not run the caller's main script again: guard a
         script's own code with `if __name__ == "__main__"`; 1: none). A small load starts

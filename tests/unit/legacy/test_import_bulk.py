@@ -1,6 +1,6 @@
-"""The legacy import as a bulk load: the journal's head indexes are built after the rows
-(journal/deferred.py) when the load is large against what is stored, and the store ends as
-the row-by-row import leaves it."""
+"""The legacy import with the journal's head indexes built after the rows (journal/deferred.py),
+asked for: the store ends as the import keeping them current leaves it, and an import that
+is not asked keeps them current whatever its size (readers need them meanwhile)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import pytest
 from recall_sqlite import open_store
 from recall_sqlite.doctor.schema import differences
 from recall_sqlite.journal import deferred
-from recall_sqlite.legacy import importer
 from recall_sqlite.store import context_of
 from tests.behaviour.test_legacy_kill import _clone, _corpus, _snapshot
 from tests.conftest import make_workspace
@@ -29,7 +28,7 @@ def base(tmp_path: Path) -> Path:
     return root
 
 
-def _import(root: Path, defer: bool | None) -> list[list[str]]:
+def _import(root: Path, defer: bool | None = None) -> list[list[str]]:
     """Import everything; what a second connection saw missing at each progress step."""
     seen: list[list[str]] = []
     with open_store(root, root=root) as store:
@@ -39,8 +38,12 @@ def _import(root: Path, defer: bool | None) -> list[list[str]]:
             seen.append(deferred.missing(other))
 
         try:
-            report = store.legacy.import_paths(
-                [root], chunk_lines=100, progress=watch, defer_indexes=defer
+            report = (
+                store.legacy.import_paths([root], chunk_lines=100, progress=watch)
+                if defer is None
+                else store.legacy.import_paths(
+                    [root], chunk_lines=100, progress=watch, defer_indexes=defer
+                )
             )
         finally:
             other.close()
@@ -60,29 +63,22 @@ def test_a_bulk_load_ends_as_the_row_by_row_import(base: Path, tmp_path: Path) -
     assert _snapshot(bulk) == _snapshot(rows)
 
 
-def test_a_load_defers_only_when_it_is_large_against_what_is_stored(
-    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    small = _clone(base, tmp_path / "small")
-    assert not any(_import(small, None)), "a small load keeps its indexes current"
-
-    monkeypatch.setattr(importer, "DEFER_MIN_BYTES", 1024)
-    monkeypatch.setattr(importer, "LINE_BYTES", 64)
+def test_an_import_keeps_the_head_indexes_unless_asked(base: Path, tmp_path: Path) -> None:
+    """A first import into an empty store, as large as a load gets here: readers never
+    find an index missing, and a re-run with appended lines drops nothing either."""
     root = _clone(base, tmp_path / "large")
-    assert any(_import(root, None)), "a large load into an empty store builds them after"
+    assert not any(_import(root)), "the default keeps every index current"
 
     def schema_version() -> int:
         with open_store(root, root=root) as store:
             return int(context_of(store).db.query("PRAGMA schema_version")[0][0])
 
     before = schema_version()
-    assert not any(_import(root, None)), "an unchanged re-run drops nothing"
-    # A few lines appended to a store holding many rows: the indexes stay.
     path = root / ".synapt" / "recall" / "worktrees" / "docs" / "journal.jsonl"
     lines = path.read_text().splitlines()
     with path.open("a") as fh:
         fh.write("\n".join(lines[:5]).replace("focus", "focus again") + "\n")
-    assert not any(_import(root, None))
+    assert not any(_import(root))
     assert schema_version() == before
 
 
@@ -109,8 +105,7 @@ STOPPED_CHILD = """
 import os, signal, sys
 from recall_sqlite.cli import main
 from recall_sqlite.journal import deferred
-from recall_sqlite.legacy import chunks, importer
-importer.DEFER_MIN_BYTES, importer.LINE_BYTES = 1024, 64  # this corpus is a large load
+from recall_sqlite.legacy import chunks
 commit = chunks.Chunker._commit
 def commit_then_signal(self, *args, **kwargs):
     done = commit(self, *args, **kwargs)
@@ -119,7 +114,7 @@ def commit_then_signal(self, *args, **kwargs):
     os.kill(os.getpid(), getattr(signal, sys.argv[2]))
     return done
 chunks.Chunker._commit = commit_then_signal
-sys.exit(main(["--cwd", sys.argv[1], "import"]))
+sys.exit(main(["--cwd", sys.argv[1], "import", "--defer-indexes"]))
 """
 
 
