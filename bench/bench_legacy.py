@@ -467,12 +467,14 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 ok=again["seconds"] <= 0.1 * imp,
             )
         )
-        floor = _sql_floor(Path(tmp), root, CHUNK_LINES)
+        floor = _sql_floor(Path(tmp), root, CHUNK_LINES, defer=False)
         rows.append(floor)
         # How far each import is from it (issue 33's bar: <= 1.3x a floor by hand).
         for r in rows:
             if r["case"].startswith("import") and r["unit"] == "s" and r["n"] == lines:
                 r["vs_sql_floor"] = r["ours"] / floor["ours"]
+        floor_deferred = _sql_floor(Path(tmp), root, CHUNK_LINES, defer=True)
+        rows.append(floor_deferred)
         # The same import with the journal's head indexes built after the rows
         # (--defer-indexes): what it gains, and what a reader meanwhile pays.
         for p in (root / ".synapt" / "recall").glob("recall-sqlite.db*"):
@@ -490,6 +492,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 limit=imp,
                 limit_name="import (indexes kept current)",
                 peak_mb=deferred_run["peak_mb"],
+                vs_sql_floor=deferred_run["seconds"] / floor_deferred["ours"],
             )
         )
         rows.append(_session_starts(root, slow, lines, "an import with --defer-indexes", ""))
@@ -552,7 +555,7 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     jobs = default_jobs()
     par = _child(CHILD, clean, "kept", str(jobs))
     assert par["imported"] == lines and par["jobs"] == jobs, par
-    floor = _sql_floor(base, root, CHUNK_LINES)
+    floor = _sql_floor(base, root, CHUNK_LINES, defer=False)
     floor["case"] += " (20 nested stores)"
     return [
         row("legacy", "parse limit: 20 nested stores", n=lines, ours=limit),
@@ -628,17 +631,19 @@ def _walk_tree(base: Path, n_files: int, repeat: int) -> dict[str, Any]:
     )
 
 
-def _sql_floor(tmp: Path, root: Path, chunk_lines: int) -> dict[str, Any]:
+def _sql_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) -> dict[str, Any]:
     """The import's SQL written by hand, nothing of ours: the rows the import stored at
     `root` (parsed, identified and given their heads already, none of it timed) copied into
     a new store's schema the way the import writes them: one transaction per chunk of lines
     (the journal rows those lines bring, their full-text index and the lines' provenance, by
-    INSERT ... SELECT), the head indexes dropped before and built after, the counts once.
-    The same connection settings as a store's (foreign keys, cache, secure_delete, WAL)."""
+    INSERT ... SELECT), the counts once; the head indexes kept current, or (`defer`, as
+    --defer-indexes) dropped before and built after. The same connection settings as a
+    store's (foreign keys, cache, secure_delete, WAL). The rows carry their final head
+    flags, so the floor never demotes a head an earlier chunk stored: the import does."""
     from recall_sqlite.journal import deferred
 
     imported = root / ".synapt" / "recall" / "recall-sqlite.db"
-    floor = tmp / "sql-floor"
+    floor = tmp / ("sql-floor-deferred" if defer else "sql-floor")
     (floor / ".grip").mkdir(parents=True)
     open_store(floor, root=floor).close()
     conn = apsw.Connection(str(floor / ".synapt" / "recall" / "recall-sqlite.db"))
@@ -657,7 +662,7 @@ def _sql_floor(tmp: Path, root: Path, chunk_lines: int) -> dict[str, Any]:
         conn.execute("DELETE FROM main.worktrees WHERE id NOT IN (SELECT id FROM src.worktrees)")
         conn.execute("INSERT OR REPLACE INTO main.worktrees SELECT * FROM src.worktrees")
         conn.execute("INSERT INTO main.import_sources SELECT * FROM src.import_sources")
-        for name in deferred.DEFERRED:
+        for name in deferred.DEFERRED if defer else ():
             conn.execute(f"DROP INDEX main.{name}")
     conn.execute("PRAGMA foreign_keys=ON")
     t = time.perf_counter()
@@ -689,14 +694,15 @@ def _sql_floor(tmp: Path, root: Path, chunk_lines: int) -> dict[str, Any]:
     with conn:
         conn.execute("INSERT INTO main.journal_counts_ws SELECT * FROM src.journal_counts_ws")
         conn.execute("INSERT INTO main.journal_counts_wt SELECT * FROM src.journal_counts_wt")
-        for sql in deferred.statements().values():
+        for sql in deferred.statements().values() if defer else ():
             conn.execute(sql)
     seconds = time.perf_counter() - t
     conn.close()
     return row(
         "legacy",
         "the import's SQL by hand: its rows pre-built, INSERT ... SELECT per chunk of lines"
-        " (journal, full-text index, provenance), head indexes built after",
+        " (journal, full-text index, provenance), head indexes "
+        + ("built after" if defer else "kept current"),
         n=stored,
         ours=seconds,
         lines=len(lines),
