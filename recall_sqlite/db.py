@@ -285,8 +285,10 @@ class Database:
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         harden(conn)
         # Pages and cells freed by any write are zeroed, so a forgotten entry leaves no
-        # copy in free space (journal/forget.py relies on every connection doing this).
+        # copy in free space (journal/forget.py relies on every connection doing this);
+        # the TEMP database too, where bulk.py stages entries (it does not take main's).
         conn.execute("PRAGMA secure_delete=ON")
+        conn.execute("PRAGMA temp.secure_delete=ON")
         self._check_identity(conn)
         if not self.read_only:
             # WAL lets readers run beside the single writer (hooks, an MCP server and

@@ -44,6 +44,12 @@ def test_pragmas_and_identity(store: object) -> None:
     assert conn.execute("PRAGMA foreign_keys").fetchall()[0][0] == 1
     assert conn.execute("PRAGMA application_id").fetchall()[0][0] == APPLICATION_ID
     assert conn.execute("PRAGMA user_version").fetchall()[0][0] == SCHEMA_VERSION
+    # Freed pages are zeroed in the TEMP database too (a batch of entries is staged there).
+    s.journal.append_many(  # type: ignore[attr-defined]
+        [entry(focus=f"staged {i}", session_id=f"s{i}") for i in range(16)]
+    )
+    for schema in ("main", "temp"):
+        assert conn.execute(f"PRAGMA {schema}.secure_delete").fetchall()[0][0] == 1, schema
     strict = {
         r[0]
         for r in conn.execute("SELECT name FROM pragma_table_list WHERE schema='main' AND strict=1")
