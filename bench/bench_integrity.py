@@ -275,7 +275,8 @@ def run(quick: bool) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         store = build(Path(tmp) / "ws", n)
         try:
-            # Three of each (a single pair swung from 1.24x to 1.46x between quiet runs).
+            # Three of each: a single pair swings by a fifth between quiet runs
+            # (bench/RESULTS.md, the doctor section).
             t = median_time(lambda: store.doctor(), repeat=3, warmup=0)
             check = median_time(
                 lambda: context_of(store).db.conn.execute("PRAGMA integrity_check").fetchall(),

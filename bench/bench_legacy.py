@@ -253,15 +253,24 @@ print(json.dumps({"seconds": time.perf_counter() - t, "peak_mb": peak_mb()}))
 
 
 def _child(code: str, root: Path, *args: str) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
     out = subprocess.run(
         [sys.executable, "-c", code, str(root), *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=_child_env(),
         check=True,
     )
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return _answer(out.stdout)
+
+
+def _child_env() -> dict[str, str]:
+    """This environment without the variables that would point a child at another store."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
+
+
+def _answer(stdout: str) -> dict[str, Any]:
+    """The JSON line a child ends its output with."""
+    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     return result
 
 
@@ -271,13 +280,12 @@ def _sampled(code: str, root: Path, *args: str) -> tuple[dict[str, Any], list[fl
     the reads' times)."""
     from recall_sqlite.cli.hook import _compose
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNAPT_", "RECALL_"))}
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(root), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=_child_env(),
     )
     times: list[float] = []
     with open_store(root, root=root, read_only=True) as store:
@@ -291,8 +299,7 @@ def _sampled(code: str, root: Path, *args: str) -> tuple[dict[str, Any], list[fl
     out, err = proc.communicate()
     if proc.returncode:
         raise subprocess.CalledProcessError(proc.returncode, code, out, err)
-    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    return result, times
+    return _answer(out), times
 
 
 def _session_starts(

@@ -31,6 +31,18 @@ def _ts(i: int) -> str:
     return f"2026-03-{day:02d}T{hour:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
 
 
+def _fill(store: Any, entries: int) -> None:
+    """`entries` entries, each its own session, appended as bench_sync.py's merge row
+    builds its stores (5,000 a call)."""
+    for at in range(0, entries, 5000):
+        store.journal.append_many(
+            [
+                {"timestamp": _ts(i), "session_id": f"s{i}", "focus": f"entry {i}"}
+                for i in range(at, min(at + 5000, entries))
+            ]
+        )
+
+
 class _Undo(Exception):
     """Raised inside the write to roll the batch back."""
 
@@ -44,16 +56,9 @@ def measure(entries: int, repeat: int) -> dict[str, list[tuple[int, float, float
     out: dict[str, list[tuple[int, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        # Built as bench_sync.py's merge row builds its stores (appends of 5,000), then
-        # opened again.
+        # Built, then opened again.
         with open_store(root=root, db_path=root / "recall.db") as s:
-            for at in range(0, entries, 5000):
-                s.journal.append_many(
-                    [
-                        {"timestamp": _ts(i), "session_id": f"s{i}", "focus": f"entry {i}"}
-                        for i in range(at, min(at + 5000, entries))
-                    ]
-                )
+            _fill(s, entries)
         with open_store(root=root, db_path=root / "recall.db") as s:
             ctx = context_of(s)
             ws, wt = ctx.workspace_pk, ctx.worktree_pk
@@ -110,13 +115,7 @@ def measure_append(entries: int, repeat: int) -> dict[str, list[tuple[int, float
         tempfile.TemporaryDirectory() as tmp,
         open_store(root=Path(tmp), db_path=Path(tmp) / "recall.db") as s,
     ):
-        for at in range(0, entries, 5000):
-            s.journal.append_many(
-                [
-                    {"timestamp": _ts(i), "session_id": f"s{i}", "focus": f"entry {i}"}
-                    for i in range(at, min(at + 5000, entries))
-                ]
-            )
+        _fill(s, entries)
         k = 0
         for kind in ("fresh", "held"):
             out[kind] = []

@@ -89,8 +89,9 @@ def scan(conn: Connection, *, skip: tuple[str, ...] = ()) -> list[tuple[str, Row
 def _all_decode(conn: Connection, table: str, columns: list[str]) -> bool:
     """Whether every value of the columns is UTF-8, told by one decode of all of them
     joined by NUL bytes (UTF-8 pieces joined by an ASCII byte decode exactly when each
-    piece does): a call into Python per row cost a second on a million provenance rows.
-    False sends the table to the row-by-row scan, which names the values."""
+    piece does), not a call into Python per row (bench/RESULTS.md, row 'doctor: text
+    decoded whole'). False sends the table to the row-by-row scan, which names the
+    values."""
     pieces = " || x'00' || ".join(f"""coalesce(CAST("{c}" AS BLOB), x'')""" for c in columns)
     joined = conn.execute(
         f"SELECT CAST(group_concat({pieces}, x'00') AS BLOB) FROM \"{table}\""

@@ -39,9 +39,8 @@ if TYPE_CHECKING:
 ENTRY_COLUMNS = codec.select_list()
 # The scalar columns version_rows may be asked for (a whitelist: they go into SQL text).
 _SCALAR_FIELDS = frozenset(("timestamp", *synapt.TEXT_FIELDS, *synapt.BOOL_FIELDS))
-# From this many rows on, append_many writes through bulk.py: its staged insert is 0.7x the
-# trigger path at 8 rows that start sessions, and even with it at 8 that add versions to
-# stored sessions (`python bench/merge_paths.py --append`).
+# From this many rows on, append_many writes through bulk.py (measured break-even:
+# bench/RESULTS.md, row 'merge: row or bulk path'; `python bench/merge_paths.py --append`).
 BULK_MIN_ROWS = 8
 # How many heads synapt's pending_next_steps looks at.
 PENDING_WINDOW = 20

@@ -18,10 +18,13 @@ VALUE = st.one_of(st.none(), st.lists(PIECE, max_size=3).map(b"".join))
 
 
 def _decodes(value: bytes | None) -> bool:
+    if value is None:
+        return True
     try:
-        return value is None or bool(value.decode("utf-8") or True)
+        value.decode("utf-8")
     except UnicodeDecodeError:
         return False
+    return True
 
 
 @settings(max_examples=300)

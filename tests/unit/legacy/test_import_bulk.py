@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -37,14 +38,10 @@ def _import(root: Path, defer: bool | None = None) -> list[list[str]]:
         def watch(done: int, total: int) -> None:
             seen.append(deferred.missing(other))
 
+        # (None: the default, not passed)
+        asked: dict[str, Any] = {} if defer is None else {"defer_indexes": defer}
         try:
-            report = (
-                store.legacy.import_paths([root], chunk_lines=100, progress=watch)
-                if defer is None
-                else store.legacy.import_paths(
-                    [root], chunk_lines=100, progress=watch, defer_indexes=defer
-                )
-            )
+            report = store.legacy.import_paths([root], chunk_lines=100, progress=watch, **asked)
         finally:
             other.close()
         assert report.ok, report.to_dict()
