@@ -288,14 +288,19 @@ def _sampled(code: str, root: Path, *args: str) -> tuple[dict[str, Any], list[fl
         env=_child_env(),
     )
     times: list[float] = []
-    with open_store(root, root=root, read_only=True) as store:
-        branch = context_of(store).branch or None
-        _compose(store, branch, 3)  # (the modules a read loads, loaded before any timing)
-        while proc.poll() is None:
-            start = time.perf_counter()
-            _compose(store, branch, 3)
-            times.append(time.perf_counter() - start)
-            time.sleep(0.25)
+    try:
+        with open_store(root, root=root, read_only=True) as store:
+            branch = context_of(store).branch or None
+            _compose(store, branch, 3)  # (the modules a read loads, loaded before timing)
+            while proc.poll() is None:
+                start = time.perf_counter()
+                _compose(store, branch, 3)
+                times.append(time.perf_counter() - start)
+                time.sleep(0.25)
+    except BaseException:
+        proc.kill()  # the import does not outlive a failed sampling
+        proc.communicate()
+        raise
     out, err = proc.communicate()
     if proc.returncode:
         raise subprocess.CalledProcessError(proc.returncode, code, out, err)
