@@ -25,7 +25,7 @@ from recall_sqlite import Elsewhere, Scope, Store, open_store
 from recall_sqlite.answers import ANSWERS, DEFS, TOOL_ANSWERS
 from recall_sqlite.context import whole_workspace
 from recall_sqlite.cursors import Cursors
-from recall_sqlite.errors import InvalidEntryError
+from recall_sqlite.errors import InvalidEntryError, JournalFieldCollapse
 from recall_sqlite.journal.journal import Journal
 from recall_sqlite.summaries import ALL_BRANCHES, CoverRange, Summaries
 from recall_sqlite.synapt_fields import FIELDS
@@ -882,6 +882,8 @@ def test_random_journal_inputs_give_answers_that_validate(
     check("journal_search", j.search(query, n, **scope).to_dict())
     try:
         check("journal_write", j.write(session_id="w", **write).to_dict())
+    except JournalFieldCollapse:
+        pass  # generated text that reads as an unclosed tool-call tag ('<focus>'): refused
     except InvalidEntryError as exc:
         assert str(exc).startswith("nothing to journal"), exc
     cursor_branch = branch or "main"
