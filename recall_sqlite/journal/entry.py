@@ -261,41 +261,9 @@ class JournalEntry(Record):
         were most of the cost of a read."""
         if not rows:
             return []
-        # Each column holds its kind (schema.sql's types): read as such, with no check per
-        # value on the read path; a value of another kind fails as damage (translate_any).
         cols: Sequence[Sequence[Any]] = rows
         x = codec.SELECT_INDEX
-        lists = x["lists"]
-        text = f"[{','.join([r[lists] for r in cols])}]"
-        try:
-            decoded: list[list[Any]]
-            decoded, end = _scan_once(text, 0)
-            if end != len(text):
-                raise ValueError("extra data")
-        except (ValueError, RecursionError, StopIteration):
-            raise CorruptStoreError(
-                "a stored entry's list or extra column is not valid JSON, or nested too "
-                "deeply (damaged, or edited outside recall-sqlite: run `recall-sqlite doctor`)"
-            ) from None
-        lst = list
-        for d in decoded:
-            # What the schema's CHECKs hold for rows written since; a damaged or hand-made
-            # row may hold anything, and must not come back as an entry that breaks later.
-            # (Spelled out: see bench/RESULTS.md, row 'read: row checks'.)
-            if not (
-                type(d) is lst
-                and len(d) == 6
-                and type(d[0]) is lst
-                and type(d[1]) is lst
-                and type(d[2]) is lst
-                and type(d[3]) is lst
-                and type(d[4]) is lst
-                and (d[5] is None or type(d[5]) is dict)
-            ):
-                raise CorruptStoreError(
-                    "a stored entry's list or extra column holds something else than a list"
-                    " (or an object); run `recall-sqlite doctor`"
-                )
+        decoded = decode_lists(rows)
         eid, wt, sid, br, ts = (
             x["id"],
             x["worktree_id"],
@@ -333,6 +301,48 @@ class JournalEntry(Record):
             )
             for r, d in zip(cols, decoded, strict=True)
         ]
+
+
+def decode_lists(rows: Sequence[Sequence[SQLiteValue]]) -> list[list[Any]]:
+    """The `lists` column of rows that start with codec.select_list(), decoded: each row's
+    [done, decisions, next_steps, files_modified, git_log, extra or None]. The JSON of
+    every row is decoded in one call: per-field json.loads calls were most of the cost of
+    a read. Raises CorruptStoreError for anything else than those lists (and object)."""
+    # Each column holds its kind (schema.sql's types): read as such, with no check per
+    # value on the read path; a value of another kind fails as damage (translate_any).
+    cols: Sequence[Sequence[Any]] = rows
+    lists = codec.SELECT_INDEX["lists"]
+    text = f"[{','.join([r[lists] for r in cols])}]"
+    try:
+        decoded: list[list[Any]]
+        decoded, end = _scan_once(text, 0)
+        if end != len(text):
+            raise ValueError("extra data")
+    except (ValueError, RecursionError, StopIteration):
+        raise CorruptStoreError(
+            "a stored entry's list or extra column is not valid JSON, or nested too "
+            "deeply (damaged, or edited outside recall-sqlite: run `recall-sqlite doctor`)"
+        ) from None
+    lst = list
+    for d in decoded:
+        # What the schema's CHECKs hold for rows written since; a damaged or hand-made
+        # row may hold anything, and must not come back as an entry that breaks later.
+        # (Spelled out: see bench/RESULTS.md, row 'read: row checks'.)
+        if not (
+            type(d) is lst
+            and len(d) == 6
+            and type(d[0]) is lst
+            and type(d[1]) is lst
+            and type(d[2]) is lst
+            and type(d[3]) is lst
+            and type(d[4]) is lst
+            and (d[5] is None or type(d[5]) is dict)
+        ):
+            raise CorruptStoreError(
+                "a stored entry's list or extra column holds something else than a list"
+                " (or an object); run `recall-sqlite doctor`"
+            )
+    return decoded
 
 
 def _copy(value: object) -> object:

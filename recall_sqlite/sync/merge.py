@@ -26,6 +26,7 @@ them, as every write path does), import bookkeeping, and Litestream's own
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from .. import derived, identity
@@ -34,9 +35,10 @@ from ..context import StoreContext
 from ..db import Database, as_bytes, as_int
 from ..errors import CorruptStoreError, PeerError, RecallError
 from ..journal import codec
-from ..journal.entry import JournalEntry
+from ..journal.entry import JournalEntry, decode_lists
 from ..journal.forget import ForgetTarget, remove_in
-from ..timestamps import now_us
+from ..limits import max_field_bytes
+from ..timestamps import fast_us, now_us
 from .merge_rows import store_versions
 from .merge_summaries import merge_summaries
 from .merge_vectors import merge_vectors
@@ -338,12 +340,12 @@ def _merge_chunk(
         return  # all known, all where they belong: nothing to write
     # Decoded, validated and re-hashed before the write lock is taken: the proof of a row
     # depends on nothing stored here, so local writers wait only for the writing.
-    entries = JournalEntry.from_rows(fresh, lambda pk: theirs.get(pk, (f"#{pk}", ""))[0])
     proven: list[tuple[Row, bytes, Row]] = []
     refused: list[bytes] = []
-    for r, e in zip(fresh, entries, strict=True):
+    limit = max_field_bytes()
+    for r, lists in zip(fresh, decode_lists(fresh), strict=True):
         rid = as_bytes(r[_ID])
-        content = _verified(e, rid)
+        content = _proven(r, rid, lists, limit, theirs)
         if content is None:
             refused.append(rid)
         else:
@@ -429,6 +431,81 @@ def _hex_set(conn: Connection, sql: str, ids: list[bytes], ws: int) -> set[bytes
         return set()
     found = conn.execute(sql, (json.dumps([i.hex() for i in ids]), ws))
     return {bytes.fromhex(str(h)) for (h,) in found}
+
+
+_TS, _SID, _BR, _FO, _GT, _AG, _AU, _EN, _RP = (
+    codec.SELECT_INDEX[n]
+    for n in (
+        "timestamp",
+        "session_id",
+        "branch",
+        "focus",
+        "griptree",
+        "agent_id",
+        "auto",
+        "enriched",
+        "repair",
+    )
+)
+
+
+def _proven(
+    r: Row, rid: bytes, lists: list[Any], limit: int, theirs: dict[int, tuple[str, str]]
+) -> Row | None:
+    """The content columns of a peer's version, or None when they are invalid or its id is
+    not the hash of its content. A plainly valid row is hashed as it is; anything unusual
+    goes through the journal's own validator, so the accepted set is the journal's."""
+    plain = _plain_content(r, lists, limit)
+    if plain is None:
+        (e,) = JournalEntry.from_rows([r], lambda pk: theirs.get(pk, (f"#{pk}", ""))[0])
+        return _verified(e, rid)
+    digest, content = plain
+    return content if digest == rid else None
+
+
+def _plain_content(r: Row, lists: list[Any], limit: int) -> tuple[bytes, Row] | None:
+    """(id, content columns) of a peer's row whose every value is plainly valid (text
+    without NUL or lone surrogate, all of it within one field's limit, a timestamp of synapt's
+    shape, no extra fields), computed without building an entry; None for any other row,
+    which _verified judges. What this accepts, the validator accepts alike (the
+    differential test in tests/unit/sync holds it)."""
+    done, decisions, next_steps, files, git_log, extra = lists
+    v: Sequence[Any] = r  # (each checked to be a str below)
+    ts, sid, br, fo, gt, ag = v[_TS], v[_SID], v[_BR], v[_FO], v[_GT], v[_AG]
+    if extra:
+        return None
+    try:
+        # join refuses any value that is not a str, in C
+        joined = "".join(
+            (ts, sid, br, fo, gt, ag, *done, *decisions, *next_steps, *files, *git_log)
+        )
+        size = len(joined.encode("utf-8"))  # a lone surrogate anywhere fails
+    except (TypeError, UnicodeEncodeError):
+        return None
+    if size > limit or "\x00" in joined:  # (each field is at most the whole)
+        return None
+    us = fast_us(ts)
+    if us is None:
+        return None
+    digest, row, _ = codec.encode(
+        ts,
+        us,
+        sid,
+        br,
+        fo,
+        done,
+        decisions,
+        next_steps,
+        files,
+        git_log,
+        bool(v[_AU]),
+        bool(v[_EN]),
+        gt,
+        ag,
+        bool(v[_RP]),
+        None,
+    )
+    return digest, row
 
 
 def _verified(e: JournalEntry, rid: bytes) -> Row | None:
