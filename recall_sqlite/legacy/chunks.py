@@ -8,13 +8,12 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import cast
 
 from ..db import as_int
 from ..errors import ImportConflict
 from ..journal.bulk import bulk_insert
 from ..timestamps import now_us
-from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, Parsed, classify, too_long
+from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, classify, too_long
 from .sources import Tombstones, blocks
 
 TYPE_CHECKING = False
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
 
     from ..context import StoreContext
     from ..db import Row
+    from .lines import Parsed
     from .sources import Source
     from .workers import Block, Outcome, ParsePool
 
@@ -108,6 +108,7 @@ class Chunker:
         stored = now_us()
         chunk, max_line = self.chunk_lines, self.max_line
         fate: Parsed | Bad
+        answer: Outcome | None
         for batch, big, terminated, prefix, worked in read:
             tail_open = not terminated
             newline = 1 if terminated else 0
@@ -128,23 +129,31 @@ class Chunker:
                     if seq is not None:
                         fates.append((line_no, None, None, seq))
                     else:
+                        # The line's (id, row, canonical JSON), or why it is quarantined: a
+                        # worker's plain answer (workers.classify_block) as it came.
                         answer = outcomes[i] if worked is not None else None
                         if answer is None:
                             # (With workers: a line not sent, as resolved earlier in the
                             # run, whose digest has left the cache since.)
                             fate = classify(data, terminated)
+                            answer = (
+                                (fate.reason, fate.detail)
+                                if isinstance(fate, Bad)
+                                else (fate.id, fate.row, fate.canon)
+                            )
+                        if len(answer) == 2:
+                            quarantine.append((line_no, offset, length, Bad(*answer), data))
                         else:
-                            fate = _from_worker(answer)
-                        if not isinstance(fate, Bad) and tombstones.forgot(fate.id, fate.canon):
-                            # Forgotten (journal forget): accounted for, never re-imported,
-                            # and no byte of the line kept.
-                            fate, data = Bad(FORGOTTEN, "a forgotten entry; not kept"), b""
-                        if isinstance(fate, Bad):
-                            quarantine.append((line_no, offset, length, fate, data))
-                        else:
-                            if fate.id not in rows:
-                                rows[fate.id] = (fate.id, ws_pk, wt_pk, stored, *fate.row)
-                            fates.append((line_no, digest, fate.id, None))
+                            eid, row, canon = answer
+                            if tombstones.forgot(eid, canon):
+                                # Forgotten (journal forget): accounted for, never
+                                # re-imported, and no byte of the line kept.
+                                bad = Bad(FORGOTTEN, "a forgotten entry; not kept")
+                                quarantine.append((line_no, offset, length, bad, b""))
+                            else:
+                                if eid not in rows:
+                                    rows[eid] = (eid, ws_pk, wt_pk, stored, *row)
+                                fates.append((line_no, digest, eid, None))
                 end = offset + length + newline
                 if len(fates) + len(quarantine) >= chunk:
                     expected = self._commit(
@@ -309,13 +318,3 @@ class Chunker:
                     blob.write(piece)
         finally:
             blob.close()
-
-
-def _from_worker(out: Outcome) -> Parsed | Bad:
-    """A worker's plain answer for a line (workers.classify_block) as classify gives it."""
-    if len(out) == 2:
-        return Bad(*out)
-    eid, row, canon = out
-    # (The row is codec.encode's: session, branch, timestamp, epoch us, ..., auto, enriched.)
-    sid, branch, _, us = cast("tuple[str, str, str, int]", row[:4])
-    return Parsed(eid, sid, branch, us, bool(row[10]), bool(row[11]), row, canon)
