@@ -319,7 +319,8 @@ def _merge_chunk(
     worktree with a larger key moved (see the module docstring)."""
     ws = ctx.workspace_pk
     key_of = {pk: key for key, pk in ours.items()}
-    ids = json.dumps([as_bytes(r[_ID]).hex() for r in rows])
+    rids = [as_bytes(r[_ID]) for r in rows]
+    ids = json.dumps([i.hex() for i in rids])
     here = {
         as_bytes(i): (as_int(seq), key_of.get(as_int(wt), ""))
         for i, seq, wt in ctx.db.query(
@@ -332,10 +333,16 @@ def _merge_chunk(
     def their_key(r: Row) -> str:
         return theirs.get(as_int(r[_WT]), (f"#{r[_WT]}", ""))[0]
 
-    fresh = [r for r in rows if as_bytes(r[_ID]) not in here]
-    moving = [
-        r for r in rows if as_bytes(r[_ID]) in here and their_key(r) < here[as_bytes(r[_ID])][1]
-    ]
+    fresh: list[Row] = []
+    fresh_ids: list[bytes] = []
+    moving: list[Row] = []
+    for r, rid in zip(rows, rids, strict=True):
+        held = here.get(rid)
+        if held is None:
+            fresh.append(r)
+            fresh_ids.append(rid)
+        elif their_key(r) < held[1]:
+            moving.append(r)
     if not fresh and not moving:
         return  # all known, all where they belong: nothing to write
     # Decoded, validated and re-hashed before the write lock is taken: the proof of a row
@@ -343,8 +350,7 @@ def _merge_chunk(
     proven: list[tuple[Row, bytes, Row]] = []
     refused: list[bytes] = []
     limit = max_field_bytes()
-    for r, lists in zip(fresh, decode_lists(fresh), strict=True):
-        rid = as_bytes(r[_ID])
+    for r, rid, lists in zip(fresh, fresh_ids, decode_lists(fresh), strict=True):
         content = _proven(r, rid, lists, limit, theirs)
         if content is None:
             refused.append(rid)
