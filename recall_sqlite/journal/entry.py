@@ -263,7 +263,7 @@ class JournalEntry(Record):
             return []
         cols: Sequence[Sequence[Any]] = rows
         x = codec.SELECT_INDEX
-        decoded = decode_lists(rows)
+        decoded: list[list[Any]] = decode_lists(rows)
         eid, wt, sid, br, ts = (
             x["id"],
             x["worktree_id"],
@@ -303,7 +303,7 @@ class JournalEntry(Record):
         ]
 
 
-def decode_lists(rows: Sequence[Sequence[SQLiteValue]]) -> list[list[Any]]:
+def decode_lists(rows: Sequence[Sequence[SQLiteValue]]) -> list[list[object]]:
     """The `lists` column of rows that start with codec.select_list(), decoded: each row's
     [done, decisions, next_steps, files_modified, git_log, extra or None]. The JSON of
     every row is decoded in one call: per-field json.loads calls were most of the cost of

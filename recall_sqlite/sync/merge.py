@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from .. import derived, identity
 from .._record import Frozen
@@ -456,7 +456,7 @@ _TS, _SID, _BR, _FO, _GT, _AG, _AU, _EN, _RP = (
 
 
 def _proven(
-    r: Row, rid: bytes, lists: list[Any], limit: int, theirs: dict[int, tuple[str, str]]
+    r: Row, rid: bytes, lists: list[object], limit: int, theirs: dict[int, tuple[str, str]]
 ) -> Row | None:
     """The content columns of a peer's version, or None when they are invalid or its id is
     not the hash of its content. A plainly valid row is hashed as it is; anything unusual
@@ -469,14 +469,15 @@ def _proven(
     return content if digest == rid else None
 
 
-def _plain_content(r: Row, lists: list[Any], limit: int) -> tuple[bytes, Row] | None:
+def _plain_content(r: Row, lists: list[object], limit: int) -> tuple[bytes, Row] | None:
     """(id, content columns) of a peer's row whose every value is plainly valid (text
     without NUL or lone surrogate, all of it within one field's limit, a timestamp of synapt's
     shape, no extra fields), computed without building an entry; None for any other row,
     which _verified judges. What this accepts, the validator accepts alike (the
     differential test in tests/unit/sync holds it)."""
-    done, decisions, next_steps, files, git_log, extra = lists
-    v: Sequence[Any] = r  # (each checked to be a str below)
+    v: Sequence[Any] = r  # (each value checked to be a str below)
+    done, decisions, next_steps, files, git_log = cast("list[list[str]]", lists[:5])
+    extra = lists[5]
     ts, sid, br, fo, gt, ag = v[_TS], v[_SID], v[_BR], v[_FO], v[_GT], v[_AG]
     if extra:
         return None
