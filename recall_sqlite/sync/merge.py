@@ -471,10 +471,10 @@ def _proven(
 
 def _plain_content(r: Row, lists: list[object], limit: int) -> tuple[bytes, Row] | None:
     """(id, content columns) of a peer's row whose every value is plainly valid (text
-    without NUL or lone surrogate, all of it within one field's limit, a timestamp of synapt's
-    shape, no extra fields), computed without building an entry; None for any other row,
-    which _verified judges. What this accepts, the validator accepts alike (the
-    differential test in tests/unit/sync holds it)."""
+    without NUL or lone surrogate, all of it within one field's limit, a timestamp of
+    synapt's shape, no extra fields), computed without building an entry; None for any
+    other row, which _verified judges. What this accepts, the validator accepts alike
+    (tests/unit/sync/test_sync_proof.py holds the two verdicts equal)."""
     v: Sequence[Any] = r  # (each value checked to be a str below)
     done, decisions, next_steps, files, git_log = cast("list[list[str]]", lists[:5])
     extra = lists[5]

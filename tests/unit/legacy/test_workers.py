@@ -441,6 +441,9 @@ import os, signal, sys
 from recall_sqlite.cli import main
 from recall_sqlite.legacy import chunks, lines, workers
 workers.POOL_MIN_BYTES, lines._BLOCK = 0, 2048
+# As in a terminal: a test run started in the background of a shell without job control
+# inherits SIGINT ignored, and Python then takes no Ctrl-C at all.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 def ctrl_c():
     os.killpg(os.getpgid(0), signal.SIGINT)  # as a terminal's Ctrl-C: every process of it
 if sys.argv[2] == "after a commit":
