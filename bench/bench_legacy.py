@@ -311,9 +311,9 @@ def _session_starts(
     root: Path, during: list[float], lines: int, load: str, target: str
 ) -> dict[str, Any]:
     """The session-start reads taken while a load ran, against the same read afterwards at
-    the same pace (one every quarter second, as _sampled takes them: a read after a pause
-    finds the processor's caches cold, ~0.3-0.6 ms more on this machine than one straight
-    after another, which the row also gives as `back_to_back`)."""
+    the same pace (one every quarter second, as _sampled takes them): a read after a pause
+    is slower than one straight after another, so those (the row's `back_to_back`) are no
+    floor for it."""
     from recall_sqlite.cli.hook import _compose
 
     paced: list[float] = []

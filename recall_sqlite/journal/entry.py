@@ -261,6 +261,8 @@ class JournalEntry(Record):
         were most of the cost of a read."""
         if not rows:
             return []
+        # Each column holds its kind (schema.sql's types): read as such, with no check per
+        # value on the read path; a value of another kind fails as damage (translate_any).
         cols: Sequence[Sequence[Any]] = rows
         x = codec.SELECT_INDEX
         decoded: list[list[Any]] = decode_lists(rows)
@@ -308,8 +310,6 @@ def decode_lists(rows: Sequence[Sequence[SQLiteValue]]) -> list[list[object]]:
     [done, decisions, next_steps, files_modified, git_log, extra or None]. The JSON of
     every row is decoded in one call: per-field json.loads calls were most of the cost of
     a read. Raises CorruptStoreError for anything else than those lists (and object)."""
-    # Each column holds its kind (schema.sql's types): read as such, with no check per
-    # value on the read path; a value of another kind fails as damage (translate_any).
     cols: Sequence[Sequence[Any]] = rows
     lists = codec.SELECT_INDEX["lists"]
     text = f"[{','.join([r[lists] for r in cols])}]"
