@@ -7,6 +7,7 @@ a dead machine's replica is retired (`sync retire`) after what it holds is merge
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -162,12 +163,24 @@ PASTED = "sk-live-PASTEDtoken-9q8w7e6r5t"
 
 def _in_files(m: Machine, data: bytes) -> list[str]:
     """The machine's files (its checkout and data directory, git's own aside) holding
-    `data`, as paths relative to the checkout."""
-    return sorted(
-        str(p.relative_to(m.root))
-        for p in m.root.rglob("*")
-        if p.is_file() and ".git" not in p.relative_to(m.root).parts and data in p.read_bytes()
-    )
+    `data`, as paths relative to the checkout. The walk runs beside a live Litestream,
+    which makes and removes its own files and directories meanwhile: one gone before it
+    is read held nothing any more (os.walk skips a directory that vanished; rglob
+    raised)."""
+    found = []
+    for top, dirs, files in os.walk(m.root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            if name == ".git":
+                continue
+            path = Path(top, name)
+            try:
+                held = data in path.read_bytes()
+            except FileNotFoundError:
+                continue
+            if held:
+                found.append(str(path.relative_to(m.root)))
+    return sorted(found)
 
 
 def test_a_forget_on_one_machine_leaves_no_copy_in_anothers_synapt_files(
