@@ -253,12 +253,23 @@ def _tombstoned(
 
 # -- entry versions -----------------------------------------------------------------------
 
-_PEER_ROWS = (
-    f"SELECT {codec.select_list()} FROM journal_entries"
+# A chunk's versions are first listed by (seq, id, worktree): only those this store lacks
+# are then read whole (a pull between machines that imported the same history finds most
+# of the peer's versions here already: bench/RESULTS.md, row 'merge: ids first').
+_PEER_KEYS = (
+    "SELECT seq, id, worktree_id FROM journal_entries"
     " WHERE workspace_id = ? AND seq > ? ORDER BY seq LIMIT ?"
 )
+_PEER_RANGE = (
+    f"SELECT {codec.select_list()} FROM journal_entries"
+    " WHERE workspace_id = ? AND seq > ? AND seq <= ? ORDER BY seq"
+)
+_PEER_SOME = (
+    f"SELECT {codec.select_list()} FROM journal_entries"
+    " WHERE workspace_id = ?1 AND seq IN (SELECT value FROM json_each(?2)) ORDER BY seq"
+)
 _PEER_ROW = f"SELECT {codec.select_list()} FROM journal_entries WHERE workspace_id = ? AND seq = ?"
-_SEQ, _ID, _WT = (codec.SELECT_INDEX[n] for n in ("seq", "id", "worktree_id"))
+_ID, _WT = (codec.SELECT_INDEX[n] for n in ("id", "worktree_id"))
 
 
 def _entries(
@@ -268,59 +279,56 @@ def _entries(
     theirs = identity.worktree_names(peer, peer_ws)
     ours = {key: pk for pk, (key, _) in identity.worktree_names(ctx.db, ctx.workspace_pk).items()}
     while True:
-        try:
-            rows = peer.query(_PEER_ROWS, (peer_ws, last, CHUNK))
-        except CorruptStoreError:
-            # A value of the chunk is not text SQLite can hand back (not UTF-8): read it
-            # row by row, so that row alone is refused and the pull goes on.
-            rows, last_seen = _rows_one_by_one(peer, peer_ws, last, counts)
-            if rows:
-                _merge_chunk(ctx, rows, theirs, ours, counts)
-            if last_seen == last:
-                return last
-            last = last_seen
-            continue
-        if not rows:
+        keys = peer.query(_PEER_KEYS, (peer_ws, last, CHUNK))
+        if not keys:
             return last
-        last = as_int(rows[-1][_SEQ])
-        _merge_chunk(ctx, rows, theirs, ours, counts)
+        top = as_int(keys[-1][0])
+        _merge_chunk(ctx, peer, peer_ws, (last, top), keys, theirs, ours, counts)
+        last = top
 
 
-def _rows_one_by_one(
-    peer: Database, peer_ws: int, after: int, counts: dict[str, int]
-) -> tuple[list[Row], int]:
-    """The chunk after seq `after` read a row at a time, the undecodable ones refused
-    (counted); with the last seq looked at."""
-    seqs = [
-        as_int(s)
-        for (s,) in peer.query(
-            "SELECT seq FROM journal_entries WHERE workspace_id = ? AND seq > ?"
-            " ORDER BY seq LIMIT ?",
-            (peer_ws, after, CHUNK),
-        )
-    ]
+def _peer_rows(
+    peer: Database,
+    peer_ws: int,
+    span: tuple[int, int],
+    seqs: list[int],
+    whole: bool,
+    counts: dict[str, int],
+) -> list[Row]:
+    """The peer's versions at `seqs` (`whole`: every one of `span`), read whole. A value that
+    is not text SQLite can hand back (not UTF-8) fails the whole statement: then they are
+    read one by one, so that row alone is refused (counted) and the pull goes on."""
+    try:
+        if whole:
+            return peer.query(_PEER_RANGE, (peer_ws, *span))
+        return peer.query(_PEER_SOME, (peer_ws, json.dumps(seqs)))
+    except CorruptStoreError:
+        pass
     rows: list[Row] = []
     for seq in seqs:
         try:
             rows += peer.query(_PEER_ROW, (peer_ws, seq))
         except CorruptStoreError:
             counts["rejected"] += 1
-    return rows, seqs[-1] if seqs else after
+    return rows
 
 
 def _merge_chunk(
     ctx: StoreContext,
-    rows: list[Row],
+    peer: Database,
+    peer_ws: int,
+    span: tuple[int, int],
+    keys: list[Row],
     theirs: dict[int, tuple[str, str]],
     ours: dict[str, int],
     counts: dict[str, int],
 ) -> None:
-    """One chunk of the peer's rows: the versions new here stored, the ones held in a
-    worktree with a larger key moved (see the module docstring)."""
+    """One chunk of the peer's versions, listed by `keys` (seq, id, worktree): the ones new
+    here read whole and stored, the ones held in a worktree with a larger key moved (see
+    the module docstring)."""
     ws = ctx.workspace_pk
     key_of = {pk: key for key, pk in ours.items()}
-    rids = [as_bytes(r[_ID]) for r in rows]
-    ids = json.dumps([i.hex() for i in rids])
+    ids = json.dumps([as_bytes(k[1]).hex() for k in keys])
     here = {
         as_bytes(i): (as_int(seq), key_of.get(as_int(wt), ""))
         for i, seq, wt in ctx.db.query(
@@ -329,28 +337,26 @@ def _merge_chunk(
             (ids, ws),
         )
     }
-
-    def their_key(r: Row) -> str:
-        return theirs.get(as_int(r[_WT]), (f"#{r[_WT]}", ""))[0]
-
-    fresh: list[Row] = []
-    fresh_ids: list[bytes] = []
-    moving: list[Row] = []
-    for r, rid in zip(rows, rids, strict=True):
+    fresh_seqs: list[int] = []
+    moving: list[tuple[bytes, int]] = []  # (id, the peer's worktree pk)
+    for seq, i, wt in keys:
+        rid = as_bytes(i)
         held = here.get(rid)
         if held is None:
-            fresh.append(r)
-            fresh_ids.append(rid)
-        elif their_key(r) < held[1]:
-            moving.append(r)
-    if not fresh and not moving:
+            fresh_seqs.append(as_int(seq))
+        elif _their_key(theirs, as_int(wt)) < held[1]:
+            moving.append((rid, as_int(wt)))
+    if not fresh_seqs and not moving:
         return  # all known, all where they belong: nothing to write
+    whole = len(fresh_seqs) == len(keys)
+    fresh = _peer_rows(peer, peer_ws, span, fresh_seqs, whole, counts) if fresh_seqs else []
     # Decoded, validated and re-hashed before the write lock is taken: the proof of a row
     # depends on nothing stored here, so local writers wait only for the writing.
     proven: list[tuple[Row, bytes, Row]] = []
     refused: list[bytes] = []
     limit = max_field_bytes()
-    for r, rid, lists in zip(fresh, fresh_ids, decode_lists(fresh), strict=True):
+    for r, lists in zip(fresh, decode_lists(fresh), strict=True):
+        rid = as_bytes(r[_ID])
         content = _proven(r, rid, lists, limit, theirs)
         if content is None:
             refused.append(rid)
@@ -370,53 +376,58 @@ def _merge_chunk(
         )
 
 
+def _their_key(theirs: dict[int, tuple[str, str]], wt: int) -> str:
+    """The key of the peer's worktree `wt` (a row naming no worktree of the peer's: one
+    of its own, never any real key)."""
+    return theirs.get(wt, (f"#{wt}", ""))[0]
+
+
 def _write_versions(
     ctx: StoreContext,
     proven: list[tuple[Row, bytes, Row]],
     refused: list[bytes],
-    moving: list[Row],
+    moving: list[tuple[bytes, int]],
     here: dict[bytes, tuple[int, str]],
     theirs: dict[int, tuple[str, str]],
     ours: dict[str, int],
     counts: dict[str, int],
 ) -> None:
-    """One write transaction of a chunk: its proven versions not forgotten or stored here
-    meanwhile, the refused ones counted, the versions to move moved."""
+    """One write transaction of a chunk: its proven versions not forgotten here, the
+    refused ones counted, the versions to move moved. (A version stored by another process
+    since the read is found by store_versions, in this same transaction.)"""
     ws = ctx.workspace_pk
 
-    def their_key(r: Row) -> str:
-        return theirs.get(as_int(r[_WT]), (f"#{r[_WT]}", ""))[0]
-
     with ctx.db.write() as conn:
-        # Forgotten here (a tombstone wins, and a forgotten row is no refusal), or stored
-        # by another process since the read: left out, so both ways of writing
-        # (merge_rows.py) take exactly the same rows.
+        # Forgotten here: a tombstone wins, and a forgotten row is no refusal.
         forgotten = _hex_set(conn, _FORGOTTEN, [rid for _, rid, _ in proven] + refused, ws)
-        stored = _hex_set(conn, _STORED, [rid for _, rid, _ in proven], ws)
         counts["rejected"] += sum(1 for rid in refused if rid not in forgotten)
 
-        def worktree_pk(r: Row) -> int:
-            key = their_key(r)
+        def worktree_pk(wt: int) -> int:
+            key = _their_key(theirs, wt)
             pk = ours.get(key)
             if pk is None:
                 # Known here only from the peer's rows: no root (as an imported worktree).
-                name = theirs.get(as_int(r[_WT]), (key, key))[1]
+                name = theirs.get(wt, (key, key))[1]
                 pk = ours[key] = identity.ensure_worktree(conn, ws, key, name, None)
             return pk
 
         stamp = now_us()
-        new = [
-            (rid, ws, worktree_pk(r), stamp, *content)
-            for r, rid, content in proven
-            if rid not in forgotten and rid not in stored
-        ]
+        pks: dict[int, int] = {}
+        new = []
+        for r, rid, content in proven:
+            if rid not in forgotten:
+                wt = as_int(r[_WT])
+                pk = pks.get(wt)
+                if pk is None:
+                    pk = pks[wt] = worktree_pk(wt)
+                new.append((rid, ws, pk, stamp, *content))
         # Every index stays current: deferring the head indexes, as a large import does,
         # would hold the lock for the whole pull for little (bench/RESULTS.md, row
         # 'merge: indexes kept current').
         counts["entries"] += store_versions(conn, new)
         moves: dict[int, list[int]] = {}
-        for r in moving:
-            moves.setdefault(worktree_pk(r), []).append(here[as_bytes(r[_ID])][0])
+        for rid, wt in moving:
+            moves.setdefault(worktree_pk(wt), []).append(here[rid][0])
         for pk, seqs in moves.items():
             counts["moved"] += derived.move_versions(conn, ws, pk, seqs)
 
@@ -424,10 +435,6 @@ def _write_versions(
 _FORGOTTEN = (
     "SELECT j.value FROM json_each(?1) j CROSS JOIN journal_tombstones t"
     " ON t.workspace_id = ?2 AND t.id = unhex(j.value) AND t.formula = 2"
-)
-_STORED = (
-    "SELECT j.value FROM json_each(?1) j CROSS JOIN journal_entries e"
-    " ON e.workspace_id = ?2 AND e.id = unhex(j.value)"
 )
 
 
