@@ -70,9 +70,11 @@ POOL_MIN_BYTES = 16 * 1024 * 1024
 # (importer.CHUNK_LINES of synapt's lines are ~12 MiB), so the workers go on while the
 # writer commits one, and memory stays within ~25 MiB (the lines and their answers).
 AHEAD_BLOCKS = 12
-# Lines a worker takes at a time: a block is cut into pieces, so the first answers of a
-# file come back in milliseconds instead of a block's ~30 ms, and every worker gets one.
-PIECE_LINES = 256
+# Lines a worker takes at a time: a block is cut into pieces, so every worker gets one of
+# it. Not smaller: each piece is a task the pool's thread in this process hands on and
+# answers, and that thread shares the writer's interpreter lock (bench/RESULTS.md, row
+# 'import: pieces of 1,024 lines').
+PIECE_LINES = 1024
 
 
 def default_jobs() -> int:
