@@ -140,3 +140,71 @@ def fill_store(
         for e in entries:
             f.write(json.dumps(e) + "\n")
     return db, bucket
+
+
+# synapt's dedup order of a session's versions, best first (non-auto, newest, richest,
+# smallest id), written out for the hand-written writers below.
+_DEDUP_SQL = "auto, ts_us DESC, rich DESC, id"
+
+
+class HandWriter:
+    """New journal rows written by hand-written SQL, nothing of recall-sqlite's: the floor of
+    the bulk writers (import, merge). Each batch's rows (every column but the head flags,
+    as Python tuples: what a writer holds once it has parsed or proven them) are bound into
+    a TEMP stage; their head flags are computed by SQL, row_number() over synapt's dedup
+    order per session and per worktree and session, the batch's rows with the stored heads
+    of the sessions it touches; the stored heads the batch beats are demoted (one UPDATE per
+    flag), the rows moved into the journal and given their full-text index. The caller
+    holds the transaction and the journal_bulk row that stands the head trigger aside."""
+
+    def __init__(self, conn: Any, workspace: int = 1) -> None:
+        names = [str(r[1]) for r in conn.execute("PRAGMA main.table_info(journal_entries)")]
+        self.plain = [n for n in names if n not in ("head_ws", "head_wt")]
+        cols = ", ".join(self.plain)
+        self.conn = conn
+        conn.execute(f"CREATE TEMP TABLE hand_stage ({cols})")
+        conn.execute("CREATE TEMP TABLE hand_flags (seq INTEGER PRIMARY KEY, hws, hwt)")
+        self._stage = f"INSERT INTO temp.hand_stage VALUES ({', '.join('?' * len(self.plain))})"
+        self._heads = (
+            "INSERT INTO temp.hand_flags"
+            " WITH cand AS ("
+            "  SELECT seq, session_id AS sid, worktree_id AS wt, auto, ts_us, rich, id"
+            "  FROM temp.hand_stage WHERE session_id <> ''"
+            "  UNION ALL"
+            "  SELECT e.seq, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich, e.id"
+            "  FROM (SELECT DISTINCT session_id FROM temp.hand_stage WHERE session_id <> '') s"
+            "  CROSS JOIN main.journal_entries e"
+            f"  ON e.workspace_id = {int(workspace)} AND e.session_id = s.session_id"
+            "  WHERE e.head_ws = 1 OR e.head_wt = 1)"
+            f" SELECT seq, row_number() OVER (PARTITION BY sid ORDER BY {_DEDUP_SQL}) = 1,"
+            f" row_number() OVER (PARTITION BY sid, wt ORDER BY {_DEDUP_SQL}) = 1 FROM cand"
+        )
+        self._move = (
+            f"INSERT INTO main.journal_entries ({cols}, head_ws, head_wt)"
+            f" SELECT {', '.join('s.' + c for c in self.plain)}, coalesce(f.hws, 1),"
+            " coalesce(f.hwt, 1) FROM temp.hand_stage s LEFT JOIN temp.hand_flags f"
+            " ON f.seq = s.seq ORDER BY s.seq"
+        )
+
+    def write(self, rows: list[Any], stored: int, top: int) -> None:
+        """`rows`: self.plain's columns, the seqs above `stored` (the highest seq written
+        before) up to `top`."""
+        conn = self.conn
+        conn.executemany(self._stage, rows)
+        conn.execute(self._heads)
+        for column, flag in (("head_ws", "hws"), ("head_wt", "hwt")):
+            conn.execute(
+                f"UPDATE main.journal_entries SET {column} = 0 WHERE seq IN"
+                f" (SELECT seq FROM temp.hand_flags WHERE {flag} = 0 AND seq <= ?)"
+                f" AND {column} = 1",
+                (stored,),
+            )
+        conn.execute(self._move)
+        conn.execute(
+            "INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps,"
+            " files_modified) SELECT seq, focus, done, decisions, next_steps,"
+            " files_modified FROM journal_fts_content WHERE seq > ? AND seq <= ?",
+            (stored, top),
+        )
+        conn.execute("DELETE FROM temp.hand_stage")
+        conn.execute("DELETE FROM temp.hand_flags")

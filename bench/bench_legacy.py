@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _util  # noqa: E402
-from _util import median_time, row, sentence  # noqa: E402
+from _util import HandWriter, median_time, row, sentence  # noqa: E402
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.demo import synapt_line  # noqa: E402
@@ -769,11 +769,6 @@ def _sql_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) -> dict[
     )
 
 
-# synapt's dedup order of a session's versions, best first (non-auto, newest, richest,
-# smallest id), written out for the hand-written floor below.
-_DEDUP_SQL = "auto, ts_us DESC, rich DESC, id"
-
-
 def _same_work_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) -> dict[str, Any]:
     """The import's work by hand-written SQL, nothing of ours, from parsed lines on: the
     rows the import stored at `root` (parsed and identified already, as workers on the
@@ -795,9 +790,6 @@ def _same_work_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) ->
         conn.execute(f"PRAGMA {pragma}")
     conn.execute("PRAGMA secure_delete=ON")
     conn.execute("ATTACH ? AS src", (str(imported),))
-    names = [str(r[1]) for r in conn.execute("PRAGMA main.table_info(journal_entries)")]
-    plain = [n for n in names if n not in ("head_ws", "head_wt")]
-    cols = ", ".join(plain)
     lines = [
         (int(s), int(n), int(q), str(st))
         for s, n, q, st in conn.execute(
@@ -811,59 +803,22 @@ def _same_work_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) ->
         conn.execute("INSERT INTO main.import_sources SELECT * FROM src.import_sources")
         for name in deferred.DEFERRED if defer else ():
             conn.execute(f"DROP INDEX main.{name}")
-    conn.execute(f"CREATE TEMP TABLE stage ({cols})")
-    conn.execute("CREATE TEMP TABLE flags (seq INTEGER PRIMARY KEY, hws, hwt)")
-    stage_sql = f"INSERT INTO temp.stage VALUES ({', '.join('?' * len(plain))})"
-    heads_sql = (
-        "INSERT INTO temp.flags"
-        " WITH cand AS ("
-        "  SELECT seq, session_id AS sid, worktree_id AS wt, auto, ts_us, rich, id"
-        "  FROM temp.stage WHERE session_id <> ''"
-        "  UNION ALL"
-        "  SELECT e.seq, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich, e.id"
-        "  FROM (SELECT DISTINCT session_id FROM temp.stage WHERE session_id <> '') s"
-        "  CROSS JOIN main.journal_entries e"
-        "  ON e.workspace_id = 1 AND e.session_id = s.session_id"
-        "  WHERE e.head_ws = 1 OR e.head_wt = 1)"
-        f" SELECT seq, row_number() OVER (PARTITION BY sid ORDER BY {_DEDUP_SQL}) = 1,"
-        f" row_number() OVER (PARTITION BY sid, wt ORDER BY {_DEDUP_SQL}) = 1 FROM cand"
-    )
-    move_sql = (
-        f"INSERT INTO main.journal_entries ({cols}, head_ws, head_wt)"
-        f" SELECT {', '.join('s.' + c for c in plain)}, coalesce(f.hws, 1), coalesce(f.hwt, 1)"
-        " FROM temp.stage s LEFT JOIN temp.flags f ON f.seq = s.seq ORDER BY s.seq"
-    )
+    hand = HandWriter(conn)
     conn.execute("PRAGMA foreign_keys=ON")
     seconds, stored = 0.0, 0
     for i in range(0, len(lines), chunk_lines):
         part = lines[i : i + chunk_lines]
         top = max(stored, max(q for _, _, q, _ in part))
         rows = conn.execute(
-            f"SELECT {cols} FROM src.journal_entries WHERE seq > ? AND seq <= ? ORDER BY seq",
+            f"SELECT {', '.join(hand.plain)} FROM src.journal_entries"
+            " WHERE seq > ? AND seq <= ? ORDER BY seq",
             (stored, top),
         ).fetchall()
         t = time.perf_counter()
         with conn:
             if rows:
                 conn.execute("INSERT INTO journal_bulk VALUES (1)")
-                conn.executemany(stage_sql, rows)
-                conn.execute(heads_sql)
-                for column, flag in (("head_ws", "hws"), ("head_wt", "hwt")):
-                    conn.execute(
-                        f"UPDATE main.journal_entries SET {column} = 0 WHERE seq IN"
-                        f" (SELECT seq FROM temp.flags WHERE {flag} = 0 AND seq <= ?)"
-                        f" AND {column} = 1",
-                        (stored,),
-                    )
-                conn.execute(move_sql)
-                conn.execute(
-                    "INSERT INTO journal_fts (rowid, focus, done, decisions, next_steps,"
-                    " files_modified) SELECT seq, focus, done, decisions, next_steps,"
-                    " files_modified FROM journal_fts_content WHERE seq > ? AND seq <= ?",
-                    (stored, top),
-                )
-                conn.execute("DELETE FROM temp.stage")
-                conn.execute("DELETE FROM temp.flags")
+                hand.write(rows, stored, top)
                 conn.execute("DELETE FROM journal_bulk")
                 stored = top
             conn.executemany(

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from .. import derived, identity
 from .._record import Frozen
@@ -46,6 +46,10 @@ from .peer_rows import KINDS, Tally
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from queue import Queue
+    from threading import Event
+    from typing import TypeAlias
+
     from apsw import Connection, SQLiteValue
 
     from ..db import Row
@@ -275,16 +279,83 @@ _ID, _WT = (codec.SELECT_INDEX[n] for n in ("id", "worktree_id"))
 def _entries(
     ctx: StoreContext, peer: Database, peer_ws: int, since_seq: int, counts: dict[str, int]
 ) -> int:
-    last = since_seq
+    """The peer's versions after `since_seq`, round by round: each round read and proven
+    in a thread of its own while the round before it is written here (SQLite releases the
+    interpreter lock while it writes; bench/RESULTS.md, row 'merge: proven beside the
+    writes'); the peer's highest seq merged."""
+    import queue
+    import threading
+
     theirs = identity.worktree_names(peer, peer_ws)
     ours = {key: pk for pk, (key, _) in identity.worktree_names(ctx.db, ctx.workspace_pk).items()}
-    while True:
-        keys = peer.query(_PEER_KEYS, (peer_ws, last, CHUNK))
-        if not keys:
-            return last
-        top = as_int(keys[-1][0])
-        _merge_chunk(ctx, peer, peer_ws, (last, top), keys, theirs, ours, counts)
-        last = top
+    ready: Queue[_Handed] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    reader = ctx.db.reader()
+
+    def read_and_prove() -> None:
+        last = since_seq
+        try:
+            while not stop.is_set():
+                keys = peer.query(_PEER_KEYS, (peer_ws, last, CHUNK))
+                if not keys:
+                    _hand(ready, stop, (last, None))
+                    return
+                top = as_int(keys[-1][0])
+                got = _prepare(reader, ctx.workspace_pk, peer, peer_ws, (last, top), keys, theirs)
+                _hand(ready, stop, (top, got))
+                last = top
+        except BaseException as exc:  # handed to the merging thread, which raises it
+            _hand(ready, stop, exc)
+
+    worker = threading.Thread(target=read_and_prove, name="recall-merge-read", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            top, got = item
+            if got is None:
+                return top
+            _write_round(ctx, got, theirs, ours, counts)
+    finally:
+        # Whatever stopped the merge (a failed write, Ctrl-C), the reading thread ends
+        # here: it stops at its next hand-over, and is not left holding the peer.
+        stop.set()
+        while worker.is_alive():
+            try:
+                ready.get(timeout=0.05)
+            except queue.Empty:
+                pass
+        worker.join()
+        reader.close()
+
+
+def _hand(ready: Queue[_Handed], stop: Event, item: _Handed) -> None:
+    """Put `item` for the merging thread, unless it has stopped taking them."""
+    import queue
+
+    while not stop.is_set():
+        try:
+            ready.put(item, timeout=0.05)
+            return
+        except queue.Full:
+            continue
+
+
+class _Round(NamedTuple):
+    """One round of the peer's versions, read and proven (_prepare), to write here."""
+
+    proven: list[tuple[Row, bytes, Row]]  # (the peer's row, its id, its content columns)
+    refused: list[bytes]  # ids whose rows are invalid or not their content's
+    moving: list[tuple[bytes, int]]  # (id, the peer's worktree pk) of versions to move
+    here: dict[bytes, tuple[int, str]]  # id -> (seq, worktree key) of versions held here
+    unreadable: int  # rows refused because SQLite could not hand their text back
+
+
+# What the reading thread hands the merging one: (the peer's seq reached, the round, or
+# None when there is no more), or the exception that stopped it.
+_Handed: TypeAlias = "tuple[int, _Round | None] | BaseException"
 
 
 def _peer_rows(
@@ -313,27 +384,25 @@ def _peer_rows(
     return rows
 
 
-def _merge_chunk(
-    ctx: StoreContext,
+def _prepare(
+    reader: Database,
+    ws: int,
     peer: Database,
     peer_ws: int,
     span: tuple[int, int],
     keys: list[Row],
     theirs: dict[int, tuple[str, str]],
-    ours: dict[str, int],
-    counts: dict[str, int],
-) -> None:
-    """One chunk of the peer's versions, listed by `keys` (seq, id, worktree): the ones new
-    here read whole and stored, the ones held in a worktree with a larger key moved (see
-    the module docstring)."""
-    ws = ctx.workspace_pk
-    key_of = {pk: key for key, pk in ours.items()}
+) -> _Round:
+    """One round of the peer's versions, listed by `keys` (seq, id, worktree): the ones
+    new here read whole and proven, the ones held in a worktree with a larger key to move
+    (see the module docstring). Reads only: `reader` is this store's."""
     ids = json.dumps([as_bytes(k[1]).hex() for k in keys])
     here = {
-        as_bytes(i): (as_int(seq), key_of.get(as_int(wt), ""))
-        for i, seq, wt in ctx.db.query(
-            "SELECT e.id, e.seq, e.worktree_id FROM json_each(?) j CROSS JOIN journal_entries e"
-            " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+        as_bytes(i): (as_int(seq), str(key))
+        for i, seq, key in reader.query(
+            "SELECT e.id, e.seq, w.key FROM json_each(?) j CROSS JOIN journal_entries e"
+            " ON e.workspace_id = ? AND e.id = unhex(j.value)"
+            " JOIN worktrees w ON w.id = e.worktree_id",
             (ids, ws),
         )
     }
@@ -346,12 +415,9 @@ def _merge_chunk(
             fresh_seqs.append(as_int(seq))
         elif _their_key(theirs, as_int(wt)) < held[1]:
             moving.append((rid, as_int(wt)))
-    if not fresh_seqs and not moving:
-        return  # all known, all where they belong: nothing to write
+    tally = {"rejected": 0}
     whole = len(fresh_seqs) == len(keys)
-    fresh = _peer_rows(peer, peer_ws, span, fresh_seqs, whole, counts) if fresh_seqs else []
-    # Decoded, validated and re-hashed before the write lock is taken: the proof of a row
-    # depends on nothing stored here, so local writers wait only for the writing.
+    fresh = _peer_rows(peer, peer_ws, span, fresh_seqs, whole, tally) if fresh_seqs else []
     proven: list[tuple[Row, bytes, Row]] = []
     refused: list[bytes] = []
     limit = max_field_bytes()
@@ -362,14 +428,29 @@ def _merge_chunk(
             refused.append(rid)
         else:
             proven.append((r, rid, content))
+    return _Round(proven, refused, moving, here, tally["rejected"])
+
+
+def _write_round(
+    ctx: StoreContext,
+    got: _Round,
+    theirs: dict[int, tuple[str, str]],
+    ours: dict[str, int],
+    counts: dict[str, int],
+) -> None:
+    """A round's versions written here, at most WRITE_ROWS a transaction."""
+    counts["rejected"] += got.unreadable
+    proven = got.proven
+    if not proven and not got.refused and not got.moving:
+        return  # all known, all where they belong: nothing to write
     for at in range(0, max(len(proven), 1), WRITE_ROWS):
         last = at + WRITE_ROWS >= len(proven)
         _write_versions(
             ctx,
             proven[at : at + WRITE_ROWS],
-            refused if last else [],
-            moving if last else [],
-            here,
+            got.refused if last else [],
+            got.moving if last else [],
+            got.here,
             theirs,
             ours,
             counts,

@@ -367,3 +367,106 @@ def test_a_version_in_two_worktrees_lies_in_the_smaller_key(
         assert m.store.journal.get(eid).worktree == "@feat"  # type: ignore[union-attr]
         assert [e.id for e in m.journals["@feat"].read(n=9).entries] == [eid]
         assert m.journals["@zeta"].read(n=9).entries == []
+
+
+# -- rounds: read and proven in a thread beside the writes ---------------------------------
+
+
+def _ids(m: Machine) -> set[bytes]:
+    return {bytes(i) for (i,) in context_of(m.store).db.query("SELECT id FROM journal_entries")}
+
+
+def _reading_threads() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name == "recall-merge-read"]
+
+
+def test_a_pull_in_many_rounds_stores_what_one_round_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rounds of 3 versions, written 2 a transaction, some of each round held here already
+    (a few in a worktree with a larger key: moved): the same store as one round of all."""
+    from recall_sqlite.sync import merge
+
+    from .test_sync_merge_rows import tables
+
+    a, b = Machine(tmp_path, "a"), Machine(tmp_path, "b")
+    try:
+        for i in range(25):
+            a.journals["." if i % 3 else "@feat"].append(entry(i))
+            if i % 4 == 0:
+                b.journals["@zeta" if i % 8 else "."].append(entry(i))
+        peer = a.snapshot(tmp_path)
+        got = []
+        for name, chunk, rows in (("one", 10_000, 5_000), ("many", 3, 2)):
+            monkeypatch.setattr(merge, "CHUNK", chunk)
+            monkeypatch.setattr(merge, "WRITE_ROWS", rows)
+            path = b.snapshot(tmp_path).rename(tmp_path / f"{name}.db")
+            with open_store(root=b.root, db_path=path) as s:
+                report = merge_file(
+                    context_of(s), peer, PeerBook(tmp_path / f"{name}.json"), machine=a.id
+                )
+                assert report.entries > 0 and report.moved > 0
+            got.append(tables(path))
+        assert got[0] == got[1]
+        assert not _reading_threads()
+    finally:
+        a.store.close()
+        b.store.close()
+
+
+def test_a_failed_write_stops_the_reading_thread(
+    trio: list[Machine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails mid-pull reaches the caller, the thread reading the next rounds
+    ends with it, and the next pull merges everything."""
+    from recall_sqlite.sync import merge
+
+    a, b, _ = trio
+    for i in range(12):
+        a.journals["."].append({**entry(i), "focus": f"version {i}"})
+    monkeypatch.setattr(merge, "CHUNK", 2)
+    write = merge._write_versions
+    calls = []
+
+    def fails_second(*args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("planted failure")
+        write(*args)
+
+    monkeypatch.setattr(merge, "_write_versions", fails_second)
+    with pytest.raises(RuntimeError, match="planted failure"):
+        b.pull(a, tmp_path)
+    assert not _reading_threads()
+    assert 0 < len(_ids(b)) < len(_ids(a))  # the first round's transaction stays
+    monkeypatch.setattr(merge, "_write_versions", write)
+    b.pull(a, tmp_path)
+    assert _ids(b) == _ids(a)
+
+
+def test_a_failed_read_reaches_the_caller_after_the_rounds_before_it(
+    trio: list[Machine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recall_sqlite.errors import CorruptStoreError
+    from recall_sqlite.sync import merge
+
+    a, b, _ = trio
+    for i in range(12):
+        a.journals["."].append({**entry(i), "focus": f"version {i}"})
+    monkeypatch.setattr(merge, "CHUNK", 2)
+    prepare = merge._prepare
+    rounds = []
+
+    def fails_third(*args: Any) -> Any:
+        rounds.append(1)
+        if len(rounds) == 3:
+            raise CorruptStoreError("planted: the peer's file is damaged")
+        return prepare(*args)
+
+    monkeypatch.setattr(merge, "_prepare", fails_third)
+    with pytest.raises(CorruptStoreError, match="planted"):
+        b.pull(a, tmp_path)
+    assert not _reading_threads()
+    assert len(_ids(b)) == 4  # the two rounds before it, written
