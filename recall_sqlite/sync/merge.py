@@ -397,15 +397,15 @@ def _prepare(
     new here read whole and proven, the ones held in a worktree with a larger key to move
     (see the module docstring). Reads only: `reader` is this store's."""
     ids = json.dumps([as_bytes(k[1]).hex() for k in keys])
-    here = {
-        as_bytes(i): (as_int(seq), str(key))
-        for i, seq, key in reader.query(
-            "SELECT e.id, e.seq, w.key FROM json_each(?) j CROSS JOIN journal_entries e"
-            " ON e.workspace_id = ? AND e.id = unhex(j.value)"
-            " JOIN worktrees w ON w.id = e.worktree_id",
-            (ids, ws),
-        )
-    }
+    stored = reader.query(
+        "SELECT e.id, e.seq, e.worktree_id FROM json_each(?) j CROSS JOIN journal_entries e"
+        " ON e.workspace_id = ? AND e.id = unhex(j.value)",
+        (ids, ws),
+    )
+    # Read after the rows (each row's worktree is there by then) and afresh each round:
+    # the merging thread may have added worktrees since the last.
+    key_of = {pk: key for pk, (key, _) in identity.worktree_names(reader, ws).items()}
+    here = {as_bytes(i): (as_int(seq), key_of[as_int(wt)]) for i, seq, wt in stored}
     fresh_seqs: list[int] = []
     moving: list[tuple[bytes, int]] = []  # (id, the peer's worktree pk)
     for seq, i, wt in keys:
