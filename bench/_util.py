@@ -208,3 +208,26 @@ class HandWriter:
         )
         conn.execute("DELETE FROM temp.hand_stage")
         conn.execute("DELETE FROM temp.hand_flags")
+
+
+def copy_counts(conn: Any) -> None:
+    """The journal's counts of the attached `src` store written over this one's: a floor
+    by hand writes them once at the end (the demotions' triggers wrote some meanwhile)."""
+    with conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO main.journal_counts_ws SELECT * FROM src.journal_counts_ws"
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO main.journal_counts_wt SELECT * FROM src.journal_counts_wt"
+        )
+
+
+def assert_same_heads(conn: Any) -> None:
+    """Every row of the attached `src` store's journal is in this one, with the same id and
+    head flags: a floor by hand ended where ours did."""
+    (same,) = conn.execute(
+        "SELECT count(*) FROM main.journal_entries m JOIN src.journal_entries e USING (seq)"
+        " WHERE m.head_ws = e.head_ws AND m.head_wt = e.head_wt AND m.id = e.id"
+    ).fetchall()[0]
+    (total,) = conn.execute("SELECT count(*) FROM src.journal_entries").fetchall()[0]
+    assert same == total, (same, total)

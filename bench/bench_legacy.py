@@ -37,7 +37,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _util  # noqa: E402
-from _util import HandWriter, median_time, row, sentence  # noqa: E402
+from _util import (  # noqa: E402
+    HandWriter,
+    assert_same_heads,
+    copy_counts,
+    median_time,
+    row,
+    sentence,
+)
 
 from recall_sqlite import open_store  # noqa: E402
 from recall_sqlite.demo import synapt_line  # noqa: E402
@@ -661,6 +668,32 @@ def _walk_tree(base: Path, n_files: int, repeat: int) -> dict[str, Any]:
     )
 
 
+def _floor_store(floor: Path, root: Path) -> Any:
+    """A new store at `floor` for a floor by hand, with the store's connection settings
+    (WAL, cache, secure_delete) and the import at `root`'s database attached as `src`."""
+    (floor / ".grip").mkdir(parents=True)
+    open_store(floor, root=floor).close()
+    conn = apsw.Connection(str(floor / ".synapt" / "recall" / "recall-sqlite.db"))
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "cache_size=-65536"):
+        conn.execute(f"PRAGMA {pragma}")
+    conn.execute("PRAGMA secure_delete=ON")
+    conn.execute("ATTACH ? AS src", (str(root / ".synapt" / "recall" / "recall-sqlite.db"),))
+    return conn
+
+
+def _floor_setup(conn: Any, defer: bool) -> None:
+    """The import's own set-up rows, not timed (foreign keys off, as a shell); the head
+    indexes dropped when they are built after the rows."""
+    from recall_sqlite.journal import deferred
+
+    with conn:
+        conn.execute("DELETE FROM main.worktrees WHERE id NOT IN (SELECT id FROM src.worktrees)")
+        conn.execute("INSERT OR REPLACE INTO main.worktrees SELECT * FROM src.worktrees")
+        conn.execute("INSERT INTO main.import_sources SELECT * FROM src.import_sources")
+        for name in deferred.DEFERRED if defer else ():
+            conn.execute(f"DROP INDEX main.{name}")
+
+
 def _sql_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) -> dict[str, Any]:
     """The import's SQL written by hand, nothing of ours: the rows the import stored at
     `root` (parsed, identified and given their heads already, none of it timed) copied into
@@ -674,15 +707,7 @@ def _sql_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) -> dict[
     commit leaves right heads for a reader, as the import's do."""
     from recall_sqlite.journal import deferred
 
-    imported = root / ".synapt" / "recall" / "recall-sqlite.db"
-    floor = tmp / ("sql-floor-deferred" if defer else "sql-floor")
-    (floor / ".grip").mkdir(parents=True)
-    open_store(floor, root=floor).close()
-    conn = apsw.Connection(str(floor / ".synapt" / "recall" / "recall-sqlite.db"))
-    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "cache_size=-65536"):
-        conn.execute(f"PRAGMA {pragma}")
-    conn.execute("PRAGMA secure_delete=ON")
-    conn.execute("ATTACH ? AS src", (str(imported),))
+    conn = _floor_store(tmp / ("sql-floor-deferred" if defer else "sql-floor"), root)
     cols = ", ".join(str(r[1]) for r in conn.execute("PRAGMA main.table_info(journal_entries)"))
     lines = [
         (int(s), int(n), int(q))
@@ -690,12 +715,7 @@ def _sql_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) -> dict[
             "SELECT source_id, line, entry_seq FROM src.entry_provenance ORDER BY source_id, line"
         )
     ]
-    with conn:  # the import's own set-up rows, not timed (foreign keys off, as a shell)
-        conn.execute("DELETE FROM main.worktrees WHERE id NOT IN (SELECT id FROM src.worktrees)")
-        conn.execute("INSERT OR REPLACE INTO main.worktrees SELECT * FROM src.worktrees")
-        conn.execute("INSERT INTO main.import_sources SELECT * FROM src.import_sources")
-        for name in deferred.DEFERRED if defer else ():
-            conn.execute(f"DROP INDEX main.{name}")
+    _floor_setup(conn, defer)
     tops, stored = [], 0
     for i in range(0, len(lines), chunk_lines):
         stored = max(stored, max(q for _, _, q in lines[i : i + chunk_lines]))
@@ -740,23 +760,12 @@ def _sql_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) -> dict[
                 " WHERE (source_id, line) BETWEEN (?, ?) AND (?, ?)",
                 (*part[0][:2], *part[-1][:2]),
             )
-    with conn:  # (the demotions' triggers wrote counts: the final ones replace them)
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_ws SELECT * FROM src.journal_counts_ws"
-        )
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_wt SELECT * FROM src.journal_counts_wt"
-        )
+    copy_counts(conn)
+    with conn:
         for sql in deferred.statements().values() if defer else ():
             conn.execute(sql)
     seconds = time.perf_counter() - t
-    assert (
-        conn.execute(
-            "SELECT count(*) FROM main.journal_entries m JOIN src.journal_entries e USING (seq)"
-            " WHERE m.head_ws = e.head_ws AND m.head_wt = e.head_wt"
-        ).fetchall()[0][0]
-        == conn.execute("SELECT count(*) FROM src.journal_entries").fetchall()[0][0]
-    )
+    assert_same_heads(conn)
     conn.close()
     return row(
         "legacy",
@@ -781,15 +790,7 @@ def _same_work_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) ->
     itself had to compute or bind."""
     from recall_sqlite.journal import deferred
 
-    imported = root / ".synapt" / "recall" / "recall-sqlite.db"
-    floor = tmp / ("same-work-deferred" if defer else "same-work")
-    (floor / ".grip").mkdir(parents=True)
-    open_store(floor, root=floor).close()
-    conn = apsw.Connection(str(floor / ".synapt" / "recall" / "recall-sqlite.db"))
-    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "cache_size=-65536"):
-        conn.execute(f"PRAGMA {pragma}")
-    conn.execute("PRAGMA secure_delete=ON")
-    conn.execute("ATTACH ? AS src", (str(imported),))
+    conn = _floor_store(tmp / ("same-work-deferred" if defer else "same-work"), root)
     lines = [
         (int(s), int(n), int(q), str(st))
         for s, n, q, st in conn.execute(
@@ -797,12 +798,7 @@ def _same_work_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) ->
             " ORDER BY source_id, line"
         )
     ]
-    with conn:  # the import's own set-up rows, not timed (foreign keys off, as a shell)
-        conn.execute("DELETE FROM main.worktrees WHERE id NOT IN (SELECT id FROM src.worktrees)")
-        conn.execute("INSERT OR REPLACE INTO main.worktrees SELECT * FROM src.worktrees")
-        conn.execute("INSERT INTO main.import_sources SELECT * FROM src.import_sources")
-        for name in deferred.DEFERRED if defer else ():
-            conn.execute(f"DROP INDEX main.{name}")
+    _floor_setup(conn, defer)
     hand = HandWriter(conn)
     conn.execute("PRAGMA foreign_keys=ON")
     seconds, stored = 0.0, 0
@@ -828,22 +824,12 @@ def _same_work_floor(tmp: Path, root: Path, chunk_lines: int, *, defer: bool) ->
             )
         seconds += time.perf_counter() - t
     t = time.perf_counter()
-    with conn:  # (the demotions' triggers wrote counts: the final ones replace them)
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_ws SELECT * FROM src.journal_counts_ws"
-        )
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_wt SELECT * FROM src.journal_counts_wt"
-        )
+    copy_counts(conn)
+    with conn:
         for sql in deferred.statements().values() if defer else ():
             conn.execute(sql)
     seconds += time.perf_counter() - t
-    (same,) = conn.execute(
-        "SELECT count(*) FROM main.journal_entries m JOIN src.journal_entries e USING (seq)"
-        " WHERE m.head_ws = e.head_ws AND m.head_wt = e.head_wt AND m.id = e.id"
-    ).fetchall()[0]
-    (total,) = conn.execute("SELECT count(*) FROM src.journal_entries").fetchall()[0]
-    assert same == total, (same, total)
+    assert_same_heads(conn)
     conn.close()
     return row(
         "legacy",

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _util import HandWriter, median_time, row
+from _util import HandWriter, assert_same_heads, copy_counts, median_time, row
 
 REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "recall_sqlite.cli"]
@@ -238,22 +238,29 @@ def merge_union(half: int) -> tuple[float, float, float, float, float]:
     return ours, limit, floor, identity, same
 
 
-def _floor_insert(merged: Path, target: Path, after: int) -> float:
-    """The rows `merged` stored after seq `after` (as the merge stored them) written into
-    `target` (the store before the merge) by hand-written SQL, one INSERT ... SELECT from
-    the attached file per transaction; the time of the writing."""
+def _floor_target(target: Path, merged: Path) -> Any:
+    """A connection to `target` for a floor by hand, with the settings every connection of
+    the store has (db.py: the page cache above all, without which the 13 indexes' pages are
+    read and written again and again), `merged` attached as `src`."""
     import apsw
 
-    from recall_sqlite.sync.merge import WRITE_ROWS
-
     conn = apsw.Connection(str(target))
-    # The settings every connection of the store has (db.py): the page cache above all,
-    # without which the 13 indexes' pages are read and written again and again.
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA cache_size=-65536")
     conn.execute("PRAGMA secure_delete=ON")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("ATTACH ? AS src", (str(merged),))
+    return conn
+
+
+def _floor_insert(merged: Path, target: Path, after: int) -> float:
+    """The rows `merged` stored after seq `after` (as the merge stored them) written into
+    `target` (the store before the merge) by hand-written SQL, one INSERT ... SELECT from
+    the attached file per transaction; the time of the writing."""
+
+    from recall_sqlite.sync.merge import WRITE_ROWS
+
+    conn = _floor_target(target, merged)
     cols = ", ".join(str(r[1]) for r in conn.execute("PRAGMA main.table_info(journal_entries)"))
     (top,) = conn.execute("SELECT max(seq) FROM src.journal_entries").fetchall()[0]
     start = time.perf_counter()
@@ -279,13 +286,7 @@ def _floor_insert(merged: Path, target: Path, after: int) -> float:
                 (low, high),
             )
             conn.execute("DELETE FROM journal_bulk")
-    with conn:
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_ws SELECT * FROM src.journal_counts_ws"
-        )
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_wt SELECT * FROM src.journal_counts_wt"
-        )
+    copy_counts(conn)
     took = time.perf_counter() - start
     conn.close()
     return took
@@ -297,16 +298,10 @@ def _same_work_insert(merged: Path, target: Path, after: int) -> float:
     prove it), then per transaction of merge.WRITE_ROWS rows bound into a stage, their
     heads computed by SQL and the stored heads they beat demoted, moved into the journal,
     indexed for search (_util.HandWriter); the time of the reading and the writing."""
-    import apsw
 
     from recall_sqlite.sync.merge import WRITE_ROWS
 
-    conn = apsw.Connection(str(target))
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA cache_size=-65536")
-    conn.execute("PRAGMA secure_delete=ON")
-    conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("ATTACH ? AS src", (str(merged),))
+    conn = _floor_target(target, merged)
     hand = HandWriter(conn)
     start = time.perf_counter()
     rows = conn.execute(
@@ -319,20 +314,9 @@ def _same_work_insert(merged: Path, target: Path, after: int) -> float:
             conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (1)")
             hand.write(batch, after + at, after + at + len(batch))
             conn.execute("DELETE FROM journal_bulk")
-    with conn:
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_ws SELECT * FROM src.journal_counts_ws"
-        )
-        conn.execute(
-            "INSERT OR REPLACE INTO main.journal_counts_wt SELECT * FROM src.journal_counts_wt"
-        )
+    copy_counts(conn)
     took = time.perf_counter() - start
-    (same,) = conn.execute(
-        "SELECT count(*) FROM main.journal_entries m JOIN src.journal_entries e USING (seq)"
-        " WHERE m.head_ws = e.head_ws AND m.head_wt = e.head_wt AND m.id = e.id"
-    ).fetchall()[0]
-    (total,) = conn.execute("SELECT count(*) FROM src.journal_entries").fetchall()[0]
-    assert same == total, (same, total)
+    assert_same_heads(conn)
     conn.close()
     return took
 

@@ -376,6 +376,29 @@ def _ids(m: Machine) -> set[bytes]:
     return {bytes(i) for (i,) in context_of(m.store).db.query("SELECT id FROM journal_entries")}
 
 
+def _failing_at(
+    monkeypatch: pytest.MonkeyPatch, peer: Machine, name: str, call: int, error: Exception
+) -> Any:
+    """12 distinct versions on `peer`, pulled 2 a round, with merge.`name` raising `error`
+    on its `call`-th call; the real function, to put back."""
+    from recall_sqlite.sync import merge
+
+    for i in range(12):
+        peer.journals["."].append({**entry(i), "focus": f"version {i}"})
+    monkeypatch.setattr(merge, "CHUNK", 2)
+    real = getattr(merge, name)
+    calls: list[int] = []
+
+    def planted(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == call:
+            raise error
+        return real(*args)
+
+    monkeypatch.setattr(merge, name, planted)
+    return real
+
+
 def _reading_threads() -> list[str]:
     import threading
 
@@ -424,19 +447,7 @@ def test_a_failed_write_stops_the_reading_thread(
     from recall_sqlite.sync import merge
 
     a, b, _ = trio
-    for i in range(12):
-        a.journals["."].append({**entry(i), "focus": f"version {i}"})
-    monkeypatch.setattr(merge, "CHUNK", 2)
-    write = merge._write_versions
-    calls = []
-
-    def fails_second(*args: Any) -> None:
-        calls.append(1)
-        if len(calls) == 2:
-            raise RuntimeError("planted failure")
-        write(*args)
-
-    monkeypatch.setattr(merge, "_write_versions", fails_second)
+    write = _failing_at(monkeypatch, a, "_write_versions", 2, RuntimeError("planted failure"))
     with pytest.raises(RuntimeError, match="planted failure"):
         b.pull(a, tmp_path)
     assert not _reading_threads()
@@ -450,22 +461,10 @@ def test_a_failed_read_reaches_the_caller_after_the_rounds_before_it(
     trio: list[Machine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from recall_sqlite.errors import CorruptStoreError
-    from recall_sqlite.sync import merge
 
     a, b, _ = trio
-    for i in range(12):
-        a.journals["."].append({**entry(i), "focus": f"version {i}"})
-    monkeypatch.setattr(merge, "CHUNK", 2)
-    prepare = merge._prepare
-    rounds = []
-
-    def fails_third(*args: Any) -> Any:
-        rounds.append(1)
-        if len(rounds) == 3:
-            raise CorruptStoreError("planted: the peer's file is damaged")
-        return prepare(*args)
-
-    monkeypatch.setattr(merge, "_prepare", fails_third)
+    planted = CorruptStoreError("planted: the peer's file is damaged")
+    _failing_at(monkeypatch, a, "_prepare", 3, planted)
     with pytest.raises(CorruptStoreError, match="planted"):
         b.pull(a, tmp_path)
     assert not _reading_threads()
