@@ -405,7 +405,7 @@ def _prepare(
     # Read after the rows (each row's worktree is there by then) and afresh each round:
     # the merging thread may have added worktrees since the last.
     key_of = {pk: key for pk, (key, _) in identity.worktree_names(reader, ws).items()}
-    here = {as_bytes(i): (as_int(seq), key_of[as_int(wt)]) for i, seq, wt in stored}
+    here = {as_bytes(i): (as_int(seq), key_of.get(as_int(wt), "")) for i, seq, wt in stored}
     fresh_seqs: list[int] = []
     moving: list[tuple[bytes, int]] = []  # (id, the peer's worktree pk)
     for seq, i, wt in keys:
@@ -415,6 +415,8 @@ def _prepare(
             fresh_seqs.append(as_int(seq))
         elif _their_key(theirs, as_int(wt)) < held[1]:
             moving.append((rid, as_int(wt)))
+    # Decoded, validated and re-hashed outside the write lock: the proof of a row depends
+    # on nothing stored here, so local writers wait only for the writing.
     tally = {"rejected": 0}
     whole = len(fresh_seqs) == len(keys)
     fresh = _peer_rows(peer, peer_ws, span, fresh_seqs, whole, tally) if fresh_seqs else []
