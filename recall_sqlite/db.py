@@ -6,7 +6,8 @@ store file's life (created, moved aside, read-only and why) is paths/storefile.p
 from __future__ import annotations
 
 import os
-from _thread import RLock
+from _thread import RLock, get_ident
+from time import monotonic
 
 import apsw
 
@@ -230,6 +231,8 @@ class Database:
         # Public so the journal's hot read path can hold it without a context manager.
         self.lock = RLock()
         self.immutable = False
+        # The transaction the owner thread's writes share, while it has one (shared()).
+        self.sharing: Shared | None = None
         self.conn = self._life.open(self._session, self._build)
         # Which file this connection writes: a write first checks the path still names it.
         self._identity = storefile.file_identity(self.file)
@@ -448,6 +451,16 @@ class Database:
             raise ReadOnlyStoreError(f"{self.file}: no write, {self.read_only_reason}")
         return _Write(self, wait)
 
+    def shared(self) -> Shared:
+        """Within it, this thread's write()s share one write transaction, each a savepoint
+        in it (its failure undoes only its own statements), and its read()s read that
+        transaction; settle() commits what is pending, and leaving shared() commits the
+        rest, on an exception too (each write() that ended well is whole). For many small
+        writes whose commits would cost more than their rows (an import of many small
+        sources, legacy/chunks.py). Other threads wait while a shared transaction is open,
+        as they wait for a write."""
+        return Shared(self)
+
     def check_same_file(self) -> None:
         """Refuse to write when the path no longer names the file this connection has open
         (deleted by `git clean`, replaced by a restore): SQLite would acknowledge every
@@ -481,14 +494,19 @@ def _rollback(conn: Connection) -> None:
 
 
 class _Read:
-    __slots__ = ("db",)
+    __slots__ = ("db", "within")
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.within = False
 
     def __enter__(self) -> Connection:
         db = self.db
         db.lock.acquire()
+        # (Taken the lock: another thread's shared transaction is not open now.)
+        self.within = _sharing(db) is not None
+        if self.within:
+            return db.conn
         try:
             db.conn.execute("BEGIN")
         except (apsw.Error, ValueError, TypeError) as exc:
@@ -504,6 +522,10 @@ class _Read:
     ) -> None:
         db = self.db
         try:
+            if self.within:
+                if isinstance(exc, (apsw.Error, ValueError, TypeError)):
+                    raise translate_any(exc, db.file) from None
+                return
             try:
                 db.conn.execute("COMMIT")
             except apsw.Error as failed:
@@ -554,28 +576,29 @@ class _Scratch:
 
 
 class _Write:
-    __slots__ = ("db", "wait")
+    __slots__ = ("db", "wait", "within")
 
     def __init__(self, db: Database, wait: bool) -> None:
         self.db = db
         self.wait = wait
+        self.within = False
 
     def __enter__(self) -> Connection:
         db = self.db
         db.lock.acquire()
         try:
             conn = db.conn
-            db.check_same_file()
-            try:
-                if not self.wait:
-                    conn.set_busy_timeout(0)
+            shared = _sharing(db)
+            self.within = shared is not None
+            if shared is not None:
+                if not shared.open:
+                    shared.begin(self.wait)
                 try:
-                    conn.execute("BEGIN IMMEDIATE")
-                finally:
-                    if not self.wait:
-                        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-            except apsw.Error as exc:
-                raise translate(exc, db.file) from None
+                    conn.execute("SAVEPOINT shared_write")
+                except apsw.Error as exc:
+                    raise translate(exc, db.file) from None
+            else:
+                _begin(db, self.wait)
         except BaseException:
             db.lock.release()
             raise
@@ -586,6 +609,12 @@ class _Write:
     ) -> None:
         db = self.db
         conn = db.conn
+        if self.within:
+            try:
+                _leave_savepoint(db, exc)
+            finally:
+                db.lock.release()
+            return
         try:
             if exc is not None:
                 _rollback(conn)
@@ -599,3 +628,124 @@ class _Write:
                 raise translate(failed, db.file) from None
         finally:
             db.lock.release()
+
+
+def _begin(db: Database, wait: bool) -> None:
+    """BEGIN IMMEDIATE on a file that is still the store's (`wait` False: BusyError at once
+    when another writer holds the lock)."""
+    conn = db.conn
+    db.check_same_file()
+    try:
+        if not wait:
+            conn.set_busy_timeout(0)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        finally:
+            if not wait:
+                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    except apsw.Error as exc:
+        raise translate(exc, db.file) from None
+
+
+def _sharing(db: Database) -> Shared | None:
+    """The shared transaction this thread's statements go into, if any."""
+    shared = db.sharing
+    return shared if shared is not None and shared.owner == get_ident() else None
+
+
+def _leave_savepoint(db: Database, exc: BaseException | None) -> None:
+    """The end of a write() inside a shared transaction: its savepoint released, or rolled
+    back on an exception. Should SQLite have rolled back the whole transaction (a full
+    disk does), the rows of earlier writes went with it: that is the error, never a
+    silent loss."""
+    conn, shared = db.conn, db.sharing
+    assert shared is not None
+    try:
+        if exc is None:
+            conn.execute("RELEASE shared_write")
+            return
+        if conn.in_transaction:
+            conn.execute("ROLLBACK TO shared_write")
+            conn.execute("RELEASE shared_write")
+    except apsw.Error as failed:
+        _rollback(conn)
+        shared.closed()
+        raise translate(failed, db.file) from None
+    if not conn.in_transaction:
+        shared.closed()
+        raise StoreError(
+            f"{db.file}: the shared write transaction was rolled back ({exc});"
+            " the writes pending in it were not stored"
+        ) from exc
+    if isinstance(exc, apsw.Error):
+        raise translate(exc, db.file) from None
+
+
+class Shared:
+    """Database.shared()."""
+
+    __slots__ = ("db", "owner", "open", "since")
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.owner = get_ident()
+        self.open = False
+        self.since = 0.0
+
+    def __enter__(self) -> Shared:
+        with self.db.lock:
+            if self.db.sharing is not None:
+                raise StoreError("a shared transaction is open on this connection already")
+            self.db.sharing = self
+        return self
+
+    def begin(self, wait: bool) -> None:
+        """Open the transaction (the caller holds the lock): one more hold of the lock,
+        given back when it ends, keeps other threads out until then."""
+        _begin(self.db, wait)
+        self.db.lock.acquire()
+        self.open, self.since = True, monotonic()
+
+    def age(self) -> float:
+        """Seconds since the open transaction began (0 when none is open)."""
+        return monotonic() - self.since if self.open else 0.0
+
+    def settle(self) -> None:
+        """Commit what the shared transaction holds; the next write() opens another."""
+        db = self.db
+        with db.lock:
+            if not self.open:
+                return
+            try:
+                db.conn.execute("COMMIT")
+            except apsw.Error as failed:
+                _rollback(db.conn)
+                raise translate(failed, db.file) from None
+            finally:
+                if not db.conn.in_transaction:
+                    self.closed()
+
+    def closed(self) -> None:
+        """The transaction ended (committed or rolled back): its hold of the lock given back."""
+        if self.open:
+            self.open = False
+            self.db.lock.release()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        db = self.db
+        with db.lock:
+            try:
+                if exc is None:
+                    self.settle()
+                elif self.open:
+                    # Every write() that ended without an error is whole (a failed one
+                    # undid its own savepoint): they are kept, as their own commits would
+                    # have been. The exception that ends the block is the one reported.
+                    try:
+                        self.settle()
+                    except StoreError:
+                        pass
+            finally:
+                db.sharing = None

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from apsw import Connection
 
     from ..context import StoreContext
-    from ..db import Row
+    from ..db import Row, Shared
     from .lines import Parsed
     from .sources import Source
     from .workers import Block, Outcome, ParsePool
@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 # Quarantined raw bytes kept in the database per line (the source keeps the rest).
 RAW_KEEP = 256 * 1024 * 1024
+# A shared transaction (Database.shared) is committed once it holds this long, whatever its
+# lines: a live writer waits for it (many tiny sources would otherwise hold it for long).
+SHARE_SECONDS = 0.5
 # The in-run cache of raw lines already resolved (16-byte digest -> entry seq): it spares
 # re-parsing the copies of a line that buckets share. Bounded so memory stays flat.
 RAW_CACHE_MAX = 1_000_000
@@ -57,6 +60,21 @@ class RunState:
     done: int = 0
     # raw line digest -> journal seq, for lines already resolved in this run
     raw: dict[bytes, int] = field(default_factory=dict)
+    # The transaction consecutive small sources share, and the lines pending in it: a
+    # commit costs more than the rows of a small source (bench/RESULTS.md, row 'import:
+    # small sources share a transaction').
+    shared: Shared | None = None
+    pending: int = 0
+
+    def wrote(self, lines: int, chunk_lines: int) -> None:
+        """A chunk of `lines` is written: commit once a chunk's worth is pending."""
+        shared = self.shared
+        if shared is None:
+            return
+        self.pending += lines
+        if self.pending >= chunk_lines or shared.age() >= SHARE_SECONDS:
+            shared.settle()
+            self.pending = 0
 
     def advance(self, nbytes: int) -> None:
         self.done += nbytes
@@ -273,6 +291,9 @@ class Chunker:
                 " duplicates = duplicates + ?, quarantined = quarantined + ? WHERE id = ?",
                 (imported + duplicates + nq, imported, duplicates, nq, self.state.run_id),
             )
+        # (Inside a shared transaction a failure of the database can still undo this
+        # chunk, but only by failing the run: the cache and the counts end with the run.)
+        self.state.wrote(imported + duplicates + nq, self.chunk_lines)
         cache = self.state.raw
         if len(cache) + len(resolved) > RAW_CACHE_MAX:
             cache.clear()

@@ -169,8 +169,9 @@ class Importer:
                 if defer_indexes:
                     with self._ctx.db.write() as conn:
                         deferred.drop(conn)
-                for ps in plan.stores:
-                    results.append(self._import_source(ps, state, chunk_lines, max_line, pool))
+                with self._ctx.db.shared() as state.shared:
+                    for ps in plan.stores:
+                        results.append(self._import_source(ps, state, chunk_lines, max_line, pool))
                 status = "done"
             except KeyboardInterrupt:
                 status = "interrupted"

@@ -133,3 +133,35 @@ def test_a_terminated_cli_import_builds_the_head_indexes_before_it_exits(
             assert not deferred.missing(conn)
         assert context_of(store).db.query("SELECT status FROM import_runs")[-1][0] == "interrupted"
         assert store.journal.read(5, all_worktrees=True).entries
+
+
+def test_small_sources_share_a_transaction_and_end_as_if_each_committed_alone(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three sources of ~900 lines, chunks of 1,000: the first two commit together once a
+    chunk's worth is pending, the third when the import ends; with the time bound at zero
+    (chunks.SHARE_SECONDS) each commits alone. The stores are the same."""
+    from recall_sqlite.db import Shared
+    from recall_sqlite.legacy import chunks
+
+    commits: list[int] = []
+    settle = Shared.settle
+
+    def counted(self: Shared) -> None:
+        if self.open:
+            commits.append(1)
+        settle(self)
+
+    monkeypatch.setattr(Shared, "settle", counted)
+    stores = {}
+    for seconds in (0.0, 3600.0):
+        monkeypatch.setattr(chunks, "SHARE_SECONDS", seconds)
+        commits.clear()
+        root = _clone(base, tmp_path / f"share{seconds}")
+        with open_store(root, root=root) as store:
+            report = store.legacy.import_paths([root], chunk_lines=1000, jobs=1)
+        assert report.ok and [s.lines for s in report.sources] == [901] * 3
+        # (A new source's record goes in with its first chunk.)
+        assert len(commits) == (3 if seconds == 0 else 2), commits
+        stores[seconds] = _snapshot(root)
+    assert stores[0.0] == stores[3600.0]

@@ -72,15 +72,19 @@ def contents(root: Path) -> dict[str, Any]:
         }
 
 
-def _import(root: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
+def _import(root: Path, jobs: int, *, share: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Import the workspace at `root` with `jobs`; after every commit, each source's
     record must name a prefix of its file by that prefix's sha256 (what a resume after a
-    kill checks), although the workers have read blocks past it."""
+    kill checks), although the workers have read blocks past it. Without `share` every
+    chunk commits on its own (so the check runs after each); with it small sources share
+    a transaction, as by default (chunks.SHARE_SECONDS), and are checked once committed."""
     checked = 0
-    with open_store(root, root=root) as store:
+    with open_store(root, root=root) as store, pytest.MonkeyPatch.context() as mp:
+        if not share:
+            mp.setattr(chunks, "SHARE_SECONDS", 0.0)
         other = apsw.Connection(str(store.workspace.db_path), flags=apsw.SQLITE_OPEN_READONLY)
 
-        def check(done: int, total: int) -> None:
+        def check(done: int = 0, total: int = 0) -> None:
             nonlocal checked
             for key, size, sha in other.execute("SELECT path, size, sha256 FROM import_sources"):
                 data = (root / str(key)).read_bytes()[: int(size)]
@@ -89,6 +93,8 @@ def _import(root: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
 
         try:
             report = store.legacy.import_paths([root], jobs=jobs, progress=check, **kwargs)
+            if share:
+                check()
         finally:
             other.close()
     assert report.jobs == jobs, "the workers were not used: the test would prove nothing"
@@ -194,10 +200,11 @@ _op = st.one_of(
     history=st.lists(st.tuples(st.integers(0, 2), _op), min_size=1, max_size=60),
     unterminated=st.booleans(),
     chunk=st.integers(1, 9),
+    share=st.booleans(),
 )
 @pytest.mark.usefixtures("small_blocks")
 def test_generated_histories_import_the_same_with_workers(
-    history: list[tuple[int, bytes | tuple[str, int]]], unterminated: bool, chunk: int
+    history: list[tuple[int, bytes | tuple[str, int]]], unterminated: bool, chunk: int, share: bool
 ) -> None:
     written: list[bytes] = []
     buckets: dict[int, list[bytes]] = {}
@@ -216,7 +223,7 @@ def test_generated_histories_import_the_same_with_workers(
         got = []
         for jobs in (1, 2):
             root = _clone(base, Path(tmp) / f"jobs{jobs}")
-            report = _import(root, jobs, chunk_lines=chunk, max_line=400)
+            report = _import(root, jobs, share=share, chunk_lines=chunk, max_line=400)
             # (An unterminated empty last line is no line.)
             assert report["lines_total"] >= len(written) - 1
             got.append(contents(root))
