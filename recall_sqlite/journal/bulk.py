@@ -40,21 +40,13 @@ class Stored(NamedTuple):
 
 
 class _Head:
-    """A head of a session scope during the replay: its dedup key and seq; for a row of the
-    batch also its index, its count scope and whether it is meaningful (None, None, 0 for a
-    row stored before the batch)."""
+    """A head of a session scope during the replay: its dedup key and seq, and for a row of
+    the batch its index (None for a row stored before the batch)."""
 
-    __slots__ = ("key", "seq", "new", "count", "mean")
+    __slots__ = ("key", "seq", "new")
 
-    def __init__(
-        self,
-        key: tuple[int, int, int, bytes],
-        seq: int,
-        new: int | None = None,
-        count: Row | None = None,
-        mean: int = 0,
-    ) -> None:
-        self.key, self.seq, self.new, self.count, self.mean = key, seq, new, count, mean
+    def __init__(self, key: tuple[int, int, int, bytes], seq: int, new: int | None = None) -> None:
+        self.key, self.seq, self.new = key, seq, new
 
 
 # Each row with the values the trigger path would have given it, staged in a table of this
@@ -145,15 +137,15 @@ def _number(
 
 def _stored_heads(
     conn: Connection, ws: int, fresh: list[tuple[int, Sequence[SQLiteValue]]]
-) -> dict[Row, list[_Head]]:
-    """The heads the touched sessions hold already, keyed (0, session) for head_ws and
-    (1, worktree, session) for head_wt (one each in a consistent store; a list, to replay
-    any store)."""
+) -> tuple[dict[Any, list[_Head]], dict[Any, list[_Head]]]:
+    """The heads the touched sessions hold already: head_ws keyed by session, head_wt by
+    (worktree, session) (one each in a consistent store; a list, to replay any store)."""
     i_sid = _IX["session_id"]
     sids = sorted({str(r[i_sid]) for _, r in fresh if r[i_sid] != ""})
-    heads_of: dict[tuple[Any, ...], list[_Head]] = {}
+    of_ws: dict[Any, list[_Head]] = {}
+    of_wt: dict[Any, list[_Head]] = {}
     if not sids:
-        return heads_of
+        return of_ws, of_wt
     for seq, rid, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
         "SELECT e.seq, e.id, e.session_id, e.worktree_id, e.auto, e.ts_us, e.rich,"
         " e.head_ws, e.head_wt"
@@ -164,10 +156,10 @@ def _stored_heads(
     ):
         head = _Head(py_key(auto, ts, rich, rid), seq)
         if hws == 1:
-            heads_of.setdefault((0, sid), []).append(head)
+            of_ws.setdefault(sid, []).append(head)
         if hwt == 1:
-            heads_of.setdefault((1, wt, sid), []).append(head)
-    return heads_of
+            of_wt.setdefault((wt, sid), []).append(head)
+    return of_ws, of_wt
 
 
 class _Replay(NamedTuple):
@@ -177,9 +169,13 @@ class _Replay(NamedTuple):
 
 
 def _replay(
-    fresh: list[tuple[int, Sequence[SQLiteValue]]], heads_of: dict[Row, list[_Head]]
+    fresh: list[tuple[int, Sequence[SQLiteValue]]],
+    heads_of: tuple[dict[Any, list[_Head]], dict[Any, list[_Head]]],
 ) -> _Replay:
-    """journal_entries_after_insert, replayed over the batch in insertion order."""
+    """journal_entries_after_insert, replayed over the batch in insertion order; then the
+    counts the count triggers would have added: a row of the batch that ends a head adds
+    itself, and one demoted within the batch added itself and took itself away (its scope's
+    count row is still created, at +0, as the trigger path leaves it)."""
     ix = _IX
     i_id, i_ws, i_wt, i_sid, i_br = (
         ix["id"],
@@ -190,43 +186,74 @@ def _replay(
     )
     i_ts, i_auto, i_rich, i_mean = ix["ts_us"], ix["auto"], ix["rich"], ix["meaningful"]
     n = len(fresh)
-    out = _Replay(([0] * n, [0] * n), [], {})
-    flags, counts = out.flags, out.counts
+    flags_ws, flags_wt = [0] * n, [0] * n
+    demote: list[tuple[int, int, int]] = []
+    # rows of the batch that were a head of their scope and lost it within the batch
+    lost: tuple[list[int], list[int]] = ([], [])
+    of_ws, of_wt = heads_of
     # The rows are codec.encode's (each column of its kind by construction): read as such,
     # with no per-value check in the loop of a million-line import.
     rows: list[tuple[int, Sequence[Any]]] = fresh
     for k, (seq, r) in enumerate(rows):
-        ws, wt, sid, br, mean = int(r[i_ws]), int(r[i_wt]), r[i_sid], r[i_br], r[i_mean]
+        sid = r[i_sid]
         if sid == "":
-            flags[0][k] = flags[1][k] = 1
-            _add(counts, (0, ws, br), 1, mean)
-            _add(counts, (1, ws, wt, br), 1, mean)
+            flags_ws[k] = flags_wt[k] = 1
             continue
         key = py_key(r[i_auto], r[i_ts], r[i_rich], r[i_id])
-        for phase, scope, count in (
-            (0, (0, sid), (0, ws, br)),
-            (1, (1, wt, sid), (1, ws, wt, br)),
-        ):
-            heads = heads_of.get(scope)
-            if heads:
-                # demote every head the new version beats (journal/order.py) ...
-                kept = []
-                for h in heads:
-                    if key < h.key:
-                        if h.new is None or h.count is None:  # (None together)
-                            out.demote.append((seq, phase, h.seq))
-                        else:
-                            flags[phase][h.new] = 0
-                            _add(counts, h.count, -1, -h.mean)
-                    else:
-                        kept.append(h)
-                if kept:  # ... and it is a head only if none is left
-                    heads[:] = kept
-                    continue
-            flags[phase][k] = 1
-            heads_of[scope] = [_Head(key, seq, k, count, mean)]
-            _add(counts, count, 1, mean)
-    return out
+        scope = (int(r[i_wt]), sid)
+        # (Unrolled over the two scopes: this loop runs once per imported line.)
+        heads = of_ws.get(sid)
+        if heads is None or _contest(heads, key, seq, 0, flags_ws, demote, lost[0]):
+            flags_ws[k] = 1
+            of_ws[sid] = [_Head(key, seq, k)]
+        heads = of_wt.get(scope)
+        if heads is None or _contest(heads, key, seq, 1, flags_wt, demote, lost[1]):
+            flags_wt[k] = 1
+            of_wt[scope] = [_Head(key, seq, k)]
+    counts: dict[tuple[Any, ...], list[int]] = {}
+    for k in lost[0]:
+        r = rows[k][1]
+        counts.setdefault((0, int(r[i_ws]), r[i_br]), [0, 0])
+    for k in lost[1]:
+        r = rows[k][1]
+        counts.setdefault((1, int(r[i_ws]), int(r[i_wt]), r[i_br]), [0, 0])
+    for k, (_, r) in enumerate(rows):
+        on_ws, on_wt = flags_ws[k], flags_wt[k]
+        if on_ws or on_wt:
+            ws, br, mean = int(r[i_ws]), r[i_br], r[i_mean]
+            if on_ws:
+                _add(counts, (0, ws, br), mean)
+            if on_wt:
+                _add(counts, (1, ws, int(r[i_wt]), br), mean)
+    return _Replay((flags_ws, flags_wt), demote, counts)
+
+
+def _contest(
+    heads: list[_Head],
+    key: tuple[int, int, int, bytes],
+    seq: int,
+    phase: int,
+    flags: list[int],
+    demote: list[tuple[int, int, int]],
+    lost: list[int],
+) -> bool:
+    """The new version `key` against a scope's heads: every head it beats is demoted (a
+    stored one recorded for an UPDATE, one of the batch unflagged and listed in `lost`);
+    True when none is left, and the new version is the scope's head."""
+    kept = []
+    for h in heads:
+        if key < h.key:
+            if h.new is None:
+                demote.append((seq, phase, h.seq))
+            else:
+                flags[h.new] = 0
+                lost.append(h.new)
+        else:
+            kept.append(h)
+    if kept:
+        heads[:] = kept
+        return False
+    return True
 
 
 def _write(
@@ -297,12 +324,12 @@ def _demote(conn: Connection, demote: list[tuple[int, int, int]]) -> None:
             )
 
 
-def _add(counts: dict[Row, list[int]], key: Row, heads: int, meaningful: int) -> None:
+def _add(counts: dict[Row, list[int]], key: Row, meaningful: int) -> None:
     c = counts.get(key)
     if c is None:
-        counts[key] = [heads, meaningful]
+        counts[key] = [1, meaningful]
     else:
-        c[0] += heads
+        c[0] += 1
         c[1] += meaningful
 
 
