@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 
     from ..db import Row
 
+    # The heads of the touched session scopes during the replay: head_ws by session,
+    # head_wt by (worktree, session).
+    WsHeads = dict[str, list["_Head"]]
+    WtHeads = dict[tuple[int, str], list["_Head"]]
+
 
 class Stored(NamedTuple):
     seq: int
@@ -137,13 +142,13 @@ def _number(
 
 def _stored_heads(
     conn: Connection, ws: int, fresh: list[tuple[int, Sequence[SQLiteValue]]]
-) -> tuple[dict[Any, list[_Head]], dict[Any, list[_Head]]]:
+) -> tuple[WsHeads, WtHeads]:
     """The heads the touched sessions hold already: head_ws keyed by session, head_wt by
     (worktree, session) (one each in a consistent store; a list, to replay any store)."""
     i_sid = _IX["session_id"]
     sids = sorted({str(r[i_sid]) for _, r in fresh if r[i_sid] != ""})
-    of_ws: dict[Any, list[_Head]] = {}
-    of_wt: dict[Any, list[_Head]] = {}
+    of_ws: WsHeads = {}
+    of_wt: WtHeads = {}
     if not sids:
         return of_ws, of_wt
     for seq, rid, sid, wt, auto, ts, rich, hws, hwt in conn.execute(
@@ -156,9 +161,9 @@ def _stored_heads(
     ):
         head = _Head(py_key(auto, ts, rich, rid), seq)
         if hws == 1:
-            of_ws.setdefault(sid, []).append(head)
+            of_ws.setdefault(str(sid), []).append(head)
         if hwt == 1:
-            of_wt.setdefault((wt, sid), []).append(head)
+            of_wt.setdefault((as_int(wt), str(sid)), []).append(head)
     return of_ws, of_wt
 
 
@@ -170,7 +175,7 @@ class _Replay(NamedTuple):
 
 def _replay(
     fresh: list[tuple[int, Sequence[SQLiteValue]]],
-    heads_of: tuple[dict[Any, list[_Head]], dict[Any, list[_Head]]],
+    heads_of: tuple[WsHeads, WtHeads],
 ) -> _Replay:
     """journal_entries_after_insert, replayed over the batch in insertion order; then the
     counts the count triggers would have added: a row of the batch that ends a head adds

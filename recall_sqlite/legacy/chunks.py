@@ -67,7 +67,8 @@ class RunState:
     pending: int = 0
 
     def wrote(self, lines: int, chunk_lines: int) -> None:
-        """A chunk of `lines` is written: commit once a chunk's worth is pending."""
+        """A chunk of `lines` is written: commit once a chunk's worth is pending, or once
+        the transaction is SHARE_SECONDS old."""
         shared = self.shared
         if shared is None:
             return

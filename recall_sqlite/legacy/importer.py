@@ -171,6 +171,9 @@ class Importer:
                         deferred.drop(conn)
                 with self._ctx.db.shared() as state.shared:
                     for ps in plan.stores:
+                        # (A transaction the sources before left open ends here if it is
+                        # old already: the next source is read while it stays open.)
+                        state.wrote(0, chunk_lines)
                         results.append(self._import_source(ps, state, chunk_lines, max_line, pool))
                 status = "done"
             except KeyboardInterrupt:

@@ -165,3 +165,40 @@ def test_small_sources_share_a_transaction_and_end_as_if_each_committed_alone(
         assert len(commits) == (3 if seconds == 0 else 2), commits
         stores[seconds] = _snapshot(root)
     assert stores[0.0] == stores[3600.0]
+
+
+def test_a_shared_transaction_ends_before_the_next_source_once_it_is_old(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer waits at most for about chunks.SHARE_SECONDS and one source: with chunks far
+    larger than the sources, a transaction older than that when a source is done (here
+    each source's end is slowed) is committed before the next source is read."""
+    import time
+
+    from recall_sqlite.db import Shared
+    from recall_sqlite.legacy import chunks
+    from recall_sqlite.legacy.importer import Importer
+
+    commits: list[int] = []
+    settle, one_source = Shared.settle, Importer._import_source
+
+    def counted(self: Shared) -> None:
+        if self.open:
+            commits.append(1)
+        settle(self)
+
+    def slow(self: Importer, *args: Any) -> Any:
+        try:
+            return one_source(self, *args)
+        finally:
+            time.sleep(0.25)
+
+    monkeypatch.setattr(Shared, "settle", counted)
+    monkeypatch.setattr(Importer, "_import_source", slow)
+    monkeypatch.setattr(chunks, "SHARE_SECONDS", 0.2)
+    root = _clone(base, tmp_path / "slow")
+    with open_store(root, root=root) as store:
+        report = store.legacy.import_paths([root], chunk_lines=10_000, jobs=1)
+    assert report.ok and len(report.sources) == 3
+    # (Without the check between sources, the first two would go in one commit.)
+    assert len(commits) == 3, commits
