@@ -25,12 +25,24 @@ if TYPE_CHECKING:
     from apsw import Connection
 
     from ..context import StoreContext
-    from ..db import Row, Shared
+    from ..db import Database, Row
     from .lines import Parsed
     from .sources import Source
     from .workers import Block, Outcome, ParsePool
 
     Progress = Callable[[int, int], None]
+    # A chunk's rows, fates and quarantine, its last line, end offset, whether the line
+    # there is unterminated, the sha256 of the file up to it, what the record said before.
+    Chunk = tuple[
+        dict[bytes, Row],
+        list[tuple[int, bytes | None, bytes | None, int | None]],
+        list[tuple[int, int, int, Bad, bytes | None]],
+        int,
+        int,
+        bool,
+        str,
+        tuple[int, int],
+    ]
 
     class Tally(Protocol):
         """What a source's import counts as its chunks commit (importer.SourceResult)."""
@@ -40,13 +52,17 @@ if TYPE_CHECKING:
         duplicates: int
         quarantined: int
         total_lines: int
+        action: str
+        note: str
 
 
 # Quarantined raw bytes kept in the database per line (the source keeps the rest).
 RAW_KEEP = 256 * 1024 * 1024
-# A shared transaction (Database.shared) is committed once it holds this long, whatever its
-# lines: a live writer waits for it (many tiny sources would otherwise hold it for long).
-SHARE_SECONDS = 0.5
+# A source's last chunk is held back and written with the next ones, in one transaction,
+# until a chunk's worth of lines is held: a commit costs more than the rows of a small
+# source (bench/RESULTS.md, row 'import: small sources share a transaction'). Only the
+# writing waits, never the lock: it is taken only to write what is held.
+SHARE_TAILS = True
 # The in-run cache of raw lines already resolved (16-byte digest -> entry seq): it spares
 # re-parsing the copies of a line that buckets share. Bounded so memory stays flat.
 RAW_CACHE_MAX = 1_000_000
@@ -60,22 +76,31 @@ class RunState:
     done: int = 0
     # raw line digest -> journal seq, for lines already resolved in this run
     raw: dict[bytes, int] = field(default_factory=dict)
-    # The transaction consecutive small sources share, and the lines pending in it: a
-    # commit costs more than the rows of a small source (bench/RESULTS.md, row 'import:
-    # small sources share a transaction').
-    shared: Shared | None = None
+    # The store, and the last chunks of sources held back to be written together
+    # (SHARE_TAILS) with their lines.
+    db: Database | None = None
+    held: list[Callable[[], None]] = field(default_factory=list)
     pending: int = 0
 
-    def wrote(self, lines: int, chunk_lines: int) -> None:
-        """A chunk of `lines` is written: commit once a chunk's worth is pending, or once
-        the transaction is SHARE_SECONDS old."""
-        shared = self.shared
-        if shared is None:
-            return
+    def hold(self, write: Callable[[], None], lines: int, chunk_lines: int) -> None:
+        """A source's last chunk, written with the next ones once a chunk's worth of
+        lines is held (or by flush())."""
+        self.held.append(write)
         self.pending += lines
-        if self.pending >= chunk_lines or shared.age() >= SHARE_SECONDS:
-            shared.settle()
-            self.pending = 0
+        if self.pending >= chunk_lines:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every chunk held, in order, in one transaction (each chunk a savepoint in
+        it: one that fails undoes only itself)."""
+        held, self.held, self.pending = self.held, [], 0
+        if len(held) > 1 and self.db is not None:
+            with self.db.shared():
+                for write in held:
+                    write()
+        else:
+            for write in held:
+                write()
 
     def advance(self, nbytes: int) -> None:
         self.done += nbytes
@@ -175,6 +200,7 @@ class Chunker:
                                 fates.append((line_no, digest, eid, None))
                 end = offset + length + newline
                 if len(fates) + len(quarantine) >= chunk:
+                    state.flush()  # (the sources before this one go in first)
                     expected = self._commit(
                         rows,
                         fates,
@@ -194,18 +220,13 @@ class Chunker:
         # it without reading: only when nothing was appended while we read.
         st = os.fstat(fh.fileno())
         complete_mtime = st.st_mtime_ns if st.st_size == end else 0
-        self._commit(
-            rows,
-            fates,
-            quarantine,
-            line_no,
-            end,
-            tail_open,
-            prefix(end),
-            expected,
-            True,
-            complete_mtime,
-        )
+        last: Chunk = (rows, fates, quarantine, line_no, end, tail_open, prefix(end), expected)
+        lines = len(fates) + len(quarantine)
+        if SHARE_TAILS and lines < chunk:
+            state.hold(lambda: self._last(last, complete_mtime), lines, chunk)
+        else:
+            state.flush()
+            self._commit(*last, True, complete_mtime)
         state.advance(end - reported)
         self.result.total_lines = line_no
 
@@ -294,7 +315,6 @@ class Chunker:
             )
         # (Inside a shared transaction a failure of the database can still undo this
         # chunk, but only by failing the run: the cache and the counts end with the run.)
-        self.state.wrote(imported + duplicates + nq, self.chunk_lines)
         cache = self.state.raw
         if len(cache) + len(resolved) > RAW_CACHE_MAX:
             cache.clear()
@@ -304,6 +324,18 @@ class Chunker:
         result.duplicates += duplicates
         result.quarantined += nq
         return end, line_no
+
+    def _last(self, last: Chunk, mtime_ns: int) -> None:
+        """The source's last chunk, written after it was read (RunState.hold): what its
+        failure means is said in its own result, as the import says it of a source read
+        and written at once (importer.py, _import_source)."""
+        try:
+            self._commit(*last, True, mtime_ns)
+        except ImportConflict as exc:
+            self.result.action, self.result.note = "failed", str(exc)
+        except OSError as exc:
+            self.result.action = "failed"
+            self.result.note = f"read failed: {exc.strerror or exc}"
 
     def _quarantine(
         self, conn: Connection, line: int, offset: int, length: int, bad: Bad, data: bytes | None

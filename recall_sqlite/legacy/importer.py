@@ -157,7 +157,9 @@ class Importer:
         with run_lock(self._ctx.db.path) as waited:
             run_id = self._start_run(given if given is not None else [str(plan.root)])
             sizes = {ps.key: file_size(ps.path) for ps in plan.stores}
-            state = RunState(run_id=run_id, total=sum(sizes.values()), progress=progress)
+            state = RunState(
+                run_id=run_id, total=sum(sizes.values()), progress=progress, db=self._ctx.db
+            )
             results: list[SourceResult] = []
             status = "failed"
             new = self._new_bytes(plan, sizes)
@@ -169,12 +171,16 @@ class Importer:
                 if defer_indexes:
                     with self._ctx.db.write() as conn:
                         deferred.drop(conn)
-                with self._ctx.db.shared() as state.shared:
+                try:
                     for ps in plan.stores:
-                        # (A transaction the sources before left open ends here if it is
-                        # old already: the next source is read while it stays open.)
-                        state.wrote(0, chunk_lines)
                         results.append(self._import_source(ps, state, chunk_lines, max_line, pool))
+                finally:
+                    # The last chunks held back (chunks.SHARE_TAILS), on a stop too: each
+                    # is whole, as its own commit would have been.
+                    state.flush()
+                for r in results:
+                    if r.action == "appended" and not r.lines:
+                        r.action = "unchanged"  # only touched (mtime), same bytes
                 status = "done"
             except KeyboardInterrupt:
                 status = "interrupted"
@@ -356,8 +362,6 @@ class Importer:
             Chunker(self._ctx, cur, state, result, path, chunk_lines, max_line, pool).run(
                 fh, start, hasher, tail_fix
             )
-            if result.action == "appended" and not result.lines:
-                result.action = "unchanged"  # only touched (mtime), same bytes
             return result
         except OSError as exc:
             result.action, result.note = "failed", f"read failed: {exc.strerror or exc}"

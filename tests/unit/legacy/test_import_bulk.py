@@ -138,67 +138,59 @@ def test_a_terminated_cli_import_builds_the_head_indexes_before_it_exits(
 def test_small_sources_share_a_transaction_and_end_as_if_each_committed_alone(
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Three sources of ~900 lines, chunks of 1,000: the first two commit together once a
-    chunk's worth is pending, the third when the import ends; with the time bound at zero
-    (chunks.SHARE_SECONDS) each commits alone. The stores are the same."""
-    from recall_sqlite.db import Shared
+    """Three sources of ~900 lines, chunks of 1,000: the first two sources' rows are written
+    in one transaction once a chunk's worth is held, the third's when the import ends;
+    without chunks.SHARE_TAILS each is committed alone. The stores are the same."""
     from recall_sqlite.legacy import chunks
 
-    commits: list[int] = []
-    settle = Shared.settle
+    stores: dict[bool, Any] = {}
+    commits = {False: 0, True: 0}
 
-    def counted(self: Shared) -> None:
-        if self.open:
-            commits.append(1)
-        settle(self)
+    def counter(share: bool) -> Any:
+        def count() -> bool:
+            commits[share] += 1
+            return False  # (True would turn the commit into a rollback)
 
-    monkeypatch.setattr(Shared, "settle", counted)
-    stores = {}
-    for seconds in (0.0, 3600.0):
-        monkeypatch.setattr(chunks, "SHARE_SECONDS", seconds)
-        commits.clear()
-        root = _clone(base, tmp_path / f"share{seconds}")
+        return count
+
+    for share in (False, True):
+        monkeypatch.setattr(chunks, "SHARE_TAILS", share)
+        root = _clone(base, tmp_path / f"share{share}")
         with open_store(root, root=root) as store:
+            context_of(store).db.conn.set_commit_hook(counter(share))
             report = store.legacy.import_paths([root], chunk_lines=1000, jobs=1)
         assert report.ok and [s.lines for s in report.sources] == [901] * 3
-        # (A new source's record goes in with its first chunk.)
-        assert len(commits) == (3 if seconds == 0 else 2), commits
-        stores[seconds] = _snapshot(root)
-    assert stores[0.0] == stores[3600.0]
+        stores[share] = _snapshot(root)
+    assert commits[True] == commits[False] - 1, commits
+    assert stores[True] == stores[False]
 
 
-def test_a_shared_transaction_ends_before_the_next_source_once_it_is_old(
+def test_no_lock_is_held_while_a_source_is_read(
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A writer waits at most for about chunks.SHARE_SECONDS and one source: with chunks far
-    larger than the sources, a transaction older than that when a source is done (here
-    each source's end is slowed) is committed before the next source is read."""
-    import time
-
-    from recall_sqlite.db import Shared
-    from recall_sqlite.legacy import chunks
+    """A source's last chunk is held in memory, not in an open transaction: as each next
+    source starts, another writer takes the write lock at once, and sees the held rows
+    not written yet."""
     from recall_sqlite.legacy.importer import Importer
 
-    commits: list[int] = []
-    settle, one_source = Shared.settle, Importer._import_source
+    one_source = Importer._import_source
+    root = _clone(base, tmp_path / "free")
+    seen: list[int] = []
 
-    def counted(self: Shared) -> None:
-        if self.open:
-            commits.append(1)
-        settle(self)
-
-    def slow(self: Importer, *args: Any) -> Any:
+    def checked(self: Importer, *args: Any) -> Any:
+        other = apsw.Connection(str(root / ".synapt" / "recall" / "recall-sqlite.db"))
         try:
-            return one_source(self, *args)
+            other.execute("BEGIN IMMEDIATE")  # busy timeout 0: BusyError if held
+            seen.append(int(other.execute("SELECT count(*) FROM journal_entries").fetchall()[0][0]))
+            other.execute("ROLLBACK")
         finally:
-            time.sleep(0.25)
+            other.close()
+        return one_source(self, *args)
 
-    monkeypatch.setattr(Shared, "settle", counted)
-    monkeypatch.setattr(Importer, "_import_source", slow)
-    monkeypatch.setattr(chunks, "SHARE_SECONDS", 0.2)
-    root = _clone(base, tmp_path / "slow")
+    monkeypatch.setattr(Importer, "_import_source", checked)
     with open_store(root, root=root) as store:
         report = store.legacy.import_paths([root], chunk_lines=10_000, jobs=1)
     assert report.ok and len(report.sources) == 3
-    # (Without the check between sources, the first two would go in one commit.)
-    assert len(commits) == 3, commits
+    assert seen == [0, 0, 0], "the rows of the sources before were written already"
+    with open_store(root, root=root) as store:
+        assert context_of(store).db.query("SELECT count(*) FROM journal_entries")[0][0] > 0

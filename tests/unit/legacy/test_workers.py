@@ -76,12 +76,13 @@ def _import(root: Path, jobs: int, *, share: bool = False, **kwargs: Any) -> dic
     """Import the workspace at `root` with `jobs`; after every commit, each source's
     record must name a prefix of its file by that prefix's sha256 (what a resume after a
     kill checks), although the workers have read blocks past it. Without `share` every
-    chunk commits on its own (so the check runs after each); with it small sources share
-    a transaction, as by default (chunks.SHARE_SECONDS), and are checked once committed."""
+    chunk commits on its own (so the check runs after each); with it the last chunks of
+    small sources are written together, as by default (chunks.SHARE_TAILS), and are
+    checked once committed."""
     checked = 0
     with open_store(root, root=root) as store, pytest.MonkeyPatch.context() as mp:
         if not share:
-            mp.setattr(chunks, "SHARE_SECONDS", 0.0)
+            mp.setattr(chunks, "SHARE_TAILS", False)
         other = apsw.Connection(str(store.workspace.db_path), flags=apsw.SQLITE_OPEN_READONLY)
 
         def check(done: int = 0, total: int = 0) -> None:
