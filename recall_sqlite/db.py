@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from _thread import RLock, get_ident
-from time import monotonic
 
 import apsw
 
@@ -684,13 +683,12 @@ def _leave_savepoint(db: Database, exc: BaseException | None) -> None:
 class Shared:
     """Database.shared()."""
 
-    __slots__ = ("db", "owner", "open", "since")
+    __slots__ = ("db", "owner", "open")
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self.owner = get_ident()
         self.open = False
-        self.since = 0.0
 
     def __enter__(self) -> Shared:
         with self.db.lock:
@@ -704,11 +702,7 @@ class Shared:
         given back when it ends, keeps other threads out until then."""
         _begin(self.db, wait)
         self.db.lock.acquire()
-        self.open, self.since = True, monotonic()
-
-    def age(self) -> float:
-        """Seconds since the open transaction began (0 when none is open)."""
-        return monotonic() - self.since if self.open else 0.0
+        self.open = True
 
     def settle(self) -> None:
         """Commit what the shared transaction holds; the next write() opens another."""

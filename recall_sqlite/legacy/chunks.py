@@ -1,7 +1,8 @@
 """One source read from a position and committed chunk by chunk (the import's inner loop):
 each chunk's rows, provenance, quarantine and the source's progress commit in one
 transaction, so a killed import resumes exactly after its last commit (importer.py says
-which sources, from where)."""
+which sources, from where). A source's last chunk may wait to share its transaction with
+the next sources' (SHARE_TAILS)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ WORKING_STATE = {
     "synapt.startup.Served": "the list a served session start returns, tagged with its view",
     "synapt.startup.View": "what one served session start knows, filled in as synapt reads",
     "paths.storefile.StoreFile": "the store file through one open: moved aside, read-only",
-    "db.Shared": "one shared write transaction of a Database: open or not, since when",
+    "db.Shared": "one shared write transaction of a Database: open or not",
     "sync.peer_rows.Tally": "what one merge refused and applied, counted as it goes",
 }
 
