@@ -525,13 +525,8 @@ class _Read:
                 if isinstance(exc, (apsw.Error, ValueError, TypeError)):
                     raise translate_any(exc, db.file) from None
                 return
-            try:
-                db.conn.execute("COMMIT")
-            except apsw.Error as failed:
-                # (A damaged page can fail even a reader's COMMIT.) Never leave the
-                # connection inside the transaction.
-                _rollback(db.conn)
-                raise translate(failed, db.file) from None
+            # (A damaged page can fail even a reader's COMMIT.)
+            _commit(db)
             if isinstance(exc, (apsw.Error, ValueError, TypeError)):
                 raise translate_any(exc, db.file) from None
         finally:
@@ -620,13 +615,18 @@ class _Write:
                 if isinstance(exc, apsw.Error):
                     raise translate(exc, db.file) from None
                 return
-            try:
-                conn.execute("COMMIT")
-            except apsw.Error as failed:
-                _rollback(conn)
-                raise translate(failed, db.file) from None
+            _commit(db)
         finally:
             db.lock.release()
+
+
+def _commit(db: Database) -> None:
+    """COMMIT; on failure the connection is never left inside the transaction."""
+    try:
+        db.conn.execute("COMMIT")
+    except apsw.Error as failed:
+        _rollback(db.conn)
+        raise translate(failed, db.file) from None
 
 
 def _begin(db: Database, wait: bool) -> None:
@@ -711,10 +711,7 @@ class Shared:
             if not self.open:
                 return
             try:
-                db.conn.execute("COMMIT")
-            except apsw.Error as failed:
-                _rollback(db.conn)
-                raise translate(failed, db.file) from None
+                _commit(db)
             finally:
                 if not db.conn.in_transaction:
                     self.closed()
