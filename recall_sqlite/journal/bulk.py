@@ -63,11 +63,25 @@ class _Head:
 _NAMES = ("seq", *ROW_COLUMNS, "head_wt", "head_ws")
 _COLUMNS = ", ".join(_NAMES)
 # seq is the stage's rowid, so the move walks it in order without a sort of the batch.
+# `line`: for an import, the line of its source each row was read from (not moved).
 _STAGE_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS journal_stage"
-    f" (seq INTEGER PRIMARY KEY, {', '.join(_NAMES[1:])})"
+    f" (seq INTEGER PRIMARY KEY, {', '.join(_NAMES[1:-2])}, line, head_wt, head_ws)"
 )
-_STAGE_INSERT_SQL = f"INSERT INTO temp.journal_stage VALUES ({','.join('?' * len(_NAMES))})"
+_STAGE_INSERT_SQL = (
+    f"INSERT INTO temp.journal_stage ({', '.join(_NAMES[:-2])}, head_wt, head_ws)"
+    f" VALUES ({','.join('?' * len(_NAMES))})"
+)
+_STAGE_LINES_SQL = (
+    f"INSERT INTO temp.journal_stage ({', '.join(_NAMES[:-2])}, line, head_wt, head_ws)"
+    f" VALUES ({','.join('?' * (len(_NAMES) + 1))})"
+)
+# Each row an import creates is the one its line brought in ('imported'); the lines that
+# repeat it are the importer's to record.
+_PROVENANCE_SQL = (
+    "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
+    " SELECT ?, line, seq, 'imported' FROM temp.journal_stage ORDER BY seq"
+)
 _UNSTAGE_SQL = (
     f"INSERT INTO main.journal_entries ({_COLUMNS})"
     f" SELECT {_COLUMNS} FROM temp.journal_stage ORDER BY seq"
@@ -81,11 +95,18 @@ _INDEX_SQL = (
 
 
 def bulk_insert(
-    conn: Connection, rows: Sequence[Sequence[SQLiteValue]], *, burn_duplicates: bool = False
+    conn: Connection,
+    rows: Sequence[Sequence[SQLiteValue]],
+    *,
+    burn_duplicates: bool = False,
+    source: int | None = None,
 ) -> dict[bytes, Stored]:
     """Insert journal rows (values in codec.ROW_COLUMNS order) as if each had gone through
     codec.INSERT_SQL (`ON CONFLICT (workspace_id, id) DO NOTHING`) in turn: same seqs,
     heads, counts and vector generations. The rows of one call belong to one workspace.
+    With `source` (an import_sources id), each row carries one more value, the line of
+    that source it was read from, and each row created gets its entry_provenance row
+    ('imported') in the same statement's pass.
 
     Must run inside the caller's write transaction. Returns every id of the batch with its
     seq and whether this batch created it. A row whose id is already stored (or repeated
@@ -107,7 +128,7 @@ def bulk_insert(
         if fresh:
             conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
             replay = _replay(fresh, _stored_heads(conn, ws, fresh))
-            _write(conn, fresh, replay)
+            _write(conn, fresh, replay, source)
             # The search index's trigger stands aside under the guard too: the batch is
             # indexed in one statement (its new seqs are the only rows in this range).
             conn.execute(_INDEX_SQL, (fresh[0][0], fresh[-1][0]))
@@ -262,18 +283,24 @@ def _contest(
 
 
 def _write(
-    conn: Connection, fresh: list[tuple[int, Sequence[SQLiteValue]]], replay: _Replay
+    conn: Connection,
+    fresh: list[tuple[int, Sequence[SQLiteValue]]],
+    replay: _Replay,
+    source: int | None,
 ) -> None:
-    """The rows with their final flags; the demotions of stored heads one UPDATE each, in
-    the order the trigger path would have made them (so the count and vector triggers
-    fire for them as they would have); the counts of the new heads in one upsert each."""
+    """The rows with their final flags (and, from an import's `source`, their lines'
+    provenance); the demotions of stored heads one UPDATE each, in the order the trigger
+    path would have made them (so the count and vector triggers fire for them as they
+    would have); the counts of the new heads in one upsert each."""
     flags = replay.flags
     conn.execute(_STAGE_SQL)
     conn.executemany(
-        _STAGE_INSERT_SQL,
+        _STAGE_INSERT_SQL if source is None else _STAGE_LINES_SQL,
         [(seq, *r, flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)],
     )
     conn.execute(_UNSTAGE_SQL)
+    if source is not None:
+        conn.execute(_PROVENANCE_SQL, (source,))
     conn.execute("DELETE FROM temp.journal_stage")
     _demote(conn, sorted(replay.demote))
     counts = replay.counts

@@ -7,6 +7,7 @@ the next sources' (SHARE_TAILS)."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ from .sources import Tombstones, blocks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from hashlib import _Hash
     from typing import Any, BinaryIO, Protocol
 
@@ -32,11 +33,20 @@ if TYPE_CHECKING:
     from .workers import Block, Outcome, ParsePool
 
     Progress = Callable[[int, int], None]
-    # A chunk's rows, fates and quarantine, its last line, end offset, whether the line
-    # there is unterminated, the sha256 of the file up to it, what the record said before.
-    Chunk = tuple[
+    # A chunk's lines that are entries: each entry id first seen in it with its row (the
+    # line it was read from last) and that line's raw digest, in line order; the lines
+    # that repeat an id seen before in the chunk (line, raw digest, id); the lines found
+    # in the run's cache of lines resolved already (line, seq).
+    Found = tuple[
         dict[bytes, Row],
-        list[tuple[int, bytes | None, bytes | None, int | None]],
+        list[bytes],
+        list[tuple[int, bytes, bytes]],
+        list[tuple[int, int]],
+    ]
+    # A chunk's entries and quarantine, its last line, end offset, whether the line there
+    # is unterminated, the sha256 of the file up to it, what the record said before.
+    Chunk = tuple[
+        Found,
         list[tuple[int, int, int, Bad, bytes | None]],
         int,
         int,
@@ -91,10 +101,13 @@ class RunState:
         if self.pending >= chunk_lines:
             self.flush()
 
-    def flush(self) -> None:
-        """Write every chunk held, in order, in one transaction (each chunk a savepoint in
-        it: one that fails undoes only itself)."""
+    def flush(self, then: Callable[[], None] | None = None) -> None:
+        """Write every chunk held, in order, and `then` (the next source's first full
+        chunk), in one transaction: each a savepoint in it, so one that fails undoes only
+        itself (its exception, raised once the others are committed, is `then`'s own)."""
         held, self.held, self.pending = self.held, [], 0
+        if then is not None:
+            held.append(then)
         if len(held) > 1 and self.db is not None:
             with self.db.shared():
                 for write in held:
@@ -142,16 +155,19 @@ class Chunker:
         prefix = reader.prefix_of_block()
         line_no = src.lines
         expected = (src.size, src.lines)
-        # entry id -> its row, first occurrence in the chunk first
         rows: dict[bytes, tuple[Any, ...]] = {}
-        # (line, raw digest or None, entry id or None, seq or None)
-        fates: list[tuple[int, bytes | None, bytes | None, int | None]] = []
+        firsts: list[bytes] = []
+        again: list[tuple[int, bytes, bytes]] = []
+        cached: list[tuple[int, int]] = []
         quarantine: list[tuple[int, int, int, Bad, bytes | None]] = []
+        forgot = tombstones.forgot if tombstones.any else None
         end, tail_open = start, src.tail_open and not tail_fix
         reported = start
         blake = hashlib.blake2b
         stored = now_us()
         chunk, max_line = self.chunk_lines, self.max_line
+        # The line that fills the first chunk (with the lines held before it) and each next.
+        full_at = line_no + chunk - state.pending
         fate: Parsed | Bad
         answer: Outcome | None
         for batch, big, terminated, prefix, worked in read:
@@ -172,7 +188,7 @@ class Chunker:
                         digest = digests[i]  # type: ignore[assignment]  # (data is not None)
                     seq = cache.get(digest)
                     if seq is not None:
-                        fates.append((line_no, None, None, seq))
+                        cached.append((line_no, seq))
                     else:
                         # The line's (id, row, canonical JSON), or why it is quarantined: a
                         # worker's plain answer (workers.classify_block) as it came.
@@ -190,30 +206,32 @@ class Chunker:
                             quarantine.append((line_no, offset, length, Bad(*answer), data))
                         else:
                             eid, row, canon = answer
-                            if tombstones.forgot(eid, canon):
+                            if forgot is not None and forgot(eid, canon):
                                 # Forgotten (journal forget): accounted for, never
                                 # re-imported, and no byte of the line kept.
                                 bad = Bad(FORGOTTEN, "a forgotten entry; not kept")
                                 quarantine.append((line_no, offset, length, bad, b""))
+                            elif eid not in rows:
+                                rows[eid] = (eid, ws_pk, wt_pk, stored, *row, line_no)
+                                firsts.append(digest)
                             else:
-                                if eid not in rows:
-                                    rows[eid] = (eid, ws_pk, wt_pk, stored, *row)
-                                fates.append((line_no, digest, eid, None))
+                                again.append((line_no, digest, eid))
                 end = offset + length + newline
-                if len(fates) + len(quarantine) >= chunk:
-                    state.flush()  # (the sources before this one go in first)
-                    expected = self._commit(
-                        rows,
-                        fates,
+                # A chunk's worth of lines with the held ones (the sources' before this
+                # one, written first in the same transaction: RunState.flush).
+                if line_no >= full_at:
+                    full: Chunk = (
+                        (rows, firsts, again, cached),
                         quarantine,
                         line_no,
                         end,
                         tail_open,
                         prefix(end),
                         expected,
-                        False,
                     )
-                    rows, fates, quarantine = {}, [], []
+                    expected = self._full(full)
+                    full_at = line_no + chunk
+                    rows, firsts, again, cached, quarantine = {}, [], [], [], []
                     state.advance(end - reported)
                     reported = end
                     stored = now_us()
@@ -221,8 +239,16 @@ class Chunker:
         # it without reading: only when nothing was appended while we read.
         st = os.fstat(fh.fileno())
         complete_mtime = st.st_mtime_ns if st.st_size == end else 0
-        last: Chunk = (rows, fates, quarantine, line_no, end, tail_open, prefix(end), expected)
-        lines = len(fates) + len(quarantine)
+        last: Chunk = (
+            (rows, firsts, again, cached),
+            quarantine,
+            line_no,
+            end,
+            tail_open,
+            prefix(end),
+            expected,
+        )
+        lines = line_no - expected[1]
         if SHARE_TAILS and lines < chunk:
             state.hold(lambda: self._last(last, complete_mtime), lines, chunk)
         else:
@@ -233,8 +259,7 @@ class Chunker:
 
     def _commit(
         self,
-        rows: dict[bytes, Row],
-        fates: list[tuple[int, bytes | None, bytes | None, int | None]],
+        found: Found,
         quarantine: list[tuple[int, int, int, Bad, bytes | None]],
         line_no: int,
         end: int,
@@ -245,9 +270,9 @@ class Chunker:
         mtime_ns: int = 0,
     ) -> tuple[int, int]:
         src, result = self.src, self.result
-        imported = duplicates = 0
+        rows, firsts, again, cached = found
         # Applied only after the commit: a rolled-back chunk must not leave seqs behind.
-        resolved: list[tuple[bytes, int]] = []
+        resolved: Iterable[tuple[bytes, int]] = ()
         with self.ctx.db.write() as conn:
             now = conn.execute(
                 "SELECT size, lines, superseded FROM import_sources WHERE id = ?", (src.id,)
@@ -257,35 +282,31 @@ class Chunker:
             # Rows already stored are looked up, not re-inserted: a conflicting INSERT
             # still burns an AUTOINCREMENT seq, and seqs must not depend on where an
             # earlier, killed run stopped. The new rows go in as one batch that leaves the
-            # state row-by-row inserts would (journal/bulk.py).
-            old: dict[bytes, int] = {}
-            new: dict[bytes, int] = {}
-            if rows:
-                for i, got in bulk_insert(conn, list(rows.values()), burn_duplicates=False).items():
-                    (new if got.created else old)[i] = got.seq
-            prov: list[tuple[int, int, int, str]] = []
-            claimed: set[bytes] = set()
-            for line, digest, eid, seq in fates:
-                if seq is None and eid is not None:
-                    if eid in new and eid not in claimed:
-                        claimed.add(eid)
-                        seq, status = new[eid], "imported"
-                        imported += 1
-                    else:
-                        seq, status = new.get(eid) or old[eid], "duplicate"
-                        duplicates += 1
-                    if digest is not None:
-                        resolved.append((digest, seq))
-                else:
-                    status = "duplicate"
-                    duplicates += 1
-                assert seq is not None
-                prov.append((src.id, line, seq, status))
+            # state row-by-row inserts would (journal/bulk.py), each with its line's
+            # provenance ('imported').
+            got = bulk_insert(conn, list(rows.values()), source=src.id) if rows else {}
+            # Every other line of the chunk that is an entry is a duplicate: of a row
+            # stored before, of a line before it in the chunk, of a line resolved before
+            # in the run.
+            old = [(eid, s.seq) for eid, s in got.items() if not s.created]
+            prov = [(src.id, rows[eid][-1], seq, "duplicate") for eid, seq in old]
+            prov += [(src.id, line, got[eid].seq, "duplicate") for line, _, eid in again]
+            prov += [(src.id, line, seq, "duplicate") for line, seq in cached]
             if prov:
                 conn.executemany(
                     "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
                     " VALUES (?, ?, ?, ?)",
                     prov,
+                )
+            imported, duplicates = len(rows) - len(old), len(prov)
+            if rows:
+                # (The rows created have consecutive seqs in line order, so where none was
+                # stored before, their seqs need no lookup.)
+                first = got[next(iter(rows))].seq
+                seqs = range(first, first + len(rows)) if not old else [got[e].seq for e in rows]
+                resolved = itertools.chain(
+                    zip(firsts, seqs, strict=True),
+                    ((digest, got[eid].seq) for _, digest, eid in again),
                 )
             for line, offset, length, bad, data in quarantine:
                 self._quarantine(conn, line, offset, length, bad, data)
@@ -317,7 +338,7 @@ class Chunker:
         # (Inside a shared transaction a failure of the database can still undo this
         # chunk, but only by failing the run: the cache and the counts end with the run.)
         cache = self.state.raw
-        if len(cache) + len(resolved) > RAW_CACHE_MAX:
+        if len(cache) + len(rows) + len(again) > RAW_CACHE_MAX:
             cache.clear()
         cache.update(resolved)
         result.lines += imported + duplicates + nq
@@ -325,6 +346,13 @@ class Chunker:
         result.duplicates += duplicates
         result.quarantined += nq
         return end, line_no
+
+    def _full(self, chunk: Chunk) -> tuple[int, int]:
+        """A chunk that is not the source's last, written with the chunks held (if any) in
+        one transaction; what the record says after it."""
+        after: list[tuple[int, int]] = []
+        self.state.flush(lambda: after.append(self._commit(*chunk, False)))
+        return after[0]
 
     def _last(self, last: Chunk, mtime_ns: int) -> None:
         """The source's last chunk, written after it was read (RunState.hold): what its

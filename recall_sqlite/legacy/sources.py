@@ -193,6 +193,11 @@ class Tombstones:
         self._uuid = workspace_uuid
 
     @property
+    def any(self) -> bool:
+        """Whether any id is forgotten at all (most imports: none, and no line is checked)."""
+        return bool(self._ids or self._pre_v7)
+
+    @property
     def needs_canon(self) -> bool:
         """Whether `forgot` reads an entry's canonical JSON (only pre-v7 ids need it)."""
         return bool(self._pre_v7)

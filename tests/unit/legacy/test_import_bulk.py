@@ -138,13 +138,26 @@ def test_a_terminated_cli_import_builds_the_head_indexes_before_it_exits(
 def test_small_sources_share_a_transaction_and_end_as_if_each_committed_alone(
     base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Three sources of ~900 lines, chunks of 1,000: the first two sources' rows are written
-    in one transaction once a chunk's worth is held, the third's when the import ends;
-    without chunks.SHARE_TAILS each is committed alone. The stores are the same."""
+    """Three sources of 901 lines, chunks of 1,500 lines: the first source's rows are held,
+    and written with the second source's first 599 lines (a chunk's worth together) in one
+    transaction; the rest of the second and the third source's when the import ends.
+    Without chunks.SHARE_TAILS each source is committed alone. The stores are the same."""
     from recall_sqlite.legacy import chunks
 
     stores: dict[bool, Any] = {}
     commits = {False: 0, True: 0}
+    # Each chunk written: its lines, whether it is its source's last, whether it shares
+    # a transaction.
+    written: dict[bool, list[tuple[int, bool, bool]]] = {False: [], True: []}
+    one_chunk = chunks.Chunker._commit
+
+    def recorded(self: Any, found: Any, quarantine: Any, line_no: int, *rest: Any) -> Any:
+        expected, final = rest[3], rest[4]
+        shared = self.ctx.db.sharing is not None
+        written[chunks.SHARE_TAILS].append((line_no - expected[1], final, shared))
+        return one_chunk(self, found, quarantine, line_no, *rest)
+
+    monkeypatch.setattr(chunks.Chunker, "_commit", recorded)
 
     def counter(share: bool) -> Any:
         def count() -> bool:
@@ -158,9 +171,13 @@ def test_small_sources_share_a_transaction_and_end_as_if_each_committed_alone(
         root = _clone(base, tmp_path / f"share{share}")
         with open_store(root, root=root) as store:
             context_of(store).db.conn.set_commit_hook(counter(share))
-            report = store.legacy.import_paths([root], chunk_lines=1000, jobs=1)
+            report = store.legacy.import_paths([root], chunk_lines=1500, jobs=1)
         assert report.ok and [s.lines for s in report.sources] == [901] * 3
         stores[share] = _snapshot(root)
+    assert written[False] == [(901, True, False)] * 3
+    assert written[True] == [(901, True, True), (599, False, True), (302, True, True)] + [
+        (901, True, True)
+    ]
     assert commits[True] == commits[False] - 1, commits
     assert stores[True] == stores[False]
 
