@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..db import as_bytes, as_int
 from ..errors import StoreError
@@ -30,8 +30,6 @@ from .order import py_key
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from apsw import Connection, SQLiteValue
-
-    from ..db import Row
 
     # The heads of the touched session scopes during the replay: head_ws by session,
     # head_wt by (worktree, session).
@@ -117,18 +115,24 @@ def bulk_insert(
         return {}
     if getattr(conn, "in_transaction", True) is False:
         raise StoreError("bulk_insert must run inside a write transaction")
-    i_ws = _IX["workspace_id"]
-    workspaces = {as_int(r[i_ws]) for r in rows}
+    i_ws, i_id = _IX["workspace_id"], _IX["id"]
+    workspaces = {r[i_ws] for r in rows}
     if len(workspaces) != 1:
         raise StoreError("bulk_insert takes the rows of one workspace per call")
-    (ws,) = workspaces
+    ws = as_int(workspaces.pop())
+    given = [r[i_id] for r in rows]
+    if all(type(i) is bytes for i in given):
+        ids = cast("list[bytes]", given)
+    else:  # (an id as another kind of blob, or a TypeError for what is none)
+        ids = [as_bytes(i) for i in given]
+        rows = [(*r[:i_id], rid, *r[i_id + 1 :]) for r, rid in zip(rows, ids, strict=True)]
     with conn:  # a savepoint: any failure takes the guard rows and the rows back out
-        result = _existing(conn, ws, [as_bytes(r[_IX["id"]]) for r in rows])
-        fresh, last = _number(rows, result, _next_base(conn), burn_duplicates)
+        result = _existing(conn, ws, ids)
+        fresh, last = _number(rows, ids, result, _next_base(conn), burn_duplicates)
         if fresh:
             conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
             replay = _replay(fresh, _stored_heads(conn, ws, fresh))
-            _write(conn, fresh, replay, source)
+            _write(conn, ws, fresh, replay, source)
             # The search index's trigger stands aside under the guard too: the batch is
             # indexed in one statement (its new seqs are the only rows in this range).
             conn.execute(_INDEX_SQL, (fresh[0][0], fresh[-1][0]))
@@ -140,17 +144,16 @@ def bulk_insert(
 
 def _number(
     rows: Sequence[Sequence[SQLiteValue]],
+    ids: list[bytes],
     result: dict[bytes, Stored],
     base: int,
     burn_duplicates: bool,
 ) -> tuple[list[tuple[int, Sequence[SQLiteValue]]], int]:
     """The rows to create, each with its seq (burnt numbers included when asked), and the
-    last seq handed out. Fills `result` with the new ids."""
-    i_id = _IX["id"]
+    last seq handed out. Fills `result` with the new ids (`ids`: each row's)."""
     fresh: list[tuple[int, Sequence[Any]]] = []
     counter = base
-    for r in rows:
-        rid = as_bytes(r[i_id])
+    for rid, r in zip(ids, rows, strict=True):
         if rid in result:
             if burn_duplicates:
                 counter += 1
@@ -191,7 +194,10 @@ def _stored_heads(
 class _Replay(NamedTuple):
     flags: tuple[list[int], list[int]]  # head_ws, head_wt of each new row
     demote: list[tuple[int, int, int]]  # (new seq, 0 ws / 1 wt, old seq)
-    counts: dict[tuple[Any, ...], list[int]]  # (0, ws, branch) / (1, ws, wt, branch)
+    # The count changes of the batch's workspace: [heads, meaningful] by branch (ws), by
+    # (worktree, branch) (wt).
+    counts_ws: dict[SQLiteValue, list[int]]
+    counts_wt: dict[tuple[SQLiteValue, SQLiteValue], list[int]]
 
 
 def _replay(
@@ -203,55 +209,61 @@ def _replay(
     itself, and one demoted within the batch added itself and took itself away (its scope's
     count row is still created, at +0, as the trigger path leaves it)."""
     ix = _IX
-    i_id, i_ws, i_wt, i_sid, i_br = (
-        ix["id"],
-        ix["workspace_id"],
-        ix["worktree_id"],
-        ix["session_id"],
-        ix["branch"],
-    )
+    i_id, i_wt, i_sid, i_br = ix["id"], ix["worktree_id"], ix["session_id"], ix["branch"]
     i_ts, i_auto, i_rich, i_mean = ix["ts_us"], ix["auto"], ix["rich"], ix["meaningful"]
     n = len(fresh)
     flags_ws, flags_wt = [0] * n, [0] * n
     demote: list[tuple[int, int, int]] = []
     # rows of the batch that were a head of their scope and lost it within the batch
-    lost: tuple[list[int], list[int]] = ([], [])
+    lost_ws: list[int] = []
+    lost_wt: list[int] = []
     of_ws, of_wt = heads_of
-    # The rows are codec.encode's (each column of its kind by construction): read as such,
-    # with no per-value check in the loop of a million-line import.
+    # The rows are codec.encode's or the store's own (each column of its kind): read as
+    # such, with no per-value check or conversion in the loop of a million-line import;
+    # the key is order.py_key's.
     rows: list[tuple[int, Sequence[Any]]] = fresh
     for k, (seq, r) in enumerate(rows):
         sid = r[i_sid]
         if sid == "":
             flags_ws[k] = flags_wt[k] = 1
             continue
-        key = py_key(r[i_auto], r[i_ts], r[i_rich], r[i_id])
-        scope = (int(r[i_wt]), sid)
+        key = (r[i_auto], -r[i_ts], -r[i_rich], r[i_id])
+        head = None
         # (Unrolled over the two scopes: this loop runs once per imported line.)
         heads = of_ws.get(sid)
-        if heads is None or _contest(heads, key, seq, 0, flags_ws, demote, lost[0]):
+        if heads is None or _contest(heads, key, seq, 0, flags_ws, demote, lost_ws):
             flags_ws[k] = 1
-            of_ws[sid] = [_Head(key, seq, k)]
+            head = _Head(key, seq, k)
+            of_ws[sid] = [head]
+        scope = (r[i_wt], sid)
         heads = of_wt.get(scope)
-        if heads is None or _contest(heads, key, seq, 1, flags_wt, demote, lost[1]):
+        if heads is None or _contest(heads, key, seq, 1, flags_wt, demote, lost_wt):
             flags_wt[k] = 1
-            of_wt[scope] = [_Head(key, seq, k)]
-    counts: dict[tuple[Any, ...], list[int]] = {}
-    for k in lost[0]:
+            of_wt[scope] = [head or _Head(key, seq, k)]
+    counts_ws: dict[Any, list[int]] = {}
+    counts_wt: dict[tuple[Any, Any], list[int]] = {}
+    for k in lost_ws:
+        counts_ws.setdefault(rows[k][1][i_br], [0, 0])
+    for k in lost_wt:
         r = rows[k][1]
-        counts.setdefault((0, int(r[i_ws]), r[i_br]), [0, 0])
-    for k in lost[1]:
-        r = rows[k][1]
-        counts.setdefault((1, int(r[i_ws]), int(r[i_wt]), r[i_br]), [0, 0])
-    for k, (_, r) in enumerate(rows):
-        on_ws, on_wt = flags_ws[k], flags_wt[k]
-        if on_ws or on_wt:
-            ws, br, mean = int(r[i_ws]), r[i_br], r[i_mean]
-            if on_ws:
-                _add(counts, (0, ws, br), mean)
-            if on_wt:
-                _add(counts, (1, ws, int(r[i_wt]), br), mean)
-    return _Replay((flags_ws, flags_wt), demote, counts)
+        counts_wt.setdefault((r[i_wt], r[i_br]), [0, 0])
+    for (_, r), on_ws, on_wt in zip(rows, flags_ws, flags_wt, strict=True):
+        if on_ws:
+            c = counts_ws.get(r[i_br])
+            if c is None:
+                counts_ws[r[i_br]] = [1, r[i_mean]]
+            else:
+                c[0] += 1
+                c[1] += r[i_mean]
+        if on_wt:
+            scope = (r[i_wt], r[i_br])
+            c = counts_wt.get(scope)
+            if c is None:
+                counts_wt[scope] = [1, r[i_mean]]
+            else:
+                c[0] += 1
+                c[1] += r[i_mean]
+    return _Replay((flags_ws, flags_wt), demote, counts_ws, counts_wt)
 
 
 def _contest(
@@ -284,6 +296,7 @@ def _contest(
 
 def _write(
     conn: Connection,
+    ws: int,
     fresh: list[tuple[int, Sequence[SQLiteValue]]],
     replay: _Replay,
     source: int | None,
@@ -303,9 +316,8 @@ def _write(
         conn.execute(_PROVENANCE_SQL, (source,))
     conn.execute("DELETE FROM temp.journal_stage")
     _demote(conn, sorted(replay.demote))
-    counts = replay.counts
-    ws_rows = [(c[1], c[2], h, m) for c, (h, m) in counts.items() if c[0] == 0]
-    wt_rows = [(c[1], c[2], c[3], h, m) for c, (h, m) in counts.items() if c[0] == 1]
+    ws_rows = [(ws, br, h, m) for br, (h, m) in replay.counts_ws.items()]
+    wt_rows = [(ws, wt, br, h, m) for (wt, br), (h, m) in replay.counts_wt.items()]
     if ws_rows:
         conn.executemany(
             "INSERT INTO journal_counts_ws (workspace_id, branch, heads, meaningful)"
@@ -354,15 +366,6 @@ def _demote(conn: Connection, demote: list[tuple[int, int, int]]) -> None:
                 " WHERE seq IN (SELECT value FROM json_each(?))",
                 (json.dumps(seqs),),
             )
-
-
-def _add(counts: dict[Row, list[int]], key: Row, meaningful: int) -> None:
-    c = counts.get(key)
-    if c is None:
-        counts[key] = [1, meaningful]
-    else:
-        c[0] += 1
-        c[1] += meaningful
 
 
 def _existing(conn: Connection, ws: int, ids: list[bytes]) -> dict[bytes, Stored]:
