@@ -211,3 +211,38 @@ def test_no_lock_is_held_while_a_source_is_read(
     assert seen == [0, 0, 0], "the rows of the sources before were written already"
     with open_store(root, root=root) as store:
         assert context_of(store).db.query("SELECT count(*) FROM journal_entries")[0][0] > 0
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_is_paused_while_an_import_runs_and_left_as_it_was(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool
+) -> None:
+    """Python's cyclic collector is off while the chunks are written, as it was afterwards,
+    and the import leaves no pile of cycles for it (a cycle made per line or per chunk
+    would be thousands of objects here)."""
+    import gc
+
+    from recall_sqlite.legacy import chunks
+
+    during: list[bool] = []
+    one_chunk = chunks.Chunker._commit
+
+    def watched(self: Any, *args: Any) -> Any:
+        during.append(gc.isenabled())
+        return one_chunk(self, *args)
+
+    monkeypatch.setattr(chunks.Chunker, "_commit", watched)
+    root = _clone(base, tmp_path / "collector")
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with open_store(root, root=root) as store:
+            gc.collect()
+            report = store.legacy.import_paths([root], chunk_lines=100, jobs=1)
+            assert gc.isenabled() is enabled
+            gc.disable()
+            left = gc.collect()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert report.ok and len(during) > 20 and not any(during)
+    assert left < 200, left
