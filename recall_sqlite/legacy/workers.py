@@ -19,6 +19,7 @@ after the last committed chunk, and the next run resumes there.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import sys
@@ -153,6 +154,9 @@ def _start_worker(field_limit: int, int_digits: int, recursion: int) -> None:
     from multiprocessing import parent_process
     from multiprocessing.connection import wait
 
+    # (The collector's passes cost a worker's parse as they cost the writer, and a
+    # worker's lines make no cycles: legacy/importer.py, _collector_paused.)
+    gc.disable()
     limits._field_limit[:] = [field_limit]
     sys.set_int_max_str_digits(int_digits)
     sys.setrecursionlimit(recursion)
