@@ -151,7 +151,7 @@ class Chunker:
             for lines, big, terminated in reader.batches()
         )
         if self.pool is not None:
-            read = self.pool.blocks(reader, tombstones.needs_canon, cache)
+            read = self.pool.blocks(reader, tombstones.needs_canon, cache, self.path)
         prefix = reader.prefix_of_block()
         line_no = src.lines
         expected = (src.size, src.lines)

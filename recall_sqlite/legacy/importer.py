@@ -185,6 +185,16 @@ class Importer:
             try:
                 if workers > 1:
                     pool = ParsePool(workers)
+                    ws = self._ctx.workspace_pk
+                    pool.expect(
+                        [
+                            str(ps.bucket.path)
+                            for ps in plan.stores
+                            if ps.assignment.worktree is not None
+                            and current_in(self._ctx.db, ws, ps.key) is None
+                        ],
+                        max_line,
+                    )
                 if defer_indexes:
                     with self._ctx.db.write() as conn:
                         deferred.drop(conn)

@@ -7,9 +7,10 @@ source's progress and its fingerprint, every commit.
 
 A worker gets a piece of a block's lines as raw bytes joined by newlines and gives back
 plain tuples (pickled in C, no class of ours). The writer takes the answers in line order
-whatever order the workers finish in, keeping blocks in flight through its commits, so the
-store ends exactly as the one-process import leaves it (tests/unit/legacy/test_workers.py
-holds that for 1, 2 and 3 workers).
+whatever order the workers finish in, keeping blocks in flight through its commits (and,
+once a file is all sent, the first blocks of the next new files: they are taken where the
+file still holds the same lines), so the store ends exactly as the one-process import
+leaves it (tests/unit/legacy/test_workers.py holds that for 1, 2 and 3 workers).
 
 Workers are started by 'spawn' (never 'fork': the writer holds an apsw connection and
 threads), load lines.py and what it needs (no apsw), and leave when the writer does. A
@@ -27,7 +28,7 @@ from collections import deque
 
 from .. import limits
 from ..errors import ImportWorkerError
-from .lines import Bad, classify
+from .lines import Bad, LineReader, classify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from ..db import Row
-    from .lines import LineReader
 
     # A worker's answer for one line: (entry id, its journal row, its canonical JSON or
     # "" when not asked for), or (quarantine reason, detail).
@@ -54,6 +54,18 @@ if TYPE_CHECKING:
         dict[int, int],
         bool,
         Callable[[int], str],
+        list[bytes | None],
+        list[int],
+        list[Future[list[Outcome]]],
+    ]
+    # A block's lines sent: each line's raw digest, the indexes sent, their futures.
+    _Sent = tuple[list[bytes | None], list[int], list[Future[list[Outcome]]]]
+    # A block sent ahead of its reader: its lines, too-long ones, whether terminated, and
+    # what _Sent says.
+    _Early = tuple[
+        list[bytes | None],
+        dict[int, int],
+        bool,
         list[bytes | None],
         list[int],
         list[Future[list[Outcome]]],
@@ -187,6 +199,14 @@ class ParsePool:
         from concurrent.futures import ProcessPoolExecutor
 
         self.jobs = jobs
+        # The sources still to be read from their start, in the import's order (expect()),
+        # and the first blocks of some of them, sent ahead of their readers. How many
+        # blocks were taken from those and how many dropped: for the tests.
+        self._upcoming: deque[str] = deque()
+        self._expected: set[str] = set()
+        self._max_line = 0
+        self._early: deque[_SentAhead] = deque()
+        self.taken = self.dropped = 0
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             max_workers=jobs,
             mp_context=multiprocessing.get_context("spawn"),
@@ -224,44 +244,140 @@ class ParsePool:
             if main:
                 signal.signal(signal.SIGINT, before)
 
+    def expect(self, paths: list[str], max_line: int) -> None:
+        """The sources this import will read from their start, in its order: blocks() sends
+        the first blocks of the next ones to the workers once a source is all sent, so the
+        workers parse them while the writer takes the current one's answers and commits."""
+        self._upcoming = deque(paths)
+        self._expected = set(paths)
+        self._max_line = max_line
+
     def blocks(
-        self, reader: LineReader, canon: bool, resolved: Mapping[bytes, object]
+        self, reader: LineReader, canon: bool, resolved: Mapping[bytes, object], path: str = ""
     ) -> Iterator[Block]:
-        """The reader's blocks with the workers' answers, in the file's order, some blocks
-        ahead of the caller. A line whose raw digest is in `resolved` (the run's lines
-        resolved already: chunks.RunState.raw) is not sent; should it have left
-        `resolved` by the time the caller takes it, the caller classifies it itself."""
+        """The reader's blocks (of the file at `path`) with the workers' answers, in the
+        file's order, some blocks ahead of the caller. A line whose raw digest is in
+        `resolved` (the run's lines resolved already: chunks.RunState.raw) is not sent;
+        should it have left `resolved` by the time the caller takes it, the caller
+        classifies it itself. Blocks sent ahead of the reader (expect()) are taken where
+        the file still holds the same lines."""
         pool = self._pool
         if pool is None:
             raise ImportWorkerError("the import's workers were stopped")
-        blake = hashlib.blake2b
+        early = self._take(path, reader.start, canon)
         ahead: deque[_Ahead] = deque()
         depth = max(AHEAD_BLOCKS, 2 * self.jobs)
-        for lines, big, terminated in reader.batches():
-            digests = [
-                None if x is None else blake(x.strip(), digest_size=16).digest() for x in lines
-            ]
-            send = [i for i, d in enumerate(digests) if d is not None and d not in resolved]
-            futures = []
-            for first in range(0, len(send), PIECE_LINES):
-                piece = send[first : first + PIECE_LINES]
-                joined = b"\n".join([lines[i] for i in piece])  # type: ignore[misc]  # (not None)
-                try:
-                    futures.append(pool.submit(work, joined, terminated, canon))
-                except Exception as exc:  # a broken pool refuses new work
-                    raise _failed(exc) from exc
-            prefix = reader.prefix_of_block()
-            ahead.append((lines, big, terminated, prefix, digests, send, futures))
-            if len(ahead) >= depth:
+        try:
+            for lines, big, terminated in reader.batches():
+                sent: _Sent | None = None
+                if early:
+                    if early[0][:3] == (lines, big, terminated):
+                        sent = early.popleft()[3:]
+                        self.taken += 1
+                    else:
+                        self._drop(early)
+                if sent is None:
+                    sent = self._send(pool, lines, terminated, canon, resolved)
+                ahead.append((lines, big, terminated, reader.prefix_of_block(), *sent))
+                if len(ahead) >= depth:
+                    yield _done(ahead.popleft())
+            self._drop(early)  # (the file holds fewer lines than were read ahead of it)
+            self._read_ahead(pool, canon, resolved, depth - len(ahead))
+            while ahead:
                 yield _done(ahead.popleft())
-        while ahead:
-            yield _done(ahead.popleft())
+        finally:
+            self._drop(early)
+
+    def _send(
+        self,
+        pool: ProcessPoolExecutor,
+        lines: list[bytes | None],
+        terminated: bool,
+        canon: bool,
+        resolved: Mapping[bytes, object],
+    ) -> _Sent:
+        """A block's lines to the workers, piece by piece: each line's raw digest, the
+        indexes sent, their futures."""
+        blake = hashlib.blake2b
+        digests = [None if x is None else blake(x.strip(), digest_size=16).digest() for x in lines]
+        send = [i for i, d in enumerate(digests) if d is not None and d not in resolved]
+        futures = []
+        for first in range(0, len(send), PIECE_LINES):
+            piece = send[first : first + PIECE_LINES]
+            joined = b"\n".join([lines[i] for i in piece])  # type: ignore[misc]  # (not None)
+            try:
+                futures.append(pool.submit(work, joined, terminated, canon))
+            except Exception as exc:  # a broken pool refuses new work
+                raise _failed(exc) from exc
+        return digests, send, futures
+
+    def _read_ahead(
+        self, pool: ProcessPoolExecutor, canon: bool, resolved: Mapping[bytes, object], room: int
+    ) -> None:
+        """The first blocks of the next sources expected, sent now, while fewer than `room`
+        blocks are in flight ahead of their readers. A file that cannot be read is left to
+        its own import."""
+        room -= sum(len(e.blocks) for e in self._early)
+        while room > 0 and self._upcoming:
+            path = self._upcoming.popleft()
+            blocks: deque[_Early] = deque()
+            try:
+                with open(path, "rb") as fh:
+                    reader = LineReader(fh, hashed=False, max_line=self._max_line)
+                    for lines, big, terminated in reader.batches():
+                        sent = self._send(pool, lines, terminated, canon, resolved)
+                        blocks.append((lines, big, terminated, *sent))
+                        room -= 1
+                        if room <= 0:
+                            break
+            except OSError:
+                self._drop(blocks)
+                continue
+            self._early.append(_SentAhead(path, canon, blocks))
+
+    def _take(self, path: str, start: int, canon: bool) -> deque[_Early]:
+        """The blocks sent ahead for `path`, if it is read from its start as they were; those
+        of the sources expected before it, not read after all, are dropped."""
+        if path not in self._expected:
+            return deque()
+        while self._upcoming and path in self._upcoming:
+            if self._upcoming.popleft() == path:
+                break
+        while self._early:
+            early = self._early.popleft()
+            if early.path == path:
+                if start == 0 and early.canon == canon:
+                    return early.blocks
+                self._drop(early.blocks)
+                break
+            self._drop(early.blocks)
+        return deque()
+
+    def _drop(self, blocks: deque[_Early]) -> None:
+        """Blocks sent ahead and not taken: their pieces not started are cancelled, the
+        others' answers left unread."""
+        self.dropped += len(blocks)
+        for block in blocks:
+            for future in block[5]:
+                future.cancel()
+        blocks.clear()
 
     def close(self) -> None:
         """Stop the workers (waiting for the blocks they hold: milliseconds)."""
+        while self._early:
+            self._drop(self._early.popleft().blocks)
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _SentAhead:
+    """The first blocks of a source sent to the workers before its import reads it."""
+
+    __slots__ = ("path", "canon", "blocks")
+
+    def __init__(self, path: str, canon: bool, blocks: deque[_Early]) -> None:
+        self.path, self.canon, self.blocks = path, canon, blocks
 
 
 def _done(item: _Ahead) -> Block:

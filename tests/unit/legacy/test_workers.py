@@ -519,3 +519,65 @@ def test_a_worker_ignores_ctrl_c_from_its_birth() -> None:
             assert ignored & (1 << (signal.SIGINT - 1)), f"worker {p.pid} would take Ctrl-C"
     finally:
         pool.close()
+
+
+def _read_ahead_counts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """(blocks taken, blocks dropped) of each pool, as it closes."""
+    seen: list[tuple[int, int]] = []
+    close = workers.ParsePool.close
+
+    def closing(self: workers.ParsePool) -> None:
+        seen.append((self.taken, self.dropped))
+        close(self)
+
+    monkeypatch.setattr(workers.ParsePool, "close", closing)
+    monkeypatch.setattr(workers, "POOL_MIN_BYTES", 0)
+    return seen
+
+
+def test_sources_read_ahead_are_taken_and_the_store_ends_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a source is all sent to the workers, the first blocks of the next new sources
+    go too (ParsePool.expect), and their imports take the answers: the store ends as the
+    one-process import leaves it."""
+    seen = _read_ahead_counts(monkeypatch)
+    base = _workspace(tmp_path / "base")
+    _corpus(base, random.Random(5))
+    one, two = _clone(base, tmp_path / "one"), _clone(base, tmp_path / "two")
+    _import(one, 1, share=True)
+    _import(two, 2, share=True)
+    assert contents(two) == contents(one)
+    assert seen == [(2, 0)], "the second and third sources' one block each were read ahead"
+
+
+def test_a_source_changed_after_it_was_read_ahead_is_imported_as_it_is_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line appended to a source after its first blocks went to the workers: its import
+    finds other lines there, drops the answers sent ahead and reads the file as it is."""
+    seen = _read_ahead_counts(monkeypatch)
+    extra = synapt_line(timestamp="2026-02-01T10:00:00+00:00", session_id="new", focus="late")
+    changed: list[str] = []
+    read_ahead = workers.ParsePool._read_ahead
+
+    def then_append(self: workers.ParsePool, *args: Any) -> None:
+        read_ahead(self, *args)
+        for early in self._early:
+            if early.path not in changed:
+                changed.append(early.path)
+                with open(early.path, "a", encoding="utf-8") as fh:
+                    fh.write(extra + "\n")
+
+    monkeypatch.setattr(workers.ParsePool, "_read_ahead", then_append)
+    base = _workspace(tmp_path / "base")
+    _corpus(base, random.Random(5))
+    one, two = _clone(base, tmp_path / "one"), _clone(base, tmp_path / "two")
+    _import(two, 2, share=True)
+    assert len(changed) == 2 and seen == [(0, 2)]
+    for path in changed:  # the same lines, appended before a one-process import
+        with open(one / Path(path).relative_to(two), "a", encoding="utf-8") as fh:
+            fh.write(extra + "\n")
+    _import(one, 1, share=True)
+    assert contents(two) == contents(one)
+    assert any("late" in r for r in contents(two)["entries"])  # (its focus)
