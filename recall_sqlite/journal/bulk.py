@@ -219,15 +219,14 @@ def _replay(
     lost_wt: list[int] = []
     of_ws, of_wt = heads_of
     # The rows are codec.encode's or the store's own (each column of its kind): read as
-    # such, with no per-value check or conversion in the loop of a million-line import;
-    # the key is order.py_key's.
+    # such, with no per-value check in the loop of a million-line import.
     rows: list[tuple[int, Sequence[Any]]] = fresh
     for k, (seq, r) in enumerate(rows):
         sid = r[i_sid]
         if sid == "":
             flags_ws[k] = flags_wt[k] = 1
             continue
-        key = (r[i_auto], -r[i_ts], -r[i_rich], r[i_id])
+        key = py_key(r[i_auto], r[i_ts], r[i_rich], r[i_id])
         head = None
         # (Unrolled over the two scopes: this loop runs once per imported line.)
         heads = of_ws.get(sid)

@@ -129,8 +129,8 @@ class ImportReport:
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while the import runs (as it was, after):
-    its passes over every live object, made as the lines' tuples come and go, cost a 1M
-    import a tenth of its time (bench/RESULTS.md, row 'import: collector paused'). The
+    its passes over every live object, made as the lines' tuples come and go, are time the
+    writer spends on nothing (bench/RESULTS.md, row 'import: collector paused'). The
     import makes no reference cycles that would pile up meanwhile; its peak memory is
     the same."""
     was = gc.isenabled()
@@ -179,22 +179,13 @@ class Importer:
             )
             results: list[SourceResult] = []
             status = "failed"
-            new = self._new_bytes(plan, sizes)
+            new, fresh = self._new_load(plan, sizes)
             workers = workers_for(jobs, new)
             pool: ParsePool | None = None
             try:
                 if workers > 1:
                     pool = ParsePool(workers)
-                    ws = self._ctx.workspace_pk
-                    pool.expect(
-                        [
-                            str(ps.bucket.path)
-                            for ps in plan.stores
-                            if ps.assignment.worktree is not None
-                            and current_in(self._ctx.db, ws, ps.key) is None
-                        ],
-                        max_line,
-                    )
+                    pool.expect(fresh, max_line)
                 if defer_indexes:
                     with self._ctx.db.write() as conn:
                         deferred.drop(conn)
@@ -244,16 +235,19 @@ class Importer:
             workers,
         )
 
-    def _new_bytes(self, plan: Plan, sizes: dict[str, int]) -> int:
-        """The bytes this load reads that no earlier import accounted for."""
+    def _new_load(self, plan: Plan, sizes: dict[str, int]) -> tuple[int, list[str]]:
+        """The bytes this load reads that no earlier import accounted for, and the paths of
+        the sources never imported that it reads from their start, in its order."""
         db, ws = self._ctx.db, self._ctx.workspace_pk
-        new = 0
+        new, fresh = 0, []
         for ps in plan.stores:
             cur = current_in(db, ws, ps.key)
             # (A rewritten file is read again whole: counted low here, which errs on the
             # side of keeping the indexes and reading in this process.)
             new += sizes[ps.key] - (cur.size if cur is not None else 0)
-        return new
+            if cur is None and ps.assignment.worktree is not None:
+                fresh.append(str(ps.bucket.path))
+        return new, fresh
 
     def _build_indexes(self) -> list[Problem]:
         try:
