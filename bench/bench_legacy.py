@@ -533,10 +533,9 @@ def run(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
-def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
-    """A plain git repository whose history synapt 0.30.0 split over 20 stores at several
-    depths (its data root is the cwd in a plain repository): survey and import of the
-    whole workspace against json.loads of the very same lines."""
+def nested_corpus(base: Path, n: int) -> Path:
+    """A plain git repository at base/repo whose `n` lines synapt 0.30.0 split over 20
+    stores at several depths (its data root is the cwd in a plain repository)."""
     root = base / "repo"
     (root / ".git").mkdir(parents=True)
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
@@ -563,11 +562,20 @@ def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
     finally:
         for f in files:
             f.close()
+    return root
+
+
+def _nested(base: Path, n: int, repeat: int) -> list[dict[str, Any]]:
+    """A plain git repository whose history synapt 0.30.0 split over 20 stores at several
+    depths (its data root is the cwd in a plain repository): survey and import of the
+    whole workspace against json.loads of the very same lines."""
+    root = nested_corpus(base, n)
+    files = sorted(root.rglob("journal.jsonl"))
 
     def parse() -> int:
         count = 0
         for f in files:
-            with open(f.name, "rb") as fh:
+            with open(f, "rb") as fh:
                 for line in fh:
                     json.loads(line)
                     count += 1

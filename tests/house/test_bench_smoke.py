@@ -84,3 +84,24 @@ def test_fusion_evaluation_prefers_the_default() -> None:
     rrf = got["hybrid rrf"]
     assert rrf[1] > got["text only"][1] and rrf[1] > got["vectors only"][1]
     assert rrf[1] >= got["hybrid combsum"][1]
+
+
+@pytest.mark.slow
+def test_the_statement_journal_count_runs_and_counts(tmp_path: Path) -> None:
+    """bench/statement_journal.py at a small size: both sides reported, and the import's
+    move of its staged rows is seen writing to statement journals (one per source)."""
+    res = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "statement_journal.py"), "--lines", "20000"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    totals = dict(
+        line.split(": ", 1) for line in res.stdout.splitlines() if line.startswith("the ")
+    )
+    assert set(totals) == {"the import", "the same work by hand"}
+    ours = float(totals["the import"].split()[0])
+    assert ours > 0 and math.isfinite(float(totals["the same work by hand"].split()[0]))
+    assert "INSERT INTO main.journal_entries" in res.stdout
