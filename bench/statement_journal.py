@@ -8,12 +8,15 @@ statement by statement, for an import of `--lines` lines over 20 nested stores (
 suite's corpus; one process: the statements are the same with workers) and for the same work
 by hand-written SQL on the store it left (bench_legacy._same_work_floor).
 
-`python bench/statement_journal.py [--lines 100000] [--top 4]`"""
+`python bench/statement_journal.py [--lines 100000] [--top 4] [--corpus DIR]`: with
+`--corpus`, a copy of the synapt layout at DIR (a workspace root holding .synapt/recall)
+instead of the nested corpus."""
 
 from __future__ import annotations
 
 import argparse
 import collections
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -69,12 +72,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--top", type=int, default=4)
+    parser.add_argument("--corpus", type=Path)
     args = parser.parse_args()
     # (Before any connection: the default VFS is the one connections open with.)
     tally = _Tally()
     apsw.connection_hooks.append(lambda conn: setattr(conn, "exec_trace", tally.trace))
     with tempfile.TemporaryDirectory() as tmp:
-        root = bench_legacy.nested_corpus(Path(tmp) / "nested", args.lines)
+        if args.corpus is None:
+            root = bench_legacy.nested_corpus(Path(tmp) / "nested", args.lines)
+        else:
+            root = Path(tmp) / "corpus"
+            shutil.copytree(args.corpus / ".synapt" / "recall", root / ".synapt" / "recall")
         with open_store(root, root=root) as store:
             store.legacy.import_paths([root], jobs=1)
         ours = tally.taken()
