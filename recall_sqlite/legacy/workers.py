@@ -253,7 +253,7 @@ class ParsePool:
         self._max_line = max_line
 
     def blocks(
-        self, reader: LineReader, canon: bool, resolved: Mapping[bytes, object], path: str = ""
+        self, reader: LineReader, canon: bool, resolved: Mapping[bytes, object], path: str
     ) -> Iterator[Block]:
         """The reader's blocks (of the file at `path`) with the workers' answers, in the
         file's order, some blocks ahead of the caller. A line whose raw digest is in
@@ -340,9 +340,9 @@ class ParsePool:
         of the sources expected before it, not read after all, are dropped."""
         if path not in self._expected:
             return deque()
-        while self._upcoming and path in self._upcoming:
-            if self._upcoming.popleft() == path:
-                break
+        if path in self._upcoming:  # (not read ahead yet: neither it nor those before it)
+            while self._upcoming.popleft() != path:
+                pass
         while self._early:
             early = self._early.popleft()
             if early.path == path:
