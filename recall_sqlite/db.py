@@ -716,6 +716,17 @@ class Shared:
                 if not db.conn.in_transaction:
                     self.closed()
 
+    def abandon(self) -> None:
+        """Roll back everything the shared transaction holds, the writes that ended well
+        too: for work that spans them and failed after them (legacy/chunks.py writes the
+        rows of several writes at the end)."""
+        with self.db.lock:
+            if self.open:
+                try:
+                    _rollback(self.db.conn)
+                finally:
+                    self.closed()
+
     def closed(self) -> None:
         """The transaction ended (committed or rolled back): its hold of the lock given back."""
         if self.open:

@@ -9,7 +9,9 @@ and `head_ws` and moved into the journal by one INSERT ... SELECT, the per-scope
 are added in one upsert per scope, and only the rows stored before the batch that lose
 their head status are UPDATEd (one statement per column; one per row, in the order the
 trigger path would have demoted them, where a demoted row has vectors), so the count and
-vector triggers fire for them as they would have.
+vector triggers fire for them as they would have. bulk_insert writes one batch; a Batch
+takes its rows in parts (an import's chunks that share a transaction) and writes them as
+one.
 
 While the batch is written, a `journal_bulk` row per workspace switches the insert
 trigger off for that workspace; it lives only inside the caller's write transaction (a
@@ -61,24 +63,25 @@ class _Head:
 _NAMES = ("seq", *ROW_COLUMNS, "head_wt", "head_ws")
 _COLUMNS = ", ".join(_NAMES)
 # seq is the stage's rowid, so the move walks it in order without a sort of the batch.
-# `line`: for an import, the line of its source each row was read from (not moved).
+# `line`, `source`: for an import, the line each row was read from and its source (not
+# moved).
 _STAGE_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS journal_stage"
-    f" (seq INTEGER PRIMARY KEY, {', '.join(_NAMES[1:-2])}, line, head_wt, head_ws)"
+    f" (seq INTEGER PRIMARY KEY, {', '.join(_NAMES[1:-2])}, line, source, head_wt, head_ws)"
 )
 _STAGE_INSERT_SQL = (
     f"INSERT INTO temp.journal_stage ({', '.join(_NAMES[:-2])}, head_wt, head_ws)"
     f" VALUES ({','.join('?' * len(_NAMES))})"
 )
 _STAGE_LINES_SQL = (
-    f"INSERT INTO temp.journal_stage ({', '.join(_NAMES[:-2])}, line, head_wt, head_ws)"
-    f" VALUES ({','.join('?' * (len(_NAMES) + 1))})"
+    f"INSERT INTO temp.journal_stage ({', '.join(_NAMES[:-2])}, line, source, head_wt, head_ws)"
+    f" VALUES ({','.join('?' * (len(_NAMES) + 2))})"
 )
 # Each row an import creates is the one its line brought in ('imported'); the lines that
 # repeat it are the importer's to record.
 _PROVENANCE_SQL = (
     "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
-    " SELECT ?, line, seq, 'imported' FROM temp.journal_stage ORDER BY seq"
+    " SELECT source, line, seq, 'imported' FROM temp.journal_stage ORDER BY seq"
 )
 _UNSTAGE_SQL = (
     f"INSERT INTO main.journal_entries ({_COLUMNS})"
@@ -97,14 +100,10 @@ def bulk_insert(
     rows: Sequence[Sequence[SQLiteValue]],
     *,
     burn_duplicates: bool = False,
-    source: int | None = None,
 ) -> dict[bytes, Stored]:
     """Insert journal rows (values in codec.ROW_COLUMNS order) as if each had gone through
     codec.INSERT_SQL (`ON CONFLICT (workspace_id, id) DO NOTHING`) in turn: same seqs,
     heads, counts and vector generations. The rows of one call belong to one workspace.
-    With `source` (an import_sources id), each row carries one more value, the line of
-    that source it was read from, and each row created gets its entry_provenance row
-    ('imported') in the same statement's pass.
 
     Must run inside the caller's write transaction. Returns every id of the batch with its
     seq and whether this batch created it. A row whose id is already stored (or repeated
@@ -113,33 +112,146 @@ def bulk_insert(
     importer's numbering must not depend on what an earlier, killed run stored)."""
     if not rows:
         return {}
+    _in_transaction(conn)
+    batch = Batch(burn_duplicates=burn_duplicates)
+    with conn:  # a savepoint: any failure takes the guard rows and the rows back out
+        got = batch.add(conn, rows)
+        batch.keep()
+        batch.finish(conn)
+    return got
+
+
+class _Part(NamedTuple):
+    fresh: list[tuple[int, Sequence[SQLiteValue]]]  # the rows it creates, with their seqs
+    source: int | None
+    duplicates: list[tuple[SQLiteValue, ...]]  # entry_provenance rows of its other lines
+    last: int  # the last seq handed out before it
+
+
+class Batch:
+    """Journal rows added in parts and written together: each part is numbered as it is
+    added (its ids' seqs are known at once, as bulk_insert's are), and finish() writes
+    every kept part as one batch: one stage, one move into the journal, one insert into
+    the search index, the heads replayed over all of it. An import's chunks that share a
+    transaction (legacy/chunks.py) are one batch: a statement that moves rows journals
+    every index page it changes, so that it can be undone alone, and a move per chunk of a
+    small source journals the same pages again for each (bench/RESULTS.md, row 'import:
+    statement journals').
+
+    A part counts only once kept: a part added and not kept (its caller's savepoint failed)
+    is dropped, and its seqs handed out again, by the next add() or by finish(). Nothing
+    is written to the journal before finish(), so the parts read the store as it was
+    before the batch, and what the batch created before them from the batch itself."""
+
+    __slots__ = ("burn", "ws", "base", "last", "created", "parts", "pending")
+
+    def __init__(self, *, burn_duplicates: bool = False) -> None:
+        self.burn = burn_duplicates
+        self.ws: int | None = None
+        self.base: int | None = None  # the last seq stored before the batch
+        self.last = 0  # the last seq handed out
+        self.created: dict[bytes, int] = {}
+        self.parts: list[_Part] = []
+        self.pending = False
+
+    def add(
+        self,
+        conn: Connection,
+        rows: Sequence[Sequence[SQLiteValue]],
+        source: int | None = None,
+    ) -> dict[bytes, Stored]:
+        """Number a part's rows (bulk_insert's; with `source`, an import_sources id, each
+        row carries one more value, the line of that source it was read from, and each row
+        created gets its entry_provenance row ('imported') when the batch is written).
+        Returns every id of the part with its seq, `created` False for an id stored before
+        the batch or created by an earlier part of it."""
+        self._drop_pending()
+        _in_transaction(conn)
+        if self.parts and (self.parts[0].source is None) != (source is None):
+            raise StoreError("a batch's parts all come from import sources, or none does")
+        if not rows:
+            # (A part all the same: its lines' duplicates() are its own.)
+            self.parts.append(_Part([], source, [], self.last))
+            self.pending = True
+            return {}
+        i_ws, i_id = _IX["workspace_id"], _IX["id"]
+        workspaces = {r[i_ws] for r in rows}
+        if len(workspaces) != 1 or (self.ws is not None and self.ws not in workspaces):
+            raise StoreError("bulk_insert takes the rows of one workspace per call")
+        ws = self.ws = as_int(workspaces.pop())
+        given = [r[i_id] for r in rows]
+        if all(type(i) is bytes for i in given):
+            ids = cast("list[bytes]", given)
+        else:  # (an id as another kind of blob, or a TypeError for what is none)
+            ids = [as_bytes(i) for i in given]
+            rows = [(*r[:i_id], rid, *r[i_id + 1 :]) for r, rid in zip(rows, ids, strict=True)]
+        if self.base is None:
+            self.base = self.last = _next_base(conn)
+        result = _existing(conn, ws, ids)
+        created = self.created
+        for rid in ids:
+            seq = created.get(rid)
+            if seq is not None:
+                result[rid] = Stored(seq, False)
+        before = self.last
+        fresh, self.last = _number(rows, ids, result, before, self.burn)
+        for seq, r in fresh:
+            created[cast("bytes", r[i_id])] = seq
+        self.parts.append(_Part(fresh, source, [], before))
+        self.pending = True
+        return result
+
+    def duplicates(self, provenance: Sequence[tuple[SQLiteValue, ...]]) -> None:
+        """The entry_provenance rows of the pending part's other lines, written after the
+        rows (they may name a seq the batch creates)."""
+        self.parts[-1].duplicates.extend(provenance)
+
+    def keep(self) -> None:
+        """The pending part is the caller's for good (its savepoint was released)."""
+        self.pending = False
+
+    def finish(self, conn: Connection) -> None:
+        """Write every kept part; the batch is then empty. Inside the transaction the parts
+        were added in."""
+        self._drop_pending()
+        parts, self.parts = self.parts, []
+        fresh = [row for part in parts for row in part.fresh]
+        ws = self.ws
+        if fresh and ws is not None:
+            with conn:  # a savepoint: any failure takes the guard rows and the rows back out
+                conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
+                replay = _replay(fresh, _stored_heads(conn, ws, fresh))
+                _write(conn, ws, parts, replay)
+                # The search index's trigger stands aside under the guard too: the batch is
+                # indexed in one statement (its new seqs are the only rows in this range).
+                conn.execute(_INDEX_SQL, (fresh[0][0], fresh[-1][0]))
+                conn.execute("DELETE FROM journal_bulk WHERE workspace_id = ?", (ws,))
+        duplicates = [row for part in parts for row in part.duplicates]
+        if duplicates:
+            conn.executemany(
+                "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
+                " VALUES (?, ?, ?, ?)",
+                duplicates,
+            )
+        if self.burn and self.last > (fresh[-1][0] if fresh else 0):
+            _set_sequence(conn, self.last)
+        self.created.clear()
+        self.ws = self.base = None
+
+    def _drop_pending(self) -> None:
+        if not self.pending:
+            return
+        part = self.parts.pop()
+        self.pending = False
+        self.last = part.last
+        i_id = _IX["id"]
+        for _, r in part.fresh:
+            del self.created[cast("bytes", r[i_id])]
+
+
+def _in_transaction(conn: Connection) -> None:
     if getattr(conn, "in_transaction", True) is False:
         raise StoreError("bulk_insert must run inside a write transaction")
-    i_ws, i_id = _IX["workspace_id"], _IX["id"]
-    workspaces = {r[i_ws] for r in rows}
-    if len(workspaces) != 1:
-        raise StoreError("bulk_insert takes the rows of one workspace per call")
-    ws = as_int(workspaces.pop())
-    given = [r[i_id] for r in rows]
-    if all(type(i) is bytes for i in given):
-        ids = cast("list[bytes]", given)
-    else:  # (an id as another kind of blob, or a TypeError for what is none)
-        ids = [as_bytes(i) for i in given]
-        rows = [(*r[:i_id], rid, *r[i_id + 1 :]) for r, rid in zip(rows, ids, strict=True)]
-    with conn:  # a savepoint: any failure takes the guard rows and the rows back out
-        result = _existing(conn, ws, ids)
-        fresh, last = _number(rows, ids, result, _next_base(conn), burn_duplicates)
-        if fresh:
-            conn.execute("INSERT INTO journal_bulk (workspace_id) VALUES (?)", (ws,))
-            replay = _replay(fresh, _stored_heads(conn, ws, fresh))
-            _write(conn, ws, fresh, replay, source)
-            # The search index's trigger stands aside under the guard too: the batch is
-            # indexed in one statement (its new seqs are the only rows in this range).
-            conn.execute(_INDEX_SQL, (fresh[0][0], fresh[-1][0]))
-            conn.execute("DELETE FROM journal_bulk WHERE workspace_id = ?", (ws,))
-        if burn_duplicates and last > (fresh[-1][0] if fresh else 0):
-            _set_sequence(conn, last)
-    return result
 
 
 def _number(
@@ -293,26 +405,31 @@ def _contest(
     return True
 
 
-def _write(
-    conn: Connection,
-    ws: int,
-    fresh: list[tuple[int, Sequence[SQLiteValue]]],
-    replay: _Replay,
-    source: int | None,
-) -> None:
-    """The rows with their final flags (and, from an import's `source`, their lines'
+def _write(conn: Connection, ws: int, parts: list[_Part], replay: _Replay) -> None:
+    """The rows with their final flags (and, from an import's sources, their lines'
     provenance); the demotions of stored heads one UPDATE each, in the order the trigger
     path would have made them (so the count and vector triggers fire for them as they
     would have); the counts of the new heads in one upsert each."""
-    flags = replay.flags
+    wt_flags, ws_flags = replay.flags[1], replay.flags[0]
+    staged: list[tuple[SQLiteValue, ...]] = []
+    k = 0
+    sourced = parts[0].source is not None
+    for part in parts:
+        if sourced:
+            source = part.source
+            for seq, r in part.fresh:
+                staged.append((seq, *r, source, wt_flags[k], ws_flags[k]))
+                k += 1
+        else:
+            for seq, r in part.fresh:
+                staged.append((seq, *r, wt_flags[k], ws_flags[k]))
+                k += 1
     conn.execute(_STAGE_SQL)
-    conn.executemany(
-        _STAGE_INSERT_SQL if source is None else _STAGE_LINES_SQL,
-        [(seq, *r, flags[1][k], flags[0][k]) for k, (seq, r) in enumerate(fresh)],
-    )
+    conn.executemany(_STAGE_LINES_SQL if sourced else _STAGE_INSERT_SQL, staged)
+    del staged
     conn.execute(_UNSTAGE_SQL)
-    if source is not None:
-        conn.execute(_PROVENANCE_SQL, (source,))
+    if sourced:
+        conn.execute(_PROVENANCE_SQL)
     conn.execute("DELETE FROM temp.journal_stage")
     _demote(conn, sorted(replay.demote))
     ws_rows = [(ws, br, h, m) for br, (h, m) in replay.counts_ws.items()]

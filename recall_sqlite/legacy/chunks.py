@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..db import as_int
 from ..errors import ImportConflict
-from ..journal.bulk import bulk_insert
+from ..journal.bulk import Batch
 from ..timestamps import now_us
 from .lines import FORGOTTEN, TOO_LONG, Bad, LineReader, classify, too_long
 from .sources import Tombstones, blocks
@@ -92,6 +92,9 @@ class RunState:
     db: Database | None = None
     held: list[Callable[[], None]] = field(default_factory=list)
     pending: int = 0
+    # While held chunks are written: the batch their rows join, written as one before the
+    # transaction they share commits.
+    batch: Batch | None = None
 
     def hold(self, write: Callable[[], None], lines: int, chunk_lines: int) -> None:
         """A source's last chunk, written with the next ones once a chunk's worth of
@@ -104,17 +107,33 @@ class RunState:
     def flush(self, then: Callable[[], None] | None = None) -> None:
         """Write every chunk held, in order, and `then` (the next source's first full
         chunk), in one transaction: each a savepoint in it, so one that fails undoes only
-        itself (its exception, raised once the others are committed, is `then`'s own)."""
+        itself (its exception, raised once the others are committed, is `then`'s own).
+        Their rows are one batch, written after the last of them: should that fail, the
+        whole transaction is rolled back (no chunk is recorded without its rows)."""
         held, self.held, self.pending = self.held, [], 0
         if then is not None:
             held.append(then)
-        if len(held) > 1 and self.db is not None:
-            with self.db.shared():
-                for write in held:
-                    write()
-        else:
+        db = self.db
+        if len(held) < 2 or db is None:
             for write in held:
                 write()
+            return
+        with db.shared() as shared:
+            batch = self.batch = Batch()
+            try:
+                for write in held:
+                    write()
+            finally:
+                self.batch = None
+                # (Not open: nothing was written, or SQLite rolled it all back, which the
+                # failed write reports.)
+                if shared.open:
+                    try:
+                        with db.write() as conn:
+                            batch.finish(conn)
+                    except BaseException:
+                        shared.abandon()
+                        raise
 
     def advance(self, nbytes: int) -> None:
         self.done += nbytes
@@ -271,6 +290,8 @@ class Chunker:
     ) -> tuple[int, int]:
         src, result = self.src, self.result
         rows, firsts, again, cached = found
+        shared = self.state.batch
+        batch = shared if shared is not None else Batch()
         # Applied only after the commit: a rolled-back chunk must not leave seqs behind.
         resolved: Iterable[tuple[bytes, int]] = ()
         with self.ctx.db.write() as conn:
@@ -279,12 +300,16 @@ class Chunker:
             ).fetchall()
             if not now or (as_int(now[0][0]), as_int(now[0][1])) != expected or now[0][2]:
                 raise ImportConflict(f"{self.path} is being imported by another process")
+            # First what can fail for this source alone (its file, read again for a line
+            # too long to hold): its rows join the batch only after it.
+            for line, offset, length, bad, data in quarantine:
+                self._quarantine(conn, line, offset, length, bad, data)
             # Rows already stored are looked up, not re-inserted: a conflicting INSERT
             # still burns an AUTOINCREMENT seq, and seqs must not depend on where an
-            # earlier, killed run stopped. The new rows go in as one batch that leaves the
-            # state row-by-row inserts would (journal/bulk.py), each with its line's
-            # provenance ('imported').
-            got = bulk_insert(conn, list(rows.values()), source=src.id) if rows else {}
+            # earlier, killed run stopped. The new rows go in as one batch (with the other
+            # chunks of a shared transaction) that leaves the state row-by-row inserts
+            # would (journal/bulk.py), each with its line's provenance ('imported').
+            got = batch.add(conn, list(rows.values()), src.id)
             # Every other line of the chunk that is an entry is a duplicate: of a row
             # stored before, of a line before it in the chunk, of a line resolved before
             # in the run.
@@ -292,12 +317,7 @@ class Chunker:
             prov = [(src.id, rows[eid][-1], seq, "duplicate") for eid, seq in old]
             prov += [(src.id, line, got[eid].seq, "duplicate") for line, _, eid in again]
             prov += [(src.id, line, seq, "duplicate") for line, seq in cached]
-            if prov:
-                conn.executemany(
-                    "INSERT INTO entry_provenance (source_id, line, entry_seq, status)"
-                    " VALUES (?, ?, ?, ?)",
-                    prov,
-                )
+            batch.duplicates(prov)
             imported, duplicates = len(rows) - len(old), len(prov)
             if rows:
                 # (The rows created have consecutive seqs in line order, so where none was
@@ -308,8 +328,6 @@ class Chunker:
                     zip(firsts, seqs, strict=True),
                     ((digest, got[eid].seq) for _, digest, eid in again),
                 )
-            for line, offset, length, bad, data in quarantine:
-                self._quarantine(conn, line, offset, length, bad, data)
             nq = len(quarantine)
             conn.execute(
                 "UPDATE import_sources SET size = ?, sha256 = ?, lines = ?,"
@@ -335,6 +353,12 @@ class Chunker:
                 " duplicates = duplicates + ?, quarantined = quarantined + ? WHERE id = ?",
                 (imported + duplicates + nq, imported, duplicates, nq, self.state.run_id),
             )
+            if shared is None:
+                batch.keep()
+                batch.finish(conn)
+        if shared is not None:
+            # (Its rows are written with the transaction's other chunks: RunState.flush.)
+            shared.keep()
         # (Inside a shared transaction a failure of the database can still undo this
         # chunk, but only by failing the run: the cache and the counts end with the run.)
         cache = self.state.raw

@@ -69,6 +69,7 @@ WORKING_STATE = {
     "synapt.startup.View": "what one served session start knows, filled in as synapt reads",
     "paths.storefile.StoreFile": "the store file through one open: moved aside, read-only",
     "db.Shared": "one shared write transaction of a Database: open or not",
+    "journal.bulk.Batch": "journal rows added in parts, numbered, until written as one",
     "sync.peer_rows.Tally": "what one merge refused and applied, counted as it goes",
 }
 

@@ -117,3 +117,15 @@ def test_one_shared_transaction_at_a_time(db: Database) -> None:
         pass
     _put(db, 1)
     assert _seen_elsewhere(db) == [1]
+
+
+def test_abandon_rolls_back_the_writes_that_ended_well_too(db: Database) -> None:
+    with db.shared() as shared:
+        _put(db, 1)
+        _put(db, 2)
+        shared.abandon()
+        assert not shared.open
+        _put(db, 3)  # a transaction of its own, committed as the block ends
+    assert _seen_elsewhere(db) == [3]
+    _put(db, 4)
+    assert _seen_elsewhere(db) == [3, 4]

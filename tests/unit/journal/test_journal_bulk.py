@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_sqlite import Store
-from recall_sqlite.journal.bulk import bulk_insert
+from recall_sqlite.journal.bulk import Batch, bulk_insert
 from recall_sqlite.journal.codec import INSERT_SQL, tie_key
 from recall_sqlite.migrations import schema_sql
 from recall_sqlite.store import context_of
@@ -209,6 +209,67 @@ def test_bulk_equals_one_by_one(
         _one_by_one(conn, after[::-1] + batch[:3], burn)
     assert _state(bulk) == _state(ref)
     _check_invariants(bulk)
+
+
+# A batch's parts: rows of the first workspace, each part kept or not (its caller's
+# savepoint failed after it was added).
+parts_st = st.lists(
+    st.tuples(
+        st.lists(
+            st.builds(
+                _row,
+                st.integers(0, 1),
+                st.integers(0, 3),
+                st.integers(0, 2),
+                st.integers(0, 2),
+                st.booleans(),
+                st.integers(0, 4),
+                st.booleans(),
+                st.integers(0, 3),
+            ),
+            max_size=15,
+        ),
+        st.booleans(),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(before=rows_st, parts=parts_st, burn=st.booleans(), vectors=st.integers(1, 3))
+def test_a_batch_of_parts_equals_one_by_one_of_the_parts_kept(
+    before: list[tuple[Any, ...]],
+    parts: list[tuple[list[tuple[Any, ...]], bool]],
+    burn: bool,
+    vectors: int,
+) -> None:
+    """Parts added to one Batch and written together leave the state the rows of the parts
+    kept leave one by one; each part's answer gives every id its seq, created only where
+    neither the store nor an earlier kept part had it."""
+    ref, bulk = _db(), _db()
+    for conn in (ref, bulk):
+        _one_by_one(conn, before, burn)
+        _add_vectors(conn, vectors)
+    _one_by_one(ref, [r for rows, keep in parts if keep for r in rows], burn)
+    bulk.execute("BEGIN IMMEDIATE")
+    batch = Batch(burn_duplicates=burn)
+    answers = []
+    for rows, keep in parts:
+        got = batch.add(bulk, rows)
+        if keep:
+            batch.keep()
+            answers.append((rows, got))
+    batch.finish(bulk)
+    bulk.execute("COMMIT")
+    assert _state(bulk) == _state(ref)
+    _check_invariants(bulk)
+    seqs = dict(ref.execute("SELECT id, seq FROM journal_entries WHERE workspace_id = 1"))
+    known = {r[0] for r in before if r[1] == 1}
+    for rows, got in answers:
+        assert {rid: (s.seq, s.created) for rid, s in got.items()} == {
+            r[0]: (seqs[r[0]], r[0] not in known) for r in rows
+        }
+        known |= {r[0] for r in rows}
 
 
 def _rows(*specs: tuple[int, ...]) -> list[tuple[Any, ...]]:

@@ -246,3 +246,104 @@ def test_the_collector_is_paused_while_an_import_runs_and_left_as_it_was(
         (gc.enable if was else gc.disable)()
     assert report.ok and len(during) > 20 and not any(during)
     assert left < 200, left
+
+
+def _moves(conn: apsw.Connection, moved: list[str]) -> None:
+    """Record each statement that moves staged rows into the journal."""
+
+    def trace(_cursor: Any, sql: str, _bindings: Any) -> bool:
+        if sql.startswith("INSERT INTO main.journal_entries"):
+            moved.append(sql)
+        return True
+
+    conn.exec_trace = trace
+
+
+def test_the_chunks_of_a_shared_transaction_go_into_the_journal_by_one_move(
+    base: Path, tmp_path: Path
+) -> None:
+    """Three sources of 901 lines, chunks of 1,500 lines: two transactions, each the rows
+    of two sources' chunks, each moved by one statement (a move per chunk journals the
+    same index pages again for each: bench/RESULTS.md, row 'import: statement journals')."""
+    root = _clone(base, tmp_path / "moves")
+    moved: list[str] = []
+    with open_store(root, root=root) as store:
+        _moves(context_of(store).db.conn, moved)
+        report = store.legacy.import_paths([root], chunk_lines=1500, jobs=1)
+    assert report.ok and [s.lines for s in report.sources] == [901] * 3
+    assert len(moved) == 2, moved
+
+
+def _faulty_second_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second chunk written fails once its rows have joined the batch (as a source's
+    file can fail it: an OSError)."""
+    from recall_sqlite.journal.bulk import Batch
+
+    calls: list[int] = []
+    real = Batch.duplicates
+
+    def failing(self: Batch, provenance: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError(5, "planted")
+        real(self, provenance)
+
+    monkeypatch.setattr(Batch, "duplicates", failing)
+
+
+def test_a_chunk_that_fails_in_a_shared_transaction_leaves_what_its_own_commit_would(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second source fails after its rows joined the batch: its rows are dropped, and
+    the store ends as when each source commits alone and the same one fails; an import
+    after it takes the failed source whole, in both."""
+    from recall_sqlite.legacy import chunks
+
+    stores: dict[bool, Any] = {}
+    for share in (False, True):
+        with monkeypatch.context() as mp:
+            mp.setattr(chunks, "SHARE_TAILS", share)
+            _faulty_second_part(mp)
+            root = _clone(base, tmp_path / f"fails{share}")
+            with open_store(root, root=root) as store:
+                report = store.legacy.import_paths([root], chunk_lines=1500, jobs=1)
+            assert [s.action for s in report.sources] == ["new", "failed", "new"], share
+            assert "planted" in report.sources[1].note
+            first = _snapshot(root)
+            with open_store(root, root=root) as store:
+                again = store.legacy.import_paths([root], chunk_lines=1500, jobs=1)
+                assert again.ok and store.doctor().ok
+            stores[share] = (first, _snapshot(root))
+    assert stores[True] == stores[False]
+    assert [s[4] for s in stores[True][0]["sources"]] == [901, 0, 901]
+
+
+def test_a_batch_that_fails_to_be_written_rolls_back_its_whole_transaction(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing a shared transaction's rows fails after the chunks recorded their lines: no
+    chunk of it is committed (a source recorded without its rows would never be read
+    again), the import fails, and the next one ends as an import that never failed."""
+    from recall_sqlite.errors import RecallError
+    from recall_sqlite.journal.bulk import Batch
+
+    clean = _clone(base, tmp_path / "clean")
+    with open_store(clean, root=clean) as store:
+        assert store.legacy.import_paths([clean], chunk_lines=1500, jobs=1).ok
+    real = Batch.finish
+
+    def failing(self: Batch, conn: apsw.Connection) -> None:
+        real(self, conn)
+        raise apsw.FullError("planted: the disk is full")
+
+    root = _clone(base, tmp_path / "rolled")
+    with open_store(root, root=root) as store:
+        with monkeypatch.context() as mp:
+            mp.setattr(Batch, "finish", failing)
+            with pytest.raises(RecallError, match="disk is full"):
+                store.legacy.import_paths([root], chunk_lines=1500, jobs=1)
+        q = context_of(store).db.query
+        assert q("SELECT count(*) FROM journal_entries") == [(0,)]
+        assert q("SELECT sum(lines) FROM import_sources") == [(0,)]
+        assert store.legacy.import_paths([root], chunk_lines=1500, jobs=1).ok
+    assert _snapshot(root) == _snapshot(clean)
