@@ -406,10 +406,14 @@ def _contest(
 
 
 def _write(conn: Connection, ws: int, parts: list[_Part], replay: _Replay) -> None:
-    """The rows with their final flags (and, from an import's sources, their lines'
-    provenance); the demotions of stored heads one UPDATE each, in the order the trigger
-    path would have made them (so the count and vector triggers fire for them as they
-    would have); the counts of the new heads in one upsert each."""
+    """The demotions of stored heads one UPDATE each, in the order the trigger path would
+    have made them (so the count and vector triggers fire for them as they would have);
+    the rows with their final flags (and, from an import's sources, their lines'
+    provenance); the counts of the new heads in one upsert each. (The demotions go first:
+    the rows they change are the same, but before the move adds to the indexes they
+    touch, their statement journals hold fewer pages: bench/RESULTS.md, row 'import:
+    statement journals'.)"""
+    _demote(conn, sorted(replay.demote))
     wt_flags, ws_flags = replay.flags[1], replay.flags[0]
     staged: list[tuple[SQLiteValue, ...]] = []
     k = 0
@@ -431,7 +435,6 @@ def _write(conn: Connection, ws: int, parts: list[_Part], replay: _Replay) -> No
     if sourced:
         conn.execute(_PROVENANCE_SQL)
     conn.execute("DELETE FROM temp.journal_stage")
-    _demote(conn, sorted(replay.demote))
     ws_rows = [(ws, br, h, m) for br, (h, m) in replay.counts_ws.items()]
     wt_rows = [(ws, wt, br, h, m) for (wt, br), (h, m) in replay.counts_wt.items()]
     if ws_rows:
