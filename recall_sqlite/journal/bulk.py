@@ -189,14 +189,13 @@ class Batch:
             self.base = self.last = _next_base(conn)
         result = _existing(conn, ws, ids)
         created = self.created
-        for rid in ids:
-            seq = created.get(rid)
-            if seq is not None:
-                result[rid] = Stored(seq, False)
+        if created:
+            for rid in ids:
+                seq = created.get(rid)
+                if seq is not None:
+                    result[rid] = Stored(seq, False)
         before = self.last
-        fresh, self.last = _number(rows, ids, result, before, self.burn)
-        for seq, r in fresh:
-            created[cast("bytes", r[i_id])] = seq
+        fresh, self.last = _number(rows, ids, result, before, self.burn, created)
         self.parts.append(_Part(fresh, source, [], before))
         self.pending = True
         return result
@@ -260,9 +259,11 @@ def _number(
     result: dict[bytes, Stored],
     base: int,
     burn_duplicates: bool,
+    created: dict[bytes, int],
 ) -> tuple[list[tuple[int, Sequence[SQLiteValue]]], int]:
     """The rows to create, each with its seq (burnt numbers included when asked), and the
-    last seq handed out. Fills `result` with the new ids (`ids`: each row's)."""
+    last seq handed out. Fills `result` with the new ids (`ids`: each row's), and
+    `created` with their seqs."""
     fresh: list[tuple[int, Sequence[Any]]] = []
     counter = base
     for rid, r in zip(ids, rows, strict=True):
@@ -272,6 +273,7 @@ def _number(
             continue
         counter += 1
         result[rid] = Stored(counter, True)
+        created[rid] = counter
         fresh.append((counter, r))
     return fresh, counter
 
@@ -419,15 +421,13 @@ def _write(conn: Connection, ws: int, parts: list[_Part], replay: _Replay) -> No
     k = 0
     sourced = parts[0].source is not None
     for part in parts:
+        n, source = len(part.fresh), part.source
+        flags = zip(part.fresh, wt_flags[k : k + n], ws_flags[k : k + n], strict=True)
         if sourced:
-            source = part.source
-            for seq, r in part.fresh:
-                staged.append((seq, *r, source, wt_flags[k], ws_flags[k]))
-                k += 1
+            staged += [(seq, *r, source, wt, ws) for (seq, r), wt, ws in flags]
         else:
-            for seq, r in part.fresh:
-                staged.append((seq, *r, wt_flags[k], ws_flags[k]))
-                k += 1
+            staged += [(seq, *r, wt, ws) for (seq, r), wt, ws in flags]
+        k += n
     conn.execute(_STAGE_SQL)
     conn.executemany(_STAGE_LINES_SQL if sourced else _STAGE_INSERT_SQL, staged)
     del staged
