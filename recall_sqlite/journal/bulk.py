@@ -21,7 +21,7 @@ savepoint rolls it back with the rows on any failure), so no other connection ev
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, cast
 
 from ..db import as_bytes, as_int
@@ -126,6 +126,7 @@ class _Part(NamedTuple):
     source: int | None
     duplicates: list[tuple[SQLiteValue, ...]]  # entry_provenance rows of its other lines
     last: int  # the last seq handed out before it
+    kept_if: Callable[[Connection], bool] | None  # what its caller's savepoint left
 
 
 class Batch:
@@ -139,9 +140,12 @@ class Batch:
     statement journals').
 
     A part counts only once kept: a part added and not kept (its caller's savepoint failed)
-    is dropped, and its seqs handed out again, by the next add() or by finish(). Nothing
-    is written to the journal before finish(), so the parts read the store as it was
-    before the batch, and what the batch created before them from the batch itself."""
+    is dropped, and its seqs handed out again, by the next add() or by finish(). A part
+    added with `kept_if` is judged by it at finish() instead: what its caller's savepoint
+    left in the database says whether the part is its caller's for good, even where an
+    exception came between the savepoint's release and keep(). Nothing is written to the
+    journal before finish(), so the parts read the store as it was before the batch, and
+    what the batch created before them from the batch itself."""
 
     __slots__ = ("burn", "ws", "base", "last", "created", "parts", "pending")
 
@@ -159,6 +163,7 @@ class Batch:
         conn: Connection,
         rows: Sequence[Sequence[SQLiteValue]],
         source: int | None = None,
+        kept_if: Callable[[Connection], bool] | None = None,
     ) -> dict[bytes, Stored]:
         """Number a part's rows (bulk_insert's; with `source`, an import_sources id, each
         row carries one more value, the line of that source it was read from, and each row
@@ -171,7 +176,7 @@ class Batch:
             raise StoreError("a batch's parts all come from import sources, or none does")
         if not rows:
             # (A part all the same: its lines' duplicates() are its own.)
-            self.parts.append(_Part([], source, [], self.last))
+            self.parts.append(_Part([], source, [], self.last, kept_if))
             self.pending = True
             return {}
         i_ws, i_id = _IX["workspace_id"], _IX["id"]
@@ -196,7 +201,7 @@ class Batch:
                     result[rid] = Stored(seq, False)
         before = self.last
         fresh, self.last = _number(rows, ids, result, before, self.burn, created)
-        self.parts.append(_Part(fresh, source, [], before))
+        self.parts.append(_Part(fresh, source, [], before, kept_if))
         self.pending = True
         return result
 
@@ -212,8 +217,11 @@ class Batch:
     def finish(self, conn: Connection) -> None:
         """Write every kept part; the batch is then empty. Inside the transaction the parts
         were added in."""
-        self._drop_pending()
-        parts, self.parts = self.parts, []
+        if self.pending and self.parts[-1].kept_if is None:
+            self._drop_pending()
+        self.pending = False
+        parts = [p for p in self.parts if p.kept_if is None or p.kept_if(conn)]
+        self.parts = []
         fresh = [row for part in parts for row in part.fresh]
         ws = self.ws
         if fresh and ws is not None:

@@ -309,7 +309,7 @@ class Chunker:
             # earlier, killed run stopped. The new rows go in as one batch (with the other
             # chunks of a shared transaction) that leaves the state row-by-row inserts
             # would (journal/bulk.py), each with its line's provenance ('imported').
-            got = batch.add(conn, list(rows.values()), src.id)
+            got = batch.add(conn, list(rows.values()), src.id, kept_if=self._recorded(line_no))
             # Every other line of the chunk that is an entry is a duplicate: of a row
             # stored before, of a line before it in the chunk, of a line resolved before
             # in the run.
@@ -370,6 +370,21 @@ class Chunker:
         result.duplicates += duplicates
         result.quarantined += nq
         return end, line_no
+
+    def _recorded(self, line_no: int) -> Callable[[Connection], bool]:
+        """Whether the source's record says its lines up to `line_no` are in: whether the
+        savepoint of the chunk that ends there was released (a batch's part is written
+        only if it was: journal/bulk.py, Batch)."""
+        source = self.src.id
+
+        def recorded(conn: Connection) -> bool:
+            return bool(
+                conn.execute(
+                    "SELECT 1 FROM import_sources WHERE id = ? AND lines >= ?", (source, line_no)
+                ).fetchall()
+            )
+
+        return recorded
 
     def _full(self, chunk: Chunk) -> tuple[int, int]:
         """A chunk that is not the source's last, written with the chunks held (if any) in

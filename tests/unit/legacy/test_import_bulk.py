@@ -347,3 +347,36 @@ def test_a_batch_that_fails_to_be_written_rolls_back_its_whole_transaction(
         assert q("SELECT sum(lines) FROM import_sources") == [(0,)]
         assert store.legacy.import_paths([root], chunk_lines=1500, jobs=1).ok
     assert _snapshot(root) == _snapshot(clean)
+
+
+def test_a_stop_between_a_chunks_savepoint_and_its_keep_writes_its_rows(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop (Ctrl-C) after a held chunk's savepoint was released and before the batch was
+    told: its record says its lines are in, so its rows are written with the batch (what
+    the savepoint left decides, not the Python state); the next import ends as one that
+    was never stopped."""
+    from recall_sqlite.journal.bulk import Batch
+
+    clean = _clone(base, tmp_path / "clean")
+    with open_store(clean, root=clean) as store:
+        assert store.legacy.import_paths([clean], chunk_lines=1500, jobs=1).ok
+    root = _clone(base, tmp_path / "stopped")
+    with open_store(root, root=root) as store:
+        with monkeypatch.context() as mp:
+
+            def stop(self: Batch) -> None:
+                raise KeyboardInterrupt
+
+            mp.setattr(Batch, "keep", stop)
+            with pytest.raises(KeyboardInterrupt):
+                store.legacy.import_paths([root], chunk_lines=1500, jobs=1)
+        q = context_of(store).db.query
+        assert q("SELECT sum(lines) FROM import_sources") == [(901,)]
+        # (every line of it accounted for: an entry's provenance, or quarantined)
+        accounted = (
+            "SELECT (SELECT count(*) FROM entry_provenance) + (SELECT count(*) FROM quarantine)"
+        )
+        assert q(accounted) == [(901,)]
+        assert store.legacy.import_paths([root], chunk_lines=1500, jobs=1).ok
+    assert _snapshot(root) == _snapshot(clean)
