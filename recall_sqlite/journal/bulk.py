@@ -141,9 +141,10 @@ class Batch:
 
     A part counts only once kept: a part added and not kept (its caller's savepoint failed)
     is dropped, and its seqs handed out again, by the next add() or by finish(). A part
-    added with `kept_if` is judged by it at finish() instead: what its caller's savepoint
-    left in the database says whether the part is its caller's for good, even where an
-    exception came between the savepoint's release and keep(). Nothing is written to the
+    added with `kept_if` is judged by it instead: what its caller's savepoint left in the
+    database says whether the part is its caller's for good, even where an exception came
+    between the savepoint's release and keep() (or between keep() and the release: then
+    finish() drops it, the run having failed after it). Nothing is written to the
     journal before finish(), so the parts read the store as it was before the batch, and
     what the batch created before them from the batch itself."""
 
@@ -170,8 +171,8 @@ class Batch:
         created gets its entry_provenance row ('imported') when the batch is written).
         Returns every id of the part with its seq, `created` False for an id stored before
         the batch or created by an earlier part of it."""
-        self._drop_pending()
         _in_transaction(conn)
+        self._settle(conn)
         if self.parts and (self.parts[0].source is None) != (source is None):
             raise StoreError("a batch's parts all come from import sources, or none does")
         if not rows:
@@ -217,9 +218,7 @@ class Batch:
     def finish(self, conn: Connection) -> None:
         """Write every kept part; the batch is then empty. Inside the transaction the parts
         were added in."""
-        if self.pending and self.parts[-1].kept_if is None:
-            self._drop_pending()
-        self.pending = False
+        self._settle(conn)
         parts = [p for p in self.parts if p.kept_if is None or p.kept_if(conn)]
         self.parts = []
         fresh = [row for part in parts for row in part.fresh]
@@ -245,11 +244,16 @@ class Batch:
         self.created.clear()
         self.ws = self.base = None
 
-    def _drop_pending(self) -> None:
+    def _settle(self, conn: Connection) -> None:
+        """The pending part kept if its `kept_if` says so, else dropped (its seqs handed out
+        again)."""
         if not self.pending:
             return
-        part = self.parts.pop()
         self.pending = False
+        part = self.parts[-1]
+        if part.kept_if is not None and part.kept_if(conn):
+            return
+        self.parts.pop()
         self.last = part.last
         i_id = _IX["id"]
         for _, r in part.fresh:
