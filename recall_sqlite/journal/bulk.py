@@ -125,7 +125,7 @@ class _Part(NamedTuple):
     fresh: list[tuple[int, Sequence[SQLiteValue]]]  # the rows it creates, with their seqs
     source: int | None
     duplicates: list[tuple[SQLiteValue, ...]]  # entry_provenance rows of its other lines
-    last: int  # the last seq handed out before it
+    last: int | None  # the last seq handed out before it
     kept_if: Callable[[Connection], bool] | None  # what its caller's savepoint left
 
 
@@ -148,13 +148,13 @@ class Batch:
     journal before finish(), so the parts read the store as it was before the batch, and
     what the batch created before them from the batch itself."""
 
-    __slots__ = ("burn", "ws", "base", "last", "created", "parts", "pending")
+    __slots__ = ("burn", "ws", "last", "created", "parts", "pending")
 
     def __init__(self, *, burn_duplicates: bool = False) -> None:
         self.burn = burn_duplicates
         self.ws: int | None = None
-        self.base: int | None = None  # the last seq stored before the batch
-        self.last = 0  # the last seq handed out
+        # The last seq handed out (None: not read from the store yet).
+        self.last: int | None = None
         self.created: dict[bytes, int] = {}
         self.parts: list[_Part] = []
         self.pending = False
@@ -191,8 +191,6 @@ class Batch:
         else:  # (an id as another kind of blob, or a TypeError for what is none)
             ids = [as_bytes(i) for i in given]
             rows = [(*r[:i_id], rid, *r[i_id + 1 :]) for r, rid in zip(rows, ids, strict=True)]
-        if self.base is None:
-            self.base = self.last = _next_base(conn)
         result = _existing(conn, ws, ids)
         created = self.created
         if created:
@@ -200,7 +198,7 @@ class Batch:
                 seq = created.get(rid)
                 if seq is not None:
                     result[rid] = Stored(seq, False)
-        before = self.last
+        before = self._last(conn)
         fresh, self.last = _number(rows, ids, result, before, self.burn, created)
         self.parts.append(_Part(fresh, source, [], before, kept_if))
         self.pending = True
@@ -239,10 +237,15 @@ class Batch:
                 " VALUES (?, ?, ?, ?)",
                 duplicates,
             )
-        if self.burn and self.last > (fresh[-1][0] if fresh else 0):
+        if self.burn and self.last is not None and self.last > (fresh[-1][0] if fresh else 0):
             _set_sequence(conn, self.last)
         self.created.clear()
-        self.ws = self.base = None
+        self.ws = self.last = None
+
+    def _last(self, conn: Connection) -> int:
+        if self.last is None:
+            self.last = _next_base(conn)
+        return self.last
 
     def _settle(self, conn: Connection) -> None:
         """The pending part kept if its `kept_if` says so, else dropped (its seqs handed out

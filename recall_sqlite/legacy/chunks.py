@@ -309,7 +309,10 @@ class Chunker:
             # earlier, killed run stopped. The new rows go in as one batch (with the other
             # chunks of a shared transaction) that leaves the state row-by-row inserts
             # would (journal/bulk.py), each with its line's provenance ('imported').
-            got = batch.add(conn, list(rows.values()), src.id, kept_if=self._recorded(line_no))
+            # (In a shared transaction its part is written later, if this savepoint's
+            # record of its lines is still there then.)
+            kept_if = self._recorded(line_no) if shared is not None else None
+            got = batch.add(conn, list(rows.values()), src.id, kept_if)
             # Every other line of the chunk that is an entry is a duplicate: of a row
             # stored before, of a line before it in the chunk, of a line resolved before
             # in the run.

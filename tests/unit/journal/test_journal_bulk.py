@@ -84,20 +84,25 @@ def _row(
     )
 
 
-rows_st = st.lists(
-    st.builds(
-        _row,
-        st.integers(0, 2),
-        st.integers(0, 3),
-        st.integers(0, 2),
-        st.integers(0, 2),
-        st.booleans(),
-        st.integers(0, 4),
-        st.booleans(),
-        st.integers(0, 3),
-    ),
-    max_size=40,
-)
+def _rows_st(desks: int, max_size: int) -> st.SearchStrategy[list[tuple[Any, ...]]]:
+    """Lists of rows of the first `desks` (workspace, worktree) pairs of DESKS."""
+    return st.lists(
+        st.builds(
+            _row,
+            st.integers(0, desks - 1),
+            st.integers(0, 3),
+            st.integers(0, 2),
+            st.integers(0, 2),
+            st.booleans(),
+            st.integers(0, 4),
+            st.booleans(),
+            st.integers(0, 3),
+        ),
+        max_size=max_size,
+    )
+
+
+rows_st = _rows_st(len(DESKS), 40)
 
 
 def _one_by_one(conn: apsw.Connection, rows: Sequence[tuple[Any, ...]], burn: bool) -> None:
@@ -213,26 +218,7 @@ def test_bulk_equals_one_by_one(
 
 # A batch's parts: rows of the first workspace, each part kept or not (its caller's
 # savepoint failed after it was added).
-parts_st = st.lists(
-    st.tuples(
-        st.lists(
-            st.builds(
-                _row,
-                st.integers(0, 1),
-                st.integers(0, 3),
-                st.integers(0, 2),
-                st.integers(0, 2),
-                st.booleans(),
-                st.integers(0, 4),
-                st.booleans(),
-                st.integers(0, 3),
-            ),
-            max_size=15,
-        ),
-        st.booleans(),
-    ),
-    max_size=5,
-)
+parts_st = st.lists(st.tuples(_rows_st(2, 15), st.booleans()), max_size=5)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
