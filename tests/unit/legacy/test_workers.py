@@ -400,7 +400,9 @@ def test_a_script_without_its_main_guard_that_asks_for_workers_fails_without_han
     assert done.returncode == 1, done.stderr
     said = [s for s in done.stderr.splitlines() if s.startswith("recall_sqlite.errors.")]
     # The script's run in a worker: its import refused, the worker gone ...
-    assert any("ImportWorkerError: an import was started by a worker process" in s for s in said)
+    assert any("ImportWorkerError: an import was started by a worker process" in s for s in said), (
+        done.stderr[-3000:]
+    )
     # ... and so the writer's import stopped.
     assert said[-1].startswith(
         "recall_sqlite.errors.ImportWorkerError: a worker process of the import died"
