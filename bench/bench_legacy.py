@@ -942,12 +942,13 @@ def _whole_job_floor(tmp: Path, root: Path, chunk_lines: int, jobs: int) -> dict
         )
     ]
     ((total,),) = conn.execute("SELECT sum(lines) FROM src.import_sources").fetchall()
-    found = {str(p.relative_to(root)) for p in root.rglob("journal.jsonl")}
-    paths = [
-        root / str(path)
-        for (path,) in conn.execute("SELECT path FROM src.import_sources ORDER BY id")
-        if str(path) in found
-    ]
+    # The import's order of its sources, to read the files found in it.
+    order = {
+        root / str(path): n
+        for n, (path,) in enumerate(
+            conn.execute("SELECT path FROM src.import_sources ORDER BY id").fetchall()
+        )
+    }
     _floor_setup(conn, False)
     hand = HandWriter(conn)
     conn.execute("PRAGMA foreign_keys=ON")
@@ -956,7 +957,7 @@ def _whole_job_floor(tmp: Path, root: Path, chunk_lines: int, jobs: int) -> dict
     stored = chunks[-1][3] if chunks else 0
 
     t = time.perf_counter()
-    sorted(root.rglob("journal.jsonl"))
+    paths = sorted(root.rglob("journal.jsonl"), key=order.__getitem__)
     counts: list[int] = []
     answered = written = 0
 
